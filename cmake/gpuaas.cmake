@@ -1,0 +1,66 @@
+# Helpers shared by every target: warnings, proto generation, test registration.
+
+set(GPUAAS_WARNINGS -Wall -Wextra -Wno-unused-parameter)
+if(GPUAAS_WERROR)
+  list(APPEND GPUAAS_WARNINGS -Werror)
+endif()
+
+# gpuaas_library(NAME SOURCES... DEPS...) -> target gpuaas_<name>, alias gpuaas::<name>.
+function(gpuaas_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(gpuaas_${name} STATIC ${ARG_SOURCES})
+  add_library(gpuaas::${name} ALIAS gpuaas_${name})
+  target_include_directories(gpuaas_${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_compile_options(gpuaas_${name} PRIVATE ${GPUAAS_WARNINGS})
+  target_link_libraries(gpuaas_${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# gpuaas_test(NAME SOURCES... DEPS... [LABELS...] [FIXTURES...]) -> a GoogleTest binary run by ctest.
+# FIXTURES names ctest fixtures the test requires (e.g. postgres).
+function(gpuaas_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS;FIXTURES" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${GPUAAS_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+  if(ARG_FIXTURES)
+    # The postgres fixture writes the throwaway cluster's DSN here (tests/pg_fixture).
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${ARG_FIXTURES}"
+                         ENVIRONMENT "GPUAAS_TEST_PG_DSN_FILE=${PROJECT_BINARY_DIR}/test-pg/dsn")
+  endif()
+endfunction()
+
+# gpuaas_proto_library(NAME PROTOS... [DEPS...] [GRPC]) -> generated code in its own target.
+# Protos are named relative to proto/, so imports read "gpuaas/auth/v1/auth.proto".
+function(gpuaas_proto_library name)
+  cmake_parse_arguments(ARG "GRPC" "" "PROTOS;DEPS" ${ARGN})
+  set(out ${PROJECT_BINARY_DIR}/proto)
+  set(srcs)
+  foreach(proto ${ARG_PROTOS})
+    get_filename_component(dir ${proto} DIRECTORY)
+    get_filename_component(stem ${proto} NAME_WE)
+    set(generated ${out}/${dir}/${stem}.pb.cc ${out}/${dir}/${stem}.pb.h)
+    set(plugin_args)
+    if(ARG_GRPC)
+      list(APPEND generated ${out}/${dir}/${stem}.grpc.pb.cc ${out}/${dir}/${stem}.grpc.pb.h)
+      set(plugin_args --grpc_out=${out} --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>)
+    endif()
+    add_custom_command(
+      OUTPUT ${generated}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
+      COMMAND protobuf::protoc --cpp_out=${out} ${plugin_args}
+              -I ${PROJECT_SOURCE_DIR}/proto -I /usr/include ${proto}
+      DEPENDS ${PROJECT_SOURCE_DIR}/proto/${proto} protobuf::protoc
+      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/proto
+      COMMENT "protoc ${proto}")
+    list(APPEND srcs ${generated})
+  endforeach()
+  add_library(gpuaas_${name} STATIC ${srcs})
+  add_library(gpuaas::${name} ALIAS gpuaas_${name})
+  target_include_directories(gpuaas_${name} PUBLIC ${out})
+  target_link_libraries(gpuaas_${name} PUBLIC protobuf::libprotobuf gRPC::grpc++ ${ARG_DEPS})
+endfunction()

@@ -1,0 +1,79 @@
+// Ed25519-signed JSON Web Tokens (alg EdDSA, RFC 8037) through OpenSSL EVP.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "libs/authz/principal.h"
+
+namespace gpuaas::authz {
+
+struct Claims {
+  std::string kid;          // header: which key signed it
+  std::string iss;
+  std::string sub;          // user id
+  std::string tenant;
+  Role role = ::gpuaas::common::v1::ROLE_UNSPECIFIED;
+  absl::Time iat;
+  absl::Time exp;
+  std::string jti;
+  std::string api_key_id;   // optional claim "akid"
+};
+
+// An Ed25519 key pair (or only a public key). Move-only; wraps EVP_PKEY.
+class Ed25519Key final {
+ public:
+  static Ed25519Key Generate();
+  // From the 32-byte raw private key (the form the auth service stores).
+  static absl::StatusOr<Ed25519Key> FromPrivateRaw(std::string_view raw32);
+  static absl::StatusOr<Ed25519Key> FromPublicRaw(std::string_view raw32);
+
+  Ed25519Key(Ed25519Key&&) noexcept;
+  Ed25519Key& operator=(Ed25519Key&&) noexcept;
+  ~Ed25519Key();
+
+  std::string PrivateRaw() const;  // empty for a public-only key
+  std::string PublicRaw() const;
+  bool HasPrivate() const;
+
+  std::string Sign(std::string_view data) const;  // 64-byte signature; requires HasPrivate()
+  bool Verify(std::string_view data, std::string_view signature) const;
+
+ private:
+  struct Impl;
+  explicit Ed25519Key(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string Base64UrlEncode(std::string_view data);
+absl::StatusOr<std::string> Base64UrlDecode(std::string_view text);
+
+// header.payload.signature with {"alg":"EdDSA","typ":"JWT","kid":claims.kid}.
+std::string SignJwt(const Claims& claims, const Ed25519Key& key);
+
+// Looks a key up by kid; returns nullptr when unknown.
+class KeyLookup {
+ public:
+  virtual ~KeyLookup() = default;
+  virtual const Ed25519Key* Find(std::string_view kid) const = 0;
+};
+
+// Parses and verifies a compact JWT: structure, alg == EdDSA (so "none" and HS256 are refused),
+// a known kid, the signature, iss == `issuer`, and iat <= now + leeway < exp.
+// Every failure is UNAUTHENTICATED with a short reason; nothing of the token is echoed.
+absl::StatusOr<Claims> VerifyJwt(std::string_view token, const KeyLookup& keys, std::string_view issuer,
+                                 absl::Time now, absl::Duration leeway = absl::Seconds(30));
+
+// The JWKS document for `keys` (kty OKP, crv Ed25519, alg EdDSA, use sig), and its parser.
+struct PublicJwk {
+  std::string kid;
+  std::string public_raw;  // 32 bytes
+};
+std::string JwksJson(const std::vector<PublicJwk>& keys);
+absl::StatusOr<std::vector<PublicJwk>> ParseJwksJson(std::string_view json);
+
+}  // namespace gpuaas::authz

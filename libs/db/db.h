@@ -1,0 +1,113 @@
+// PostgreSQL access for every service: a connection pool, transactions with retry, the
+// mapping of libpqxx errors to absl::Status, and embedded forward-only migrations.
+//
+// libpqxx stays behind this folder's API as far as it can: repositories see pqxx::result
+// rows but call Tx::Exec rather than exec_params, so moving to libpqxx 7/8 (`pqxx::params`)
+// touches only libs/db.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <pqxx/pqxx>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace gpuaas::db {
+
+struct PoolOptions {
+  std::string dsn;                                  // libpq connection string or URI
+  int size = 8;                                     // connections opened lazily, at most this many
+  absl::Duration acquire_timeout = absl::Seconds(5);
+  absl::Duration statement_timeout = absl::Seconds(5);  // SET LOCAL per transaction
+};
+
+class Pool;
+
+// One transaction on a pooled connection. Only valid inside RunInTransaction's callback.
+class Tx final {
+ public:
+  explicit Tx(pqxx::work& work) : work_(work) {}
+
+  // Runs `sql` with $1..$n bound to `args` (std::optional<T> binds NULL). Throws pqxx errors,
+  // which RunInTransaction turns into a Status.
+  template <typename... Args>
+  pqxx::result Exec(std::string_view sql, Args&&... args) {
+    return work_.exec_params(std::string(sql), std::forward<Args>(args)...);
+  }
+
+  pqxx::work& raw() { return work_; }
+
+ private:
+  pqxx::work& work_;
+};
+
+struct RetryOptions {
+  int max_attempts = 5;
+  absl::Duration initial_backoff = absl::Milliseconds(5);
+};
+
+// A fixed-capacity pool of connections. Thread-safe. Connections are opened lazily; a broken
+// connection is dropped and reopened on the next acquire.
+class Pool final {
+ public:
+  // Does not connect; the first transaction does. Fails only on bad options.
+  static absl::StatusOr<std::unique_ptr<Pool>> Create(PoolOptions options);
+  ~Pool();
+
+  // Runs `fn` in a read-write transaction (SERIALIZABLE when `serializable`, else READ
+  // COMMITTED) and commits when it returns OK; rolls back otherwise and returns its status.
+  // Retries the whole of `fn` on serialization failure, deadlock and broken connection,
+  // each attempt on a fresh connection; never on in_doubt. Blocks.
+  // Errors: UNAVAILABLE (database unreachable or pool exhausted), ABORTED (conflict left after
+  // retries), DEADLINE_EXCEEDED (statement timeout), others as MapException.
+  absl::Status RunInTransaction(std::string_view name, const std::function<absl::Status(Tx&)>& fn,
+                                bool serializable = false, RetryOptions retry = {});
+
+  // Convenience for read-only work that yields a value.
+  template <typename T>
+  absl::StatusOr<T> Read(std::string_view name, const std::function<absl::StatusOr<T>(Tx&)>& fn) {
+    absl::StatusOr<T> out = absl::InternalError("not run");
+    absl::Status s = RunInTransaction(name, [&](Tx& tx) {
+      out = fn(tx);
+      return out.status();
+    });
+    if (!s.ok()) return s;
+    return out;
+  }
+
+  // Implementation detail, public for the connection lease type.
+  class Impl;
+
+ private:
+  explicit Pool(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Maps an exception thrown by libpqxx (or anything else) to a Status, per design:
+// unique_violation → ALREADY_EXISTS, check_violation → INVALID_ARGUMENT,
+// foreign_key_violation → FAILED_PRECONDITION, serialization_failure / deadlock → ABORTED,
+// broken_connection / too_many_connections / cannot_connect → UNAVAILABLE,
+// query_canceled (57014) → DEADLINE_EXCEEDED, in_doubt_error → UNKNOWN, other → INTERNAL.
+// The message names the constraint where there is one, never the SQL or its parameters.
+absl::Status MapException(const std::exception& e);
+
+struct Migration {
+  int version;             // 1, 2, ... from the file name NNNN_name.sql
+  std::string_view name;   // "0001_init"
+  std::string_view sql;
+};
+
+// Applies the migrations of `schema` that are not yet recorded in <schema>.schema_migrations,
+// in version order, each in its own transaction, under a transaction-scoped advisory lock so
+// two processes starting at once apply each migration exactly once. Creates the schema and
+// the table if missing. Blocks. Errors: UNAVAILABLE, or the failing migration's error.
+absl::Status Migrate(Pool& pool, std::string_view schema, std::span<const Migration> migrations);
+
+}  // namespace gpuaas::db
