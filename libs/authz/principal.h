@@ -2,6 +2,7 @@
 // every service applies to it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,11 @@ absl::Status RequirePlatformAdmin(const Principal& p);
 // ("<what> not found"), so callers cannot learn that it exists.
 absl::Status RequireTenant(const Principal& p, std::string_view tenant_id, std::string_view what);
 
+// The enum name ("TENANT_ADMIN"), as tokens carry it; "UNKNOWN" for values outside the enum.
 std::string_view RoleName(Role r);
+
+// The inverse of RoleName for the five real roles; nullopt for anything else, including
+// "ROLE_UNSPECIFIED", so a token can never carry an unspecified role.
+std::optional<Role> RoleFromName(std::string_view name);
 
 }  // namespace gpuaas::authz
