@@ -64,3 +64,38 @@ function(gpuaas_proto_library name)
   target_include_directories(gpuaas_${name} PUBLIC ${out})
   target_link_libraries(gpuaas_${name} PUBLIC protobuf::libprotobuf gRPC::grpc++ ${ARG_DEPS})
 endfunction()
+
+# gpuaas_migrations(NAME <target> FUNCTION <ns::Function> FILES <NNNN_name.sql>...)
+#   -> static library gpuaas::<target> defining `std::span<const gpuaas::db::Migration> ns::Function()`
+#   over the files, ordered by version; pass the result to gpuaas::db::Migrate. The service
+#   declares the function in its own header. Regenerated whenever an .sql file changes.
+function(gpuaas_migrations)
+  cmake_parse_arguments(ARG "" "NAME;FUNCTION" "FILES" ${ARGN})
+  if(NOT ARG_NAME OR NOT ARG_FUNCTION)
+    message(FATAL_ERROR "gpuaas_migrations: NAME and FUNCTION are required")
+  endif()
+  set(files)
+  foreach(file ${ARG_FILES})
+    get_filename_component(abs ${file} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    get_filename_component(base ${abs} NAME)
+    if(NOT base MATCHES "^[0-9]+_[A-Za-z0-9_]+\\.sql$")
+      message(FATAL_ERROR "gpuaas_migrations(${ARG_NAME}): ${file}: name must look like NNNN_name.sql")
+    endif()
+    list(APPEND files ${abs})
+  endforeach()
+  list(JOIN files "|" joined)
+  set(script ${PROJECT_SOURCE_DIR}/libs/db/embed_migrations.cmake)
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}.cc)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${out} -DFUNCTION=${ARG_FUNCTION} -DFILES=${joined}
+            -P ${script}
+    DEPENDS ${files} ${script}
+    COMMENT "Embedding migrations for ${ARG_FUNCTION}"
+    VERBATIM)
+  add_library(gpuaas_${ARG_NAME} STATIC ${out})
+  add_library(gpuaas::${ARG_NAME} ALIAS gpuaas_${ARG_NAME})
+  target_include_directories(gpuaas_${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_compile_options(gpuaas_${ARG_NAME} PRIVATE ${GPUAAS_WARNINGS})
+  target_link_libraries(gpuaas_${ARG_NAME} PUBLIC gpuaas::db)
+endfunction()

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "libs/db/migration.h"
 
 namespace gpuaas::db {
 
@@ -26,6 +27,9 @@ struct PoolOptions {
   int size = 8;                                     // connections opened lazily, at most this many
   absl::Duration acquire_timeout = absl::Seconds(5);
   absl::Duration statement_timeout = absl::Seconds(5);  // SET LOCAL per transaction
+  // Bounds each connection attempt so a vanished server fails fast instead of hanging; added to
+  // the DSN unless it sets connect_timeout itself. libpq rounds values under 2s up to 2s.
+  absl::Duration connect_timeout = absl::Seconds(3);
 };
 
 class Pool;
@@ -97,12 +101,6 @@ class Pool final {
 // query_canceled (57014) → DEADLINE_EXCEEDED, in_doubt_error → UNKNOWN, other → INTERNAL.
 // The message names the constraint where there is one, never the SQL or its parameters.
 absl::Status MapException(const std::exception& e);
-
-struct Migration {
-  int version;             // 1, 2, ... from the file name NNNN_name.sql
-  std::string_view name;   // "0001_init"
-  std::string_view sql;
-};
 
 // Applies the migrations of `schema` that are not yet recorded in <schema>.schema_migrations,
 // in version order, each in its own transaction, under a transaction-scoped advisory lock so

@@ -1,0 +1,15 @@
+// How RunInTransaction classifies libpqxx exceptions beyond MapException's Status.
+#pragma once
+
+#include <exception>
+
+namespace gpuaas::db::internal {
+
+// The connection is gone (or the server is going away), so it must not return to the pool.
+bool IsConnectionLost(const std::exception& e);
+
+// Re-running the whole transaction on a fresh connection may succeed: serialization failure,
+// deadlock, or a connection lost before COMMIT was sent. Never an in-doubt commit.
+bool IsRetryable(const std::exception& e);
+
+}  // namespace gpuaas::db::internal

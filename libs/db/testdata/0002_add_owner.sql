@@ -1,0 +1,2 @@
+ALTER TABLE items ADD COLUMN owner text;
+INSERT INTO apply_log VALUES (2);
