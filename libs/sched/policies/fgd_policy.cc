@@ -1,0 +1,203 @@
+#include "libs/sched/policies/fgd_policy.h"
+
+#include <array>
+#include <cmath>
+#include <random>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_join.h"
+#include "libs/sched/internal/feasibility.h"
+#include "libs/sched/policies/fragmentation.h"
+
+namespace gpuaas::sched {
+namespace {
+
+using internal::CompiledRequest;
+using internal::NodeState;
+
+constexpr int32_t kMaxCachedShapes = 512;
+constexpr size_t kMaxGpus = 64;
+
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+double Ratio(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+class FgdPolicy final : public Policy {
+ public:
+  FgdPolicy(const FgdOptions& fgd, const PolicyOptions& options)
+      : fgd_(fgd), models_(options.models), online_(!options.workload.has_value()) {
+    if (options.workload) {
+      workload_ = *options.workload;
+    }
+  }
+
+  absl::string_view Name() const override { return fgd_.name; }
+  bool RandomTies() const override { return fgd_.random_ties; }
+  absl::string_view WorkloadMode() const override { return online_ ? "online" : "oracle"; }
+
+  void Observe(const CompiledRequest& req) override {
+    const Request& r = *req.request;
+    if (online_) {
+      counter_.Add(r);
+      if (counter_.total() >= next_refresh_) {
+        next_refresh_ *= 2;
+        workload_ = counter_.Typical();
+        dirty_ = true;
+      }
+    }
+    if (dirty_ || measure_.compiled_models() != models_->size()) {
+      measure_.Compile(workload_, *models_);
+      ++epoch_;
+      dirty_ = false;
+    }
+    const int32_t milli = req.gpu_count > 0 ? req.gpu_milli : 0;
+    auto [it, inserted] = shape_ids_.try_emplace(
+        ShapeKey{r.cpu_milli, req.gpu_count, milli, absl::StrJoin(r.gpu_models, "|")},
+        static_cast<int32_t>(shape_ids_.size()));
+    shape_ = it->second < kMaxCachedShapes && !req.mig ? it->second : -1;
+  }
+
+  NodeScore Score(uint32_t slot, const NodeState& node, const CompiledRequest& req) override {
+    const Entry e = Delta(slot, node, req);
+    NodeScore s;
+    s.share_gpu = e.gpu;
+    if (fgd_.paper_quantization) {
+      // int64(sigmoid(reduction / 1000) * MaxNodeScore), maximised.
+      s.score = -std::floor(Sigmoid(-e.delta / 1000.0) * 100.0);
+    } else if (fgd_.quantum_milli > 0) {
+      s.score = std::floor(e.delta / fgd_.quantum_milli);
+    } else {
+      s.score = e.delta / 1000.0;
+    }
+    if (fgd_.bestfit_weight != 0) {
+      s.score += fgd_.bestfit_weight *
+                 (Ratio(node.cpu_free - req.request->cpu_milli, node.cpu_cap) +
+                  Ratio(node.gpu_free_total - req.TotalGpuMilli(), node.gpu_cap_total));
+    }
+    return s;
+  }
+
+ private:
+  struct Entry {
+    uint64_t version = 0;
+    uint64_t epoch = 0;
+    double delta = 0;
+    int32_t gpu = -1;
+  };
+  struct ShapeKey {
+    int64_t cpu;
+    int32_t count;
+    int32_t milli;
+    std::string models;
+    template <typename H>
+    friend H AbslHashValue(H h, const ShapeKey& k) {
+      return H::combine(std::move(h), k.cpu, k.count, k.milli, k.models);
+    }
+    friend bool operator==(const ShapeKey&, const ShapeKey&) = default;
+  };
+
+  Entry Delta(uint32_t slot, const NodeState& node, const CompiledRequest& req) {
+    Entry* cached = nullptr;
+    if (shape_ >= 0) {
+      if (cache_.size() <= slot) {
+        cache_.resize(slot + 1);
+      }
+      auto& per_shape = cache_[slot];
+      if (per_shape.size() <= static_cast<size_t>(shape_)) {
+        per_shape.resize(shape_ + 1);
+      }
+      cached = &per_shape[shape_];
+      if (cached->version == node.version && cached->epoch == epoch_) {
+        return *cached;
+      }
+    }
+    const Entry e = Compute(node, req);
+    if (cached != nullptr) {
+      *cached = e;
+    }
+    return e;
+  }
+
+  Entry Compute(const NodeState& node, const CompiledRequest& req) {
+    std::array<FragGpu, kMaxGpus> gpus;
+    std::array<int32_t, kMaxGpus> position;
+    size_t n = 0;
+    for (size_t i = 0; i < node.gpus.size() && n < kMaxGpus; ++i) {
+      if (node.gpus[i].Shareable()) {
+        gpus[n] = {node.gpus[i].free_milli, node.gpus[i].model};
+        position[n++] = static_cast<int32_t>(i);
+      }
+    }
+    const std::span<const FragGpu> view(gpus.data(), n);
+    const double before = measure_.Measure(node.cpu_free, view, node.model_key);
+    const int64_t cpu_after = node.cpu_free - req.request->cpu_milli;
+    Entry e;
+    e.version = node.version;
+    e.epoch = epoch_;
+    if (req.gpu_count == 0 || req.mig) {
+      e.delta = measure_.Measure(cpu_after, view, node.model_key) - before;
+      return e;
+    }
+    if (!req.share) {
+      int32_t taken = 0;
+      for (size_t k = 0; k < n && taken < req.gpu_count; ++k) {
+        if (gpus[k].free_milli == kWholeGpuMilli && req.ModelAllowed(gpus[k].model)) {
+          gpus[k].free_milli = 0;
+          ++taken;
+        }
+      }
+      e.delta = measure_.Measure(cpu_after, view, node.model_key) - before;
+      return e;
+    }
+    double best_key = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const FragGpu g = gpus[k];
+      if (g.free_milli < req.gpu_milli || !req.ModelAllowed(g.model)) {
+        continue;
+      }
+      bool seen = false;  // GPUs with the same free share give the same delta
+      for (size_t j = 0; j < k && !seen; ++j) {
+        seen = gpus[j].free_milli == g.free_milli && gpus[j].model == g.model &&
+               req.ModelAllowed(g.model);
+      }
+      if (seen) {
+        continue;
+      }
+      gpus[k].free_milli -= req.gpu_milli;
+      const double delta = measure_.Measure(cpu_after, view, node.model_key) - before;
+      gpus[k].free_milli = g.free_milli;
+      // The artifact keeps the first GPU among equal quantised scores.
+      const double key =
+          fgd_.paper_quantization ? -std::floor(Sigmoid(-delta / 1000.0) * 100.0) : delta;
+      if (e.gpu < 0 || key < best_key) {
+        best_key = key;
+        e.delta = delta;
+        e.gpu = position[k];
+      }
+    }
+    return e;
+  }
+
+  FgdOptions fgd_;
+  const internal::ModelRegistry* models_;
+  bool online_;
+  Workload workload_;
+  ShapeCounter counter_;
+  int64_t next_refresh_ = 1;
+  bool dirty_ = true;
+  FragmentationMeasure measure_;
+  uint64_t epoch_ = 0;
+  absl::flat_hash_map<ShapeKey, int32_t> shape_ids_;
+  int32_t shape_ = -1;
+  std::vector<std::vector<Entry>> cache_;  // [slot][shape]
+};
+
+}  // namespace
+
+PolicyPtr MakeFgdPolicy(const FgdOptions& fgd, const PolicyOptions& options) {
+  return std::make_unique<FgdPolicy>(fgd, options);
+}
+
+}  // namespace gpuaas::sched

@@ -1,0 +1,57 @@
+#include "libs/sched/policy.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "libs/sched/policies/fgd_policy.h"
+#include "libs/sched/policies/simple_policies.h"
+
+namespace gpuaas::sched {
+
+std::vector<std::string> PolicyNames() {
+  return {"random",      "first-fit", "best-fit",  "spread", "dot-product",
+          "gpu-packing", "fgd",       "fgd-exact", "fgd-bf"};
+}
+
+absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions& options) {
+  if (name == "random") return MakeRandomPolicy(options.seed);
+  if (name == "first-fit") return MakeFirstFitPolicy();
+  if (name == "best-fit") return MakeBestFitPolicy();
+  if (name == "spread") return MakeSpreadPolicy();
+  if (name == "dot-product") return MakeDotProductPolicy();
+  if (name == "gpu-packing") return MakeGpuPackingPolicy();
+  if (options.models == nullptr) {
+    return absl::InvalidArgumentError("PolicyOptions.models is required");
+  }
+  if (name == "fgd") {
+    // The artifact's behaviour: quantised scores, first node (trace order) among equals.
+    return MakeFgdPolicy(FgdOptions{.paper_quantization = true, .name = "fgd"}, options);
+  }
+  if (name == "fgd-exact") {
+    return MakeFgdPolicy(FgdOptions{.paper_quantization = false, .name = "fgd-exact"}, options);
+  }
+  if (name == "fgd-bf") {
+    return MakeFgdPolicy(FgdOptions{.bestfit_weight = 1e-6, .name = "fgd-bf"}, options);
+  }
+  if (absl::StartsWith(name, "fgd:")) {
+    // Experiments: fgd:q=0|1:random=0|1:bf=<weight>:quantum=<milli>
+    FgdOptions fgd{.name = std::string(name)};
+    for (absl::string_view kv : absl::StrSplit(name.substr(4), ':', absl::SkipEmpty())) {
+      std::pair<std::string, std::string> p = absl::StrSplit(kv, '=');
+      double v = 0;
+      if (!absl::SimpleAtod(p.second, &v)) {
+        return absl::InvalidArgumentError(absl::StrCat("bad policy option: ", kv));
+      }
+      if (p.first == "q") fgd.paper_quantization = v != 0;
+      else if (p.first == "random") fgd.random_ties = v != 0;
+      else if (p.first == "bf") fgd.bestfit_weight = v;
+      else if (p.first == "quantum") fgd.quantum_milli = v;
+      else return absl::InvalidArgumentError(absl::StrCat("bad policy option: ", kv));
+    }
+    return MakeFgdPolicy(fgd, options);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown policy: ", name));
+}
+
+}  // namespace gpuaas::sched
