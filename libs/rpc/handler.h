@@ -8,11 +8,15 @@
 //       return service_.GetTenant(p, *req, *resp);
 //     });
 //   }
+//
+// `req`, `resp` and `ctx` stay valid until the reactor finishes, which Handler does only after
+// `fn` returned, so capturing them by pointer is safe.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <grpcpp/grpcpp.h>
 
@@ -20,14 +24,19 @@
 #include "libs/authz/principal.h"
 #include "libs/authz/verifier.h"
 #include "libs/common/thread_pool.h"
+#include "libs/rpc/call_registry.h"
 
 namespace gpuaas::rpc {
 
 class Handler final {
  public:
-  Handler(authz::Authenticator& authenticator, ThreadPool& pool);
+  // `calls` (optional, not owned) receives the principal of each call for the per-call log
+  // line; Server passes its own.
+  Handler(authz::Authenticator& authenticator, ThreadPool& pool, CallRegistry* calls = nullptr);
 
-  // Authenticated call: UNAUTHENTICATED before `fn` runs when the token is missing or bad.
+  // Authenticated call: UNAUTHENTICATED before `fn` runs when the token is missing or bad
+  // (UNAVAILABLE when the authenticator cannot fetch keys). `fn` runs on the pool; an
+  // exception from it becomes INTERNAL "internal error". Never blocks the calling thread.
   grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* ctx,
                                 std::function<absl::Status(const authz::Principal&)> fn);
 
@@ -36,11 +45,21 @@ class Handler final {
                                       std::function<absl::Status()> fn);
 
  private:
+  // Runs `body` on the calling (pool) thread, turning any exception into INTERNAL.
+  absl::Status Guarded(const grpc::CallbackServerContext& ctx,
+                       const std::function<absl::Status()>& body);
+
   authz::Authenticator& authenticator_;
   ThreadPool& pool_;
+  CallRegistry* calls_;
 };
 
-// The peer's address without the "ipv4:" prefix, for rate limits and logs.
+// "user@tenant" (or "user" for a principal without a tenant): how logs name a caller.
+std::string PrincipalLabel(const authz::Principal& p);
+
+// The peer's host without the "ipv4:"/"ipv6:" prefix and without the port ("127.0.0.1",
+// "::1"), for rate limits and logs. Unix-socket peers return the socket path.
 std::string PeerAddress(const grpc::CallbackServerContext& ctx);
+std::string PeerAddress(std::string_view grpc_peer);
 
 }  // namespace gpuaas::rpc

@@ -2,6 +2,15 @@
 // grpc.health.v1 and reflection, the per-call log line and Prometheus metrics (an interceptor
 // sees every call, health and reflection included), a worker pool for blocking handlers,
 // and graceful shutdown on SIGTERM/SIGINT.
+//
+//   int main(int argc, char** argv) {
+//     rpc::ServerOptions options{.name = "auth", .listen_address = "0.0.0.0:50051"};
+//     rpc::Server server(options, authz::NewJwksAuthenticator(std::move(jwks), clock));
+//     AuthServiceImpl auth(server.handler(), domain);   // a CallbackService using Handler
+//     server.AddService(&auth);
+//     if (absl::Status s = server.Start(); !s.ok()) { log; return 1; }
+//     server.Wait();  // returns after SIGTERM/SIGINT, once in-flight calls drained
+//   }
 #pragma once
 
 #include <memory>
@@ -12,19 +21,14 @@
 
 #include "absl/status/statusor.h"
 #include "libs/authz/verifier.h"
+#include "libs/rpc/channel.h"
 #include "libs/rpc/handler.h"
+#include "libs/rpc/tls.h"
 
 namespace gpuaas::rpc {
 
-struct TlsOptions {
-  std::string cert_file;  // empty = plaintext
-  std::string key_file;
-  std::string ca_file;    // with require_client_cert: clients must present a cert signed by it
-  bool require_client_cert = false;
-};
-
 struct ServerOptions {
-  std::string name;                 // "auth": logger and metrics label
+  std::string name;                 // "auth": logger and log-line prefix
   std::string listen_address = "0.0.0.0:50051";  // port 0 picks a free port
   std::string metrics_address = "0.0.0.0:9101";  // empty = no metrics endpoint; port 0 = free
   TlsOptions tls;
@@ -34,7 +38,9 @@ struct ServerOptions {
 class Server final {
  public:
   // `authenticator` checks bearer tokens for every method not marked public in Handler.
+  // May be null for a server with public methods only: then every Run() call is refused.
   Server(ServerOptions options, std::unique_ptr<authz::Authenticator> authenticator);
+  // Shuts down (as Shutdown) when still running.
   ~Server();
 
   // The handler context services use to run calls (auth + pool + error mapping).
@@ -43,23 +49,26 @@ class Server final {
   // Adds a service (not owned; must outlive the server). Call before Start.
   void AddService(grpc::Service* service);
 
-  // Binds, starts serving, marks every service SERVING on grpc.health.v1, starts metrics.
-  // Errors: FAILED_PRECONDITION for unreadable TLS files, UNAVAILABLE when the port is taken.
+  // Binds, starts serving, marks every service SERVING on grpc.health.v1, starts metrics,
+  // and installs the SIGTERM/SIGINT handlers Wait() listens to.
+  // Errors: FAILED_PRECONDITION for unreadable TLS files or a second Start, INVALID_ARGUMENT
+  // for incomplete TLS options or a bad metrics address, UNAVAILABLE when a port is taken.
   absl::Status Start();
 
   int port() const;          // the bound gRPC port (after Start)
   int metrics_port() const;  // the bound metrics port, 0 when disabled
 
   // Blocks until SIGTERM/SIGINT or Shutdown(), then drains in-flight calls (up to 10 s).
+  // A signal that arrived after Start but before Wait is not lost.
   void Wait();
+  // Marks the services NOT_SERVING, stops accepting calls, waits for in-flight calls (after
+  // 10 s they are cancelled), stops the metrics endpoint and wakes Wait(). Blocks until done;
+  // idempotent and thread-safe. Never call it from a handler: it waits for that handler.
   void Shutdown();
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// A client channel to `address`, TLS when `tls.ca_file` is set (presenting cert/key when set).
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const TlsOptions& tls);
 
 }  // namespace gpuaas::rpc

@@ -1,0 +1,21 @@
+// The server interceptor behind the per-call log line and the RPC metrics. It sees every call
+// the server handles, health checks and reflection included, and writes one line when the
+// call ends: method, principal, status code, latency and peer. It never logs metadata, so no
+// token or secret can reach the log.
+#pragma once
+
+#include <memory>
+
+#include <grpcpp/support/server_interceptor.h>
+#include <spdlog/logger.h>
+
+#include "libs/rpc/call_registry.h"
+#include "libs/rpc/metrics.h"
+
+namespace gpuaas::rpc {
+
+// `calls` and `metrics` must outlive the server the factory is installed on.
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewCallLogInterceptorFactory(
+    CallRegistry& calls, RpcMetrics& metrics, std::shared_ptr<spdlog::logger> logger);
+
+}  // namespace gpuaas::rpc

@@ -1,0 +1,212 @@
+#include "libs/rpc/server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "libs/common/logging.h"
+#include "libs/common/thread_pool.h"
+#include "libs/rpc/call_registry.h"
+#include "libs/rpc/interceptor.h"
+#include "libs/rpc/internal/service_names.h"
+#include "libs/rpc/metrics.h"
+#include "libs/rpc/metrics_http.h"
+#include "libs/rpc/signals.h"
+
+namespace gpuaas::rpc {
+namespace {
+
+constexpr absl::Duration kDrainTimeout = absl::Seconds(10);
+
+// Stands in when a server has no authenticator, so Handler::Run fails closed.
+class RejectAllAuthenticator final : public authz::Authenticator {
+ public:
+  absl::StatusOr<authz::Principal> Authenticate(std::string_view) override {
+    return absl::UnauthenticatedError("this server accepts no bearer tokens");
+  }
+};
+
+std::string_view TransportName(const TlsOptions& tls) {
+  if (tls.cert_file.empty()) {
+    return "plaintext";
+  }
+  return tls.require_client_cert ? "mutual TLS" : "TLS";
+}
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(ServerOptions opts, std::unique_ptr<authz::Authenticator> auth)
+      : options(std::move(opts)),
+        authenticator(auth ? std::move(auth) : std::make_unique<RejectAllAuthenticator>()),
+        logger(Logger(options.name.empty() ? "rpc" : options.name)),
+        pool(std::make_unique<ThreadPool>(options.worker_threads > 0 ? options.worker_threads : 1)),
+        handler(*authenticator, *pool, &calls) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+      wake_read = fds[0];
+      wake_write = fds[1];
+    }
+  }
+
+  ~Impl() {
+    if (wake_read >= 0) {
+      close(wake_read);
+      close(wake_write);
+    }
+  }
+
+  const ServerOptions options;
+  std::unique_ptr<authz::Authenticator> authenticator;
+  std::shared_ptr<spdlog::logger> logger;
+  CallRegistry calls;
+  RpcMetrics metrics;
+  std::unique_ptr<ThreadPool> pool;
+  Handler handler;
+  std::vector<grpc::Service*> services;
+  std::vector<std::string> service_names;  // filled while the server is built
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<MetricsHttpServer> metrics_http;
+  int port = 0;
+  int metrics_port = 0;
+  int signal_read = -1;
+  // Shutdown() writes one byte here to wake Wait().
+  int wake_read = -1;
+  int wake_write = -1;
+  std::once_flag shutdown_once;
+};
+
+Server::Server(ServerOptions options, std::unique_ptr<authz::Authenticator> authenticator)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(authenticator))) {}
+
+Server::~Server() {
+  Shutdown();
+  // Workers may still be unwinding the last handlers; join them before the server goes.
+  impl_->pool.reset();
+  impl_->server.reset();
+}
+
+Handler& Server::handler() { return impl_->handler; }
+
+void Server::AddService(grpc::Service* service) { impl_->services.push_back(service); }
+
+absl::Status Server::Start() {
+  Impl& impl = *impl_;
+  if (impl.server != nullptr) {
+    return absl::FailedPreconditionError("server already started");
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
+      MakeServerCredentials(impl.options.tls);
+  if (!creds.ok()) {
+    return creds.status();
+  }
+
+  // Both are process-wide switches read when the builder is created.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(impl.options.listen_address, *creds, &impl.port);
+  // gRPC sets SO_REUSEPORT by default: a second instance would share the port and take half
+  // the traffic instead of failing to start.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (grpc::Service* service : impl.services) {
+    builder.RegisterService(service);
+  }
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(NewCallLogInterceptorFactory(impl.calls, impl.metrics, impl.logger));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  builder.SetOption(internal::CollectServiceNames(&impl.service_names));
+
+  impl.server = builder.BuildAndStart();
+  if (impl.server == nullptr || impl.port == 0) {
+    impl.server.reset();
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", impl.options.listen_address));
+  }
+
+  grpc::HealthCheckServiceInterface* health = impl.server->GetHealthCheckService();
+  health->SetServingStatus("", true);
+  for (const std::string& name : impl.service_names) {
+    health->SetServingStatus(name, true);
+  }
+
+  if (!impl.options.metrics_address.empty()) {
+    impl.metrics_http = std::make_unique<MetricsHttpServer>(
+        [&impl] { return absl::StrCat(impl.metrics.Render(), RenderProcessMetrics()); });
+    absl::StatusOr<int> metrics_port = impl.metrics_http->Start(impl.options.metrics_address);
+    if (!metrics_port.ok()) {
+      impl.server->Shutdown();
+      impl.server.reset();
+      impl.metrics_http.reset();
+      return metrics_port.status();
+    }
+    impl.metrics_port = *metrics_port;
+  }
+
+  impl.signal_read = InstallTerminationSignalPipe();
+  impl.logger->info("serving {} on port {} ({}), metrics port {}, services: {}",
+                    impl.options.name, impl.port, TransportName(impl.options.tls),
+                    impl.metrics_port, absl::StrJoin(impl.service_names, ", "));
+  return absl::OkStatus();
+}
+
+int Server::port() const { return impl_->port; }
+
+int Server::metrics_port() const { return impl_->metrics_port; }
+
+void Server::Wait() {
+  Impl& impl = *impl_;
+  if (impl.server == nullptr) {
+    return;
+  }
+  pollfd fds[2] = {{impl.wake_read, POLLIN, 0}, {impl.signal_read, POLLIN, 0}};
+  while (true) {
+    int n = poll(fds, impl.signal_read >= 0 ? 2 : 1, -1);
+    if (n > 0) {
+      break;
+    }
+    if (n < 0 && errno != EINTR) {
+      impl.logger->error("wait: poll failed (errno {}); shutting down", errno);
+      break;
+    }
+  }
+  if (impl.signal_read >= 0 && (fds[1].revents & POLLIN) != 0) {
+    DrainSignalPipe(impl.signal_read);
+    impl.logger->info("termination signal: draining in-flight calls");
+  }
+  Shutdown();
+}
+
+void Server::Shutdown() {
+  Impl& impl = *impl_;
+  // call_once also makes a concurrent caller (Wait) block until the drain is complete.
+  std::call_once(impl.shutdown_once, [&impl] {
+    if (impl.server != nullptr) {
+      // Load balancers polling health stop routing here before the listener closes.
+      impl.server->GetHealthCheckService()->Shutdown();
+      impl.server->Shutdown(absl::ToChronoTime(absl::Now() + kDrainTimeout));
+      impl.logger->info("{} stopped", impl.options.name);
+    }
+    if (impl.metrics_http != nullptr) {
+      impl.metrics_http->Stop();
+    }
+    if (impl.wake_write >= 0) {
+      char byte = 1;
+      [[maybe_unused]] ssize_t n = write(impl.wake_write, &byte, 1);
+    }
+  });
+}
+
+}  // namespace gpuaas::rpc

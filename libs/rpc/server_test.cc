@@ -1,0 +1,266 @@
+// The server and Handler through real gRPC over loopback: authentication, error mapping,
+// health, metrics and graceful shutdown.
+#include "libs/rpc/server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <future>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "libs/rpc/echo_test_service.h"
+
+namespace gpuaas::rpc {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using test::EchoService;
+using test::FakeAuthenticator;
+using test::pb::EchoRequest;
+using test::pb::EchoResponse;
+
+constexpr absl::Duration kCallTimeout = absl::Seconds(10);
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.name = "echo";
+    options.listen_address = "127.0.0.1:0";
+    options.metrics_address = "127.0.0.1:0";
+    options.worker_threads = 2;
+    server_ = std::make_unique<Server>(options, std::make_unique<FakeAuthenticator>());
+    echo_ = std::make_unique<EchoService>(server_->handler());
+    server_->AddService(echo_.get());
+    absl::Status started = server_->Start();
+    ASSERT_TRUE(started.ok()) << started;
+    ASSERT_GT(server_->port(), 0);
+    channel_ = NewChannel();
+    stub_ = test::pb::EchoService::NewStub(channel_);
+  }
+
+  void TearDown() override {
+    if (echo_ != nullptr) {
+      echo_->ReleaseBlockedCalls();
+    }
+    server_.reset();  // before echo_, which it serves
+  }
+
+  std::shared_ptr<grpc::Channel> NewChannel() const {
+    return MakeChannel(absl::StrCat("127.0.0.1:", server_->port()), TlsOptions{});
+  }
+
+  grpc::Status Echo(const EchoRequest& req, EchoResponse* resp, std::string_view token) {
+    auto ctx = NewClientContext(kCallTimeout, token);
+    return stub_->Echo(ctx.get(), req, resp);
+  }
+
+  std::string Scrape() const {
+    httplib::Client client("127.0.0.1", server_->metrics_port());
+    httplib::Result res = client.Get("/metrics");
+    if (!res || res->status != 200) {
+      return "";
+    }
+    return res->body;
+  }
+
+  std::unique_ptr<EchoService> echo_;
+  std::unique_ptr<Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<test::pb::EchoService::Stub> stub_;
+};
+
+TEST_F(ServerTest, AuthenticatedCallSucceedsOnAWorkerThread) {
+  EchoRequest req;
+  req.set_message("hello");
+  EchoResponse resp;
+  grpc::Status s = Echo(req, &resp, "good-alice@acme");
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.message(), "hello");
+  EXPECT_EQ(resp.principal(), "alice@acme");
+  EXPECT_FALSE(echo_->ran_on_grpc_thread());
+}
+
+TEST_F(ServerTest, MissingTokenIsUnauthenticatedBeforeTheHandlerRuns) {
+  EchoRequest req;
+  EchoResponse resp;
+  grpc::Status s = Echo(req, &resp, "");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(echo_->handled(), 0);
+}
+
+TEST_F(ServerTest, BadTokenIsUnauthenticatedBeforeTheHandlerRuns) {
+  EchoRequest req;
+  EchoResponse resp;
+  grpc::Status s = Echo(req, &resp, "forged-token");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(echo_->handled(), 0);
+}
+
+TEST_F(ServerTest, HandlerStatusReachesTheClient) {
+  EchoRequest req;
+  req.set_error_code(static_cast<int>(grpc::StatusCode::NOT_FOUND));
+  req.set_error_message("instance i-1 not found");
+  EchoResponse resp;
+  grpc::Status s = Echo(req, &resp, "good-alice@acme");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "instance i-1 not found");
+}
+
+TEST_F(ServerTest, ExceptionBecomesInternalWithAGenericMessage) {
+  EchoRequest req;
+  req.set_throw_message("pqxx: password=hunter2 connection refused");
+  EchoResponse resp;
+  grpc::Status s = Echo(req, &resp, "good-alice@acme");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(s.error_message(), "internal error");
+  EXPECT_THAT(s.error_details(), Not(HasSubstr("hunter2")));
+}
+
+TEST_F(ServerTest, PublicMethodNeedsNoToken) {
+  EchoRequest req;
+  req.set_message("anyone");
+  EchoResponse resp;
+  auto ctx = NewClientContext(kCallTimeout);
+  grpc::Status s = stub_->PublicEcho(ctx.get(), req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.message(), "anyone");
+  EXPECT_EQ(resp.principal(), "");
+}
+
+TEST_F(ServerTest, PublicMethodExceptionBecomesInternal) {
+  EchoRequest req;
+  req.set_throw_message("boom");
+  EchoResponse resp;
+  auto ctx = NewClientContext(kCallTimeout);
+  grpc::Status s = stub_->PublicEcho(ctx.get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(s.error_message(), "internal error");
+}
+
+TEST_F(ServerTest, HealthReportsServingForTheServerAndEachService) {
+  EXPECT_EQ(test::CheckHealth(channel_, "").value_or(-1), 1);
+  EXPECT_EQ(test::CheckHealth(channel_, "gpuaas.testing.v1.EchoService").value_or(-1), 1);
+  absl::StatusOr<int> unknown = test::CheckHealth(channel_, "no.such.Service");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ServerTest, MetricsCountCallsErrorsAndLatencyOfEveryService) {
+  EchoRequest req;
+  EchoResponse resp;
+  ASSERT_TRUE(Echo(req, &resp, "good-alice@acme").ok());
+  ASSERT_TRUE(Echo(req, &resp, "good-bob@acme").ok());
+  ASSERT_EQ(Echo(req, &resp, "").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  ASSERT_TRUE(test::CheckHealth(channel_, "").ok());
+
+  std::string body = Scrape();
+  const std::string kEcho = R"(service="gpuaas.testing.v1.EchoService",method="Echo")";
+  EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_requests_total{", kEcho, "} 3\n")));
+  EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_errors_total{", kEcho,
+                                           R"(,code="UNAUTHENTICATED"} 1)", "\n")));
+  EXPECT_THAT(body,
+              HasSubstr(absl::StrCat("gpuaas_rpc_latency_seconds_bucket{", kEcho, R"(,le="+Inf"} 3)")));
+  EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_latency_seconds_count{", kEcho, "} 3\n")));
+  EXPECT_THAT(body, HasSubstr(R"(gpuaas_rpc_requests_total{service="grpc.health.v1.Health",method="Check"} 1)"));
+  EXPECT_THAT(body, HasSubstr("# TYPE gpuaas_rpc_latency_seconds histogram"));
+  EXPECT_THAT(body, HasSubstr("process_resident_memory_bytes "));
+  EXPECT_THAT(body, HasSubstr("gpuaas_rpc_in_flight 0\n"));
+}
+
+TEST_F(ServerTest, ShutdownLetsAnInFlightCallFinish) {
+  EchoRequest req;
+  req.set_message("slow");
+  req.set_block(true);
+  EchoResponse resp;
+  auto ctx = NewClientContext(kCallTimeout, "good-alice@acme");
+  std::promise<grpc::Status> done;
+  stub_->async()->Echo(ctx.get(), &req, &resp,
+                       [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  echo_->blocked_call_started().WaitForNotification();
+
+  std::thread shutdown([this] { server_->Shutdown(); });
+  // Wait until the drain has begun: health turns NOT_SERVING or new calls are refused.
+  while (true) {
+    absl::StatusOr<int> health = test::CheckHealth(NewChannel(), "");
+    if (!health.ok() || *health != 1) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+  echo_->ReleaseBlockedCalls();
+  grpc::Status s = done.get_future().get();
+  shutdown.join();
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.message(), "slow");
+}
+
+TEST_F(ServerTest, WaitReturnsAfterShutdown) {
+  std::thread waiter([this] { server_->Wait(); });
+  server_->Shutdown();
+  waiter.join();
+  // Nothing listens any more.
+  EXPECT_FALSE(test::CheckHealth(NewChannel(), "").ok());
+}
+
+TEST_F(ServerTest, WaitReturnsOnSigterm) {
+  ASSERT_EQ(kill(getpid(), SIGTERM), 0);
+  server_->Wait();  // the signal byte is waiting in the pipe even if it landed first
+  EXPECT_FALSE(test::CheckHealth(NewChannel(), "").ok());
+}
+
+TEST_F(ServerTest, SecondServerOnTheSamePortIsUnavailable) {
+  ServerOptions options;
+  options.name = "dup";
+  options.listen_address = absl::StrCat("127.0.0.1:", server_->port());
+  options.metrics_address = "";
+  Server second(options, nullptr);
+  EXPECT_EQ(second.Start().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(ServerTest, MetricsPortTakenIsUnavailable) {
+  ServerOptions options;
+  options.name = "dup";
+  options.listen_address = "127.0.0.1:0";
+  options.metrics_address = absl::StrCat("127.0.0.1:", server_->metrics_port());
+  Server second(options, nullptr);
+  EXPECT_EQ(second.Start().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(ServerWithoutAuthenticatorTest, RefusesAuthenticatedMethods) {
+  ServerOptions options;
+  options.name = "public-only";
+  options.listen_address = "127.0.0.1:0";
+  options.metrics_address = "";
+  Server server(options, nullptr);
+  EchoService echo(server.handler());
+  server.AddService(&echo);
+  ASSERT_TRUE(server.Start().ok());
+  auto stub = test::pb::EchoService::NewStub(
+      MakeChannel(absl::StrCat("127.0.0.1:", server.port()), TlsOptions{}));
+  EchoRequest req;
+  EchoResponse resp;
+  auto ctx = NewClientContext(kCallTimeout, "good-alice@acme");
+  EXPECT_EQ(stub->Echo(ctx.get(), req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  server.Shutdown();
+}
+
+TEST(PeerAddressTest, StripsSchemeAndPort) {
+  EXPECT_EQ(PeerAddress("ipv4:127.0.0.1:50051"), "127.0.0.1");
+  EXPECT_EQ(PeerAddress("ipv6:[::1]:50051"), "::1");
+  EXPECT_EQ(PeerAddress("ipv6:%5B::1%5D:50051"), "::1");
+  EXPECT_EQ(PeerAddress("unix:/run/gpuaas.sock"), "/run/gpuaas.sock");
+}
+
+TEST(NewClientContextTest, SetsDeadlineAndBearer) {
+  auto ctx = NewClientContext(absl::Seconds(5), "abc");
+  EXPECT_LT(ctx->deadline(), absl::ToChronoTime(absl::Now() + absl::Seconds(6)));
+  EXPECT_GT(ctx->deadline(), absl::ToChronoTime(absl::Now()));
+}
+
+}  // namespace
+}  // namespace gpuaas::rpc
