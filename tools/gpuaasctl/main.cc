@@ -1,0 +1,58 @@
+// gpuaasctl: the command-line client for the gpuaas API. Wiring only: global flags, the command
+// groups, and the exit-code contract scripts rely on (0 ok, 1 error, 2 usage).
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/status/status.h"
+#include "tools/gpuaasctl/commands.h"
+#include "tools/gpuaasctl/context.h"
+
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpuaas::ctl::Context ctx;
+  gpuaas::ctl::GlobalOptions& o = ctx.options();
+
+  CLI::App app("gpuaasctl: manage tenants, users, memberships and API keys of a gpuaas stack");
+  // Global flags are accepted after the subcommand too: `gpuaasctl tenants list -o json`.
+  app.fallthrough();
+  app.require_subcommand(1);
+  app.add_option("--auth-addr", o.auth_addr,
+                 "auth service host:port (default: $GPUAAS_AUTH_ADDR, .gpuaas/stack.env, "
+                 "localhost:50051)");
+  app.add_option("-o,--output", o.output, "output format")
+      ->check(CLI::IsMember({"table", "json"}));
+  app.add_option("--timeout", o.timeout, "deadline of each call");
+  app.add_option("--ca", o.ca_file, "CA certificate: use TLS")->check(CLI::ExistingFile);
+  app.add_option("--cert", o.cert_file, "client certificate (mutual TLS)")->check(CLI::ExistingFile);
+  app.add_option("--key", o.key_file, "client private key (mutual TLS)")->check(CLI::ExistingFile);
+
+  gpuaas::ctl::AddAuthCommands(app, ctx);
+  gpuaas::ctl::AddTenantCommands(app, ctx);
+  gpuaas::ctl::AddUserCommands(app, ctx);
+  gpuaas::ctl::AddMemberCommands(app, ctx);
+  gpuaas::ctl::AddApiKeyCommands(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help is a successful exit; everything else is a usage error, always code 2.
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+  if (!ctx.action()) {
+    std::cerr << app.help();
+    return kExitUsage;
+  }
+  absl::Status s = ctx.action()();
+  if (!s.ok()) {
+    std::cerr << "error: " << absl::StatusCodeToString(s.code()) << ": " << s.message() << "\n";
+    return kExitError;
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+#include "tools/gpuaasctl/roles.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+namespace gpuaas::ctl {
+namespace {
+
+namespace pb = ::gpuaas::common::v1;
+
+constexpr std::array<std::pair<std::string_view, Role>, 5> kRoles = {{
+    {"viewer", pb::VIEWER},
+    {"member", pb::MEMBER},
+    {"tenant-admin", pb::TENANT_ADMIN},
+    {"platform-admin", pb::PLATFORM_ADMIN},
+    {"service", pb::SERVICE},
+}};
+
+}  // namespace
+
+absl::StatusOr<Role> ParseRole(std::string_view name) {
+  const std::string normal = absl::StrReplaceAll(
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(absl::string_view(name.data(), name.size()))),
+      {{"_", "-"}});
+  for (const auto& [n, role] : kRoles) {
+    if (normal == n) {
+      return role;
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown role \"", std::string(name), "\": want tenant-admin, member, viewer, platform-admin or service"));
+}
+
+std::string RoleDisplayName(Role role) {
+  if (role == pb::ROLE_UNSPECIFIED) {
+    return "";
+  }
+  for (const auto& [n, r] : kRoles) {
+    if (r == role) {
+      return std::string(n);
+    }
+  }
+  return absl::StrCat(static_cast<int>(role));
+}
+
+}  // namespace gpuaas::ctl

@@ -1,0 +1,169 @@
+// Session against an in-process fake AuthService: bearer tokens, deadlines and transparent
+// refresh, with an injected clock so expiry needs no sleeping.
+#include "tools/gpuaasctl/session.h"
+
+#include <atomic>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "tools/gpuaasctl/temp_dir.h"
+
+namespace gpuaas::ctl {
+namespace {
+
+constexpr absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
+
+// Accepts only the access token it last issued; Refresh issues "fresh-N" and rotates the
+// refresh token.
+class FakeAuth final : public authpb::AuthService::Service {
+ public:
+  grpc::Status Refresh(grpc::ServerContext*, const authpb::RefreshRequest* req,
+                       authpb::TokenResponse* resp) override {
+    ++refreshes;
+    if (req->refresh_token() != valid_refresh) {
+      return {grpc::StatusCode::UNAUTHENTICATED, "refresh token revoked"};
+    }
+    valid_access = "fresh-" + std::to_string(refreshes.load());
+    valid_refresh = "refresh-" + std::to_string(refreshes.load());
+    resp->set_access_token(valid_access);
+    resp->set_refresh_token(valid_refresh);
+    resp->mutable_expire_time()->set_seconds(absl::ToUnixSeconds(kNow + absl::Minutes(15)));
+    resp->set_tenant_id("studio-a");
+    resp->set_role(common::v1::MEMBER);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status WhoAmI(grpc::ServerContext* ctx, const authpb::WhoAmIRequest*,
+                      authpb::WhoAmIResponse* resp) override {
+    ++whoamis;
+    if (ctx->deadline() == std::chrono::system_clock::time_point::max()) {
+      return {grpc::StatusCode::FAILED_PRECONDITION, "no deadline"};
+    }
+    auto it = ctx->client_metadata().find("authorization");
+    if (it == ctx->client_metadata().end() ||
+        std::string(it->second.data(), it->second.size()) != "Bearer " + valid_access) {
+      return {grpc::StatusCode::UNAUTHENTICATED, "bad token"};
+    }
+    resp->set_user_name("alice");
+    return grpc::Status::OK;
+  }
+
+  std::string valid_access = "access-0";
+  std::string valid_refresh = "refresh-0";
+  std::atomic<int> refreshes{0};
+  std::atomic<int> whoamis{0};
+};
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder b;
+    int port = 0;
+    b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    b.RegisterService(&fake_);
+    server_ = b.BuildAndStart();
+    ASSERT_NE(port, 0);
+    addr_ = "127.0.0.1:" + std::to_string(port);
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  TokenStore Store() const { return TokenStore(dir_.path() / "gpuaas/token.json"); }
+
+  std::unique_ptr<Session> NewSession(std::optional<std::string> env_token = std::nullopt) {
+    auto channel = grpc::CreateChannel(addr_, grpc::InsecureChannelCredentials());
+    return std::make_unique<Session>(authpb::AuthService::NewStub(channel), Store(), clock_,
+                                     absl::Seconds(10), addr_, std::move(env_token));
+  }
+
+  void SaveToken(const std::string& access, const std::string& refresh, absl::Time expire) {
+    StoredToken t;
+    t.access_token = access;
+    t.refresh_token = refresh;
+    t.expire_time = expire;
+    ASSERT_TRUE(Store().Save(t).ok());
+  }
+
+  absl::Status WhoAmI(Session& s) {
+    authpb::WhoAmIResponse resp;
+    return s.Call(&Session::Stub::WhoAmI, authpb::WhoAmIRequest(), resp);
+  }
+
+  TempDir dir_;
+  FakeClock clock_{kNow};
+  FakeAuth fake_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string addr_;
+};
+
+TEST_F(SessionTest, ValidTokenIsSentWithADeadline) {
+  SaveToken("access-0", "refresh-0", kNow + absl::Minutes(10));
+  auto s = NewSession();
+  EXPECT_TRUE(WhoAmI(*s).ok());
+  EXPECT_EQ(fake_.refreshes, 0);
+}
+
+TEST_F(SessionTest, ExpiredTokenIsRefreshedAndSaved) {
+  SaveToken("access-0", "refresh-0", kNow + absl::Seconds(5));  // inside the refresh skew
+  auto s = NewSession();
+  absl::Status st = WhoAmI(*s);
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_EQ(fake_.refreshes, 1);
+  EXPECT_EQ(fake_.whoamis, 1);
+  auto saved = Store().Load();
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  EXPECT_EQ((*saved)->access_token, "fresh-1");
+  EXPECT_EQ((*saved)->refresh_token, "refresh-1");
+  EXPECT_EQ((*saved)->tenant_id, "studio-a");
+  EXPECT_EQ((*saved)->role, "member");
+}
+
+TEST_F(SessionTest, RejectedTokenIsRefreshedOnceAndRetried) {
+  SaveToken("stale", "refresh-0", kNow + absl::Minutes(10));  // the clock thinks it is valid
+  auto s = NewSession();
+  EXPECT_TRUE(WhoAmI(*s).ok());
+  EXPECT_EQ(fake_.refreshes, 1);
+  EXPECT_EQ(fake_.whoamis, 2);
+}
+
+TEST_F(SessionTest, RevokedRefreshTokenAsksForLogin) {
+  SaveToken("access-0", "revoked", kNow - absl::Minutes(1));
+  auto s = NewSession();
+  absl::Status st = WhoAmI(*s);
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_NE(st.message().find("gpuaasctl login"), std::string_view::npos) << st;
+  EXPECT_EQ(fake_.whoamis, 0);
+}
+
+TEST_F(SessionTest, ExpiredWithoutRefreshTokenAsksForLogin) {
+  SaveToken("access-0", "", kNow - absl::Minutes(1));
+  auto s = NewSession();
+  EXPECT_EQ(WhoAmI(*s).code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(fake_.refreshes, 0);
+}
+
+TEST_F(SessionTest, NoSessionIsUnauthenticatedWithoutACall) {
+  auto s = NewSession();
+  EXPECT_EQ(WhoAmI(*s).code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(fake_.whoamis, 0);
+}
+
+TEST_F(SessionTest, EnvTokenOverridesTheFileAndIsNeverRefreshed) {
+  SaveToken("stale", "refresh-0", kNow + absl::Minutes(10));
+  auto s = NewSession("access-0");
+  EXPECT_TRUE(WhoAmI(*s).ok());
+  fake_.valid_access = "other";
+  EXPECT_EQ(WhoAmI(*s).code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(fake_.refreshes, 0);
+}
+
+TEST_F(SessionTest, UnreachableServerIsUnavailable) {
+  SaveToken("access-0", "refresh-0", kNow + absl::Minutes(10));
+  server_->Shutdown();
+  auto s = NewSession();
+  absl::Status st = WhoAmI(*s);
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
+}
+
+}  // namespace
+}  // namespace gpuaas::ctl
