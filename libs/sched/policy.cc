@@ -47,6 +47,9 @@ absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions
       else if (p.first == "random") fgd.random_ties = v != 0;
       else if (p.first == "bf") fgd.bestfit_weight = v;
       else if (p.first == "quantum") fgd.quantum_milli = v;
+      else if (p.first == "untouched") fgd.untouched_penalty = v;
+      else if (p.first == "cpupack") fgd.cpu_pack = v;
+      else if (p.first == "cpuexact") fgd.exact_cpu_only = v != 0;
       else return absl::InvalidArgumentError(absl::StrCat("bad policy option: ", kv));
     }
     return MakeFgdPolicy(fgd, options);

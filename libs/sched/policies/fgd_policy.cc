@@ -63,13 +63,22 @@ class FgdPolicy final : public Policy {
     const Entry e = Delta(slot, node, req);
     NodeScore s;
     s.share_gpu = e.gpu;
-    if (fgd_.paper_quantization) {
+    const bool cpu_only = req.gpu_count == 0;
+    if (cpu_only && fgd_.exact_cpu_only) {
+      s.score = e.delta / 1000.0;
+    } else if (fgd_.paper_quantization) {
       // int64(sigmoid(reduction / 1000) * MaxNodeScore), maximised.
       s.score = -std::floor(Sigmoid(-e.delta / 1000.0) * 100.0);
     } else if (fgd_.quantum_milli > 0) {
       s.score = std::floor(e.delta / fgd_.quantum_milli);
     } else {
       s.score = e.delta / 1000.0;
+    }
+    if (cpu_only && fgd_.cpu_pack != 0) {
+      s.score += fgd_.cpu_pack * static_cast<double>(node.gpu_free_total) / 8000.0;
+    }
+    if (fgd_.untouched_penalty != 0 && node.placements == 0) {
+      s.score += fgd_.untouched_penalty;
     }
     if (fgd_.bestfit_weight != 0) {
       s.score += fgd_.bestfit_weight *
