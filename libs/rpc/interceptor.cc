@@ -1,6 +1,7 @@
 #include "libs/rpc/interceptor.h"
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -26,9 +27,10 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   }
 
   ~CallLogInterceptor() override {
-    // Only reached without a status when the call died before its handler answered.
+    // Only reached without a status when the call died before its handler answered. The
+    // context is being destroyed around us, so only its address may be used now.
     if (!done_.exchange(true)) {
-      End(grpc::StatusCode::CANCELLED);
+      End(grpc::StatusCode::CANCELLED, /*context_alive=*/false);
     }
   }
 
@@ -36,13 +38,22 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(
             grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS) &&
         !done_.exchange(true)) {
-      End(methods->GetSendStatus().error_code());
+      End(EffectiveCode(methods->GetSendStatus().error_code()), /*context_alive=*/true);
     }
     methods->Proceed();
   }
 
  private:
-  void End(grpc::StatusCode code) {
+  // A status sent after the client gave up never reaches it; report what the client saw, as
+  // far as the server can tell (a cancellation may not have arrived yet).
+  grpc::StatusCode EffectiveCode(grpc::StatusCode sent) const {
+    if (ctx_.deadline() <= std::chrono::system_clock::now()) {
+      return grpc::StatusCode::DEADLINE_EXCEEDED;
+    }
+    return ctx_.IsCancelled() ? grpc::StatusCode::CANCELLED : sent;
+  }
+
+  void End(grpc::StatusCode code, bool context_alive) {
     absl::Duration latency = absl::Now() - start_;
     std::string principal = calls_.End(ctx_);
     metrics_.CallEnded();
@@ -50,7 +61,8 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
     if (logger_.should_log(spdlog::level::info)) {
       logger_.info("method={} principal={} code={} ms={:.3f} peer={}", method_,
                    principal.empty() ? "-" : principal, StatusCodeName(code),
-                   absl::ToDoubleMilliseconds(latency), PeerAddress(ctx_.peer()));
+                   absl::ToDoubleMilliseconds(latency),
+                   context_alive ? PeerAddress(ctx_.peer()) : "-");
     }
   }
 

@@ -85,6 +85,7 @@ struct Server::Impl {
   int wake_read = -1;
   int wake_write = -1;
   std::once_flag shutdown_once;
+  std::atomic<bool> shut_down{false};
 };
 
 Server::Server(ServerOptions options, std::unique_ptr<authz::Authenticator> authenticator)
@@ -103,8 +104,8 @@ void Server::AddService(grpc::Service* service) { impl_->services.push_back(serv
 
 absl::Status Server::Start() {
   Impl& impl = *impl_;
-  if (impl.server != nullptr) {
-    return absl::FailedPreconditionError("server already started");
+  if (impl.server != nullptr || impl.shut_down) {
+    return absl::FailedPreconditionError("server already started or shut down");
   }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
       MakeServerCredentials(impl.options.tls);
@@ -193,6 +194,7 @@ void Server::Shutdown() {
   Impl& impl = *impl_;
   // call_once also makes a concurrent caller (Wait) block until the drain is complete.
   std::call_once(impl.shutdown_once, [&impl] {
+    impl.shut_down = true;
     if (impl.server != nullptr) {
       // Load balancers polling health stop routing here before the listener closes.
       impl.server->GetHealthCheckService()->Shutdown();

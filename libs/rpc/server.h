@@ -51,8 +51,10 @@ class Server final {
 
   // Binds, starts serving, marks every service SERVING on grpc.health.v1, starts metrics,
   // and installs the SIGTERM/SIGINT handlers Wait() listens to.
-  // Errors: FAILED_PRECONDITION for unreadable TLS files or a second Start, INVALID_ARGUMENT
+  // Errors: FAILED_PRECONDITION for unreadable TLS files or a Start after Start or Shutdown,
+  // INVALID_ARGUMENT
   // for incomplete TLS options or a bad metrics address, UNAVAILABLE when a port is taken.
+  // Does not block beyond binding.
   absl::Status Start();
 
   int port() const;          // the bound gRPC port (after Start)

@@ -11,6 +11,7 @@
 #include <future>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libs/rpc/echo_test_service.h"
 
@@ -229,6 +230,32 @@ TEST_F(ServerTest, MetricsPortTakenIsUnavailable) {
   options.metrics_address = absl::StrCat("127.0.0.1:", server_->metrics_port());
   Server second(options, nullptr);
   EXPECT_EQ(second.Start().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(ServerTest, StartTwiceOrAfterShutdownFails) {
+  EXPECT_EQ(server_->Start().code(), absl::StatusCode::kFailedPrecondition);
+  server_->Shutdown();
+  EXPECT_EQ(server_->Start().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ServerTest, CallWhoseClientGaveUpIsStillLoggedAndCounted) {
+  EchoRequest req;
+  req.set_block(true);
+  EchoResponse resp;
+  auto ctx = NewClientContext(absl::Milliseconds(50), "good-alice@acme");
+  std::promise<grpc::Status> done;
+  stub_->async()->Echo(ctx.get(), &req, &resp,
+                       [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  echo_->blocked_call_started().WaitForNotification();
+  EXPECT_EQ(done.get_future().get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  echo_->ReleaseBlockedCalls();
+  // The server side ends once the released handler finishes; wait for that, then check it
+  // was counted exactly once.
+  std::string body;
+  do {
+    body = Scrape();
+  } while (!absl::StrContains(body, "gpuaas_rpc_in_flight 0\n"));
+  EXPECT_THAT(body, HasSubstr(R"(gpuaas_rpc_requests_total{service="gpuaas.testing.v1.EchoService",method="Echo"} 1)"));
 }
 
 TEST(ServerWithoutAuthenticatorTest, RefusesAuthenticatedMethods) {
