@@ -1,0 +1,209 @@
+// gpuaas_loadgen: open-loop gRPC load at a fixed rate against one method, reporting latency
+// percentiles measured from each call's scheduled send time. Wiring only.
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "bench/loadgen/methods.h"
+#include "bench/loadgen/report.h"
+#include "gpuaas/auth/v1/auth.grpc.pb.h"
+#include "tools/gpuaasctl/channel.h"
+#include "tools/gpuaasctl/config.h"
+
+namespace gpuaas::bench {
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr absl::Duration kLoginTimeout = absl::Seconds(10);
+
+struct Flags {
+  std::string addr;
+  std::string method = "WhoAmI";
+  double rate = 500;
+  std::string duration = "30s";
+  std::string warmup = "3s";
+  std::string timeout = "5s";
+  int max_in_flight = 1000;
+  int connections = 1;
+  std::string user;
+  std::string password_file;
+  std::string tenant;
+  std::string ca_file;
+  bool json = false;
+};
+
+int Fail(const absl::Status& s) {
+  std::cerr << "error: " << absl::StatusCodeToString(s.code()) << ": " << s.message() << "\n";
+  return kExitError;
+}
+
+absl::StatusOr<absl::Duration> ParsePositive(const std::string& flag, const std::string& v,
+                                             bool allow_zero) {
+  absl::Duration d;
+  if (!absl::ParseDuration(v, &d) || d < absl::ZeroDuration() ||
+      (!allow_zero && d == absl::ZeroDuration())) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": want a duration like 30s, got ", v));
+  }
+  return d;
+}
+
+absl::StatusOr<std::string> ReadPassword(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", file));
+  }
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) {
+    line.pop_back();
+  }
+  return line;
+}
+
+// Logs in once before the run so token-checked methods measure only the token check.
+absl::StatusOr<std::string> LoginOnce(const std::shared_ptr<grpc::Channel>& channel,
+                                      const MethodArgs& args) {
+  auto stub = auth::v1::AuthService::NewStub(channel);
+  auth::v1::LoginRequest req;
+  req.set_user_name(args.user);
+  req.set_password(args.password);
+  req.set_tenant_id(args.tenant);
+  auth::v1::TokenResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + kLoginTimeout));
+  grpc::Status s = stub->Login(&ctx, req, &resp);
+  if (!s.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                        absl::StrCat("login as ", args.user, ": ", s.error_message()));
+  }
+  return resp.access_token();
+}
+
+// Spreads calls round-robin over several connections: one HTTP/2 connection is served by one
+// server thread at a time in some stacks, which would cap the load below what we ask for.
+Invoker RoundRobin(std::vector<Invoker> invokers) {
+  auto next = std::make_shared<std::atomic<uint64_t>>(0);
+  return [invokers = std::move(invokers), next](grpc::ClientContext* ctx,
+                                               std::function<void(grpc::Status)> done) {
+    invokers[next->fetch_add(1, std::memory_order_relaxed) % invokers.size()](ctx,
+                                                                              std::move(done));
+  };
+}
+
+int Run(const Flags& f) {
+  const MethodSpec* method = FindMethod(f.method);
+  if (method == nullptr) {
+    std::cerr << "error: unknown --method " << f.method << ": want " << MethodNames() << "\n";
+    return kExitUsage;
+  }
+  OpenLoopOptions options;
+  options.rate = f.rate;
+  options.max_in_flight = f.max_in_flight;
+  for (auto [flag, value, out, zero] :
+       {std::tuple{"--duration", &f.duration, &options.duration, false},
+        std::tuple{"--warmup", &f.warmup, &options.warmup, true},
+        std::tuple{"--timeout", &f.timeout, &options.timeout, false}}) {
+    absl::StatusOr<absl::Duration> d = ParsePositive(flag, *value, zero);
+    if (!d.ok()) {
+      return Fail(d.status());
+    }
+    *out = *d;
+  }
+  std::error_code ec;
+  absl::StatusOr<std::string> addr =
+      ctl::ResolveAuthAddr(f.addr, ctl::ProcessEnv(), std::filesystem::current_path(ec));
+  if (!addr.ok()) {
+    return Fail(addr.status());
+  }
+
+  MethodArgs args;
+  args.user = f.user;
+  args.tenant = f.tenant;
+  if (!f.password_file.empty()) {
+    absl::StatusOr<std::string> pw = ReadPassword(f.password_file);
+    if (!pw.ok()) {
+      return Fail(pw.status());
+    }
+    args.password = *pw;
+  }
+
+  std::vector<Invoker> invokers;
+  for (int i = 0; i < f.connections; ++i) {
+    grpc::ChannelArguments channel_args;
+    // Distinct arguments keep gRPC from sharing one subchannel (connection) between channels.
+    channel_args.SetInt("gpuaas.loadgen.connection", i);
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        ctl::MakeChannel(*addr, {f.ca_file, "", ""}, channel_args);
+    if (!channel.ok()) {
+      return Fail(channel.status());
+    }
+    if (i == 0 && method->needs_token) {
+      if (f.user.empty() || args.password.empty()) {
+        std::cerr << "error: --method " << f.method << " needs --user and --password-file\n";
+        return kExitUsage;
+      }
+      absl::StatusOr<std::string> token = LoginOnce(*channel, args);
+      if (!token.ok()) {
+        return Fail(token.status());
+      }
+      args.token = *token;
+    }
+    absl::StatusOr<Invoker> invoker = method->make(*channel, args);
+    if (!invoker.ok()) {
+      return Fail(invoker.status());
+    }
+    invokers.push_back(*std::move(invoker));
+  }
+
+  LatencyRecorder recorder;
+  Report report;
+  report.method = std::string(method->name);
+  report.addr = *addr;
+  report.options = options;
+  report.connections = f.connections;
+  report.run = RunOpenLoop(RoundRobin(std::move(invokers)), options, recorder);
+  report.latency = recorder.Summarize();
+  std::cout << (f.json ? ReportJson(report).dump(2) + "\n" : ReportText(report));
+  return report.latency.ok > 0 ? 0 : kExitError;
+}
+
+}  // namespace
+}  // namespace gpuaas::bench
+
+int main(int argc, char** argv) {
+  gpuaas::bench::Flags f;
+  CLI::App app("gpuaas_loadgen: fixed-rate (open-loop) gRPC load with latency percentiles");
+  app.add_option("--addr", f.addr,
+                 "server host:port (default: $GPUAAS_AUTH_ADDR, .gpuaas/stack.env, "
+                 "localhost:50051)");
+  app.add_option("--method", f.method, gpuaas::bench::MethodNames())->capture_default_str();
+  app.add_option("--rate", f.rate, "calls per second")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--duration", f.duration, "measured window")->capture_default_str();
+  app.add_option("--warmup", f.warmup, "unmeasured lead-in")->capture_default_str();
+  app.add_option("--timeout", f.timeout, "deadline of each call")->capture_default_str();
+  app.add_option("--concurrency-limit", f.max_in_flight,
+                 "max calls in flight; a due call waits for a slot and the wait counts")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--connections", f.connections, "HTTP/2 connections to spread calls over")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--user", f.user, "user to log in as (token-checked methods, Login)");
+  app.add_option("--password-file", f.password_file, "file whose first line is the password");
+  app.add_option("--tenant", f.tenant, "tenant for the token and for GetTenant");
+  app.add_option("--ca", f.ca_file, "CA certificate: use TLS")->check(CLI::ExistingFile);
+  app.add_flag("--json", f.json, "print the report as JSON");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return gpuaas::bench::Run(f);
+}

@@ -1,0 +1,113 @@
+#include "bench/loadgen/methods.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "gpuaas/auth/v1/auth.grpc.pb.h"
+
+namespace gpuaas::bench {
+namespace {
+
+namespace authpb = ::gpuaas::auth::v1;
+using AuthStub = std::shared_ptr<authpb::AuthService::Stub>;
+using Callback = std::function<void(grpc::Status)>;
+
+constexpr std::string_view kAuthService = "gpuaas.auth.v1.AuthService";
+
+// Wraps one callback-API method: adds the bearer token, gives each call its own response
+// object (kept alive by the completion callback) and shares the request, which is never
+// written after this point, so concurrent calls may read it.
+template <class Resp, class Req, class Fire>
+Invoker MakeInvoker(Req req, std::string token, Fire fire) {
+  auto shared_req = std::make_shared<const Req>(std::move(req));
+  std::string header = token.empty() ? "" : "Bearer " + token;
+  return [shared_req, header = std::move(header), fire](grpc::ClientContext* ctx, Callback done) {
+    if (!header.empty()) {
+      ctx->AddMetadata("authorization", header);
+    }
+    auto resp = std::make_shared<Resp>();
+    Resp* raw = resp.get();
+    fire(ctx, shared_req.get(), raw,
+         [resp = std::move(resp), done = std::move(done)](grpc::Status s) { done(std::move(s)); });
+  };
+}
+
+AuthStub NewAuthStub(std::shared_ptr<grpc::Channel> channel) {
+  return AuthStub(authpb::AuthService::NewStub(std::move(channel)));
+}
+
+absl::StatusOr<Invoker> WhoAmI(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
+  AuthStub stub = NewAuthStub(std::move(ch));
+  return MakeInvoker<authpb::WhoAmIResponse>(
+      authpb::WhoAmIRequest(), a.token,
+      [stub](grpc::ClientContext* c, const authpb::WhoAmIRequest* q, authpb::WhoAmIResponse* r,
+             Callback cb) { stub->async()->WhoAmI(c, q, r, std::move(cb)); });
+}
+
+absl::StatusOr<Invoker> GetTenant(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
+  if (a.tenant.empty()) {
+    return absl::InvalidArgumentError("GetTenant needs --tenant");
+  }
+  authpb::GetTenantRequest req;
+  req.set_tenant_id(a.tenant);
+  AuthStub stub = NewAuthStub(std::move(ch));
+  return MakeInvoker<authpb::Tenant>(
+      std::move(req), a.token,
+      [stub](grpc::ClientContext* c, const authpb::GetTenantRequest* q, authpb::Tenant* r,
+             Callback cb) { stub->async()->GetTenant(c, q, r, std::move(cb)); });
+}
+
+absl::StatusOr<Invoker> ListTenants(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
+  AuthStub stub = NewAuthStub(std::move(ch));
+  return MakeInvoker<authpb::ListTenantsResponse>(
+      authpb::ListTenantsRequest(), a.token,
+      [stub](grpc::ClientContext* c, const authpb::ListTenantsRequest* q,
+             authpb::ListTenantsResponse* r,
+             Callback cb) { stub->async()->ListTenants(c, q, r, std::move(cb)); });
+}
+
+absl::StatusOr<Invoker> Login(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
+  if (a.user.empty() || a.password.empty()) {
+    return absl::InvalidArgumentError("Login needs --user and --password-file");
+  }
+  authpb::LoginRequest req;
+  req.set_user_name(a.user);
+  req.set_password(a.password);
+  req.set_tenant_id(a.tenant);
+  AuthStub stub = NewAuthStub(std::move(ch));
+  return MakeInvoker<authpb::TokenResponse>(
+      std::move(req), "",
+      [stub](grpc::ClientContext* c, const authpb::LoginRequest* q, authpb::TokenResponse* r,
+             Callback cb) { stub->async()->Login(c, q, r, std::move(cb)); });
+}
+
+}  // namespace
+
+const std::vector<MethodSpec>& Methods() {
+  // Function-local and never destroyed: no global object with a non-trivial destructor.
+  static const auto* methods = new std::vector<MethodSpec>{
+      {"WhoAmI", kAuthService, true, &WhoAmI},
+      {"GetTenant", kAuthService, true, &GetTenant},
+      {"ListTenants", kAuthService, true, &ListTenants},
+      {"Login", kAuthService, false, &Login},
+  };
+  return *methods;
+}
+
+const MethodSpec* FindMethod(std::string_view name) {
+  for (const MethodSpec& m : Methods()) {
+    if (m.name == name) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
+std::string MethodNames() {
+  std::string out;
+  for (const MethodSpec& m : Methods()) {
+    absl::StrAppend(&out, out.empty() ? "" : "|", std::string(m.name));
+  }
+  return out;
+}
+
+}  // namespace gpuaas::bench
