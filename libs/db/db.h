@@ -67,10 +67,15 @@ class Pool final {
 
   // Runs `fn` in a read-write transaction (SERIALIZABLE when `serializable`, else READ
   // COMMITTED) and commits when it returns OK; rolls back otherwise and returns its status.
-  // Retries the whole of `fn` on serialization failure, deadlock and broken connection,
-  // each attempt on a fresh connection; never on in_doubt. Blocks.
-  // Errors: UNAVAILABLE (database unreachable or pool exhausted), ABORTED (conflict left after
-  // retries), DEADLINE_EXCEEDED (statement timeout), others as MapException.
+  // Every transaction starts with SET LOCAL statement_timeout (PoolOptions), which `fn` may
+  // override with its own SET LOCAL. Retries the whole of `fn` on serialization failure,
+  // deadlock and broken connection (exceptions only, never a Status `fn` returns), each attempt
+  // on a fresh connection with exponential backoff; never on in_doubt. So `fn` may run more
+  // than once: it must reset anything it captures and make no calls outside the database.
+  // `name` labels logs only. Blocks.
+  // Errors: UNAVAILABLE (database unreachable or pool exhausted for acquire_timeout), ABORTED
+  // (conflict left after retries), DEADLINE_EXCEEDED (statement timeout), UNKNOWN (connection
+  // lost during COMMIT: the outcome is unknown), others as MapException.
   absl::Status RunInTransaction(std::string_view name, const std::function<absl::Status(Tx&)>& fn,
                                 bool serializable = false, RetryOptions retry = {});
 
