@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "libs/rpc/handler.h"
 #include "libs/rpc/status.h"
 
@@ -17,11 +17,11 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   CallLogInterceptor(grpc::experimental::ServerRpcInfo& info, CallRegistry& calls,
                      RpcMetrics& metrics, spdlog::logger& logger)
       : ctx_(*info.server_context()),
-        method_(info.method()),
+        method_(info.method() != nullptr ? info.method() : "/unknown/unknown"),
         calls_(calls),
         metrics_(metrics),
         logger_(logger),
-        start_(absl::Now()) {
+        start_(std::chrono::steady_clock::now()) {
     calls_.Begin(ctx_, method_);
     metrics_.CallStarted();
   }
@@ -54,7 +54,8 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   }
 
   void End(grpc::StatusCode code, bool context_alive) {
-    absl::Duration latency = absl::Now() - start_;
+    // Monotonic: a wall-clock step must not produce negative or huge latencies.
+    absl::Duration latency = absl::FromChrono(std::chrono::steady_clock::now() - start_);
     std::string principal = calls_.End(ctx_);
     metrics_.CallEnded();
     metrics_.Record(method_, code, latency);
@@ -71,7 +72,7 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   CallRegistry& calls_;
   RpcMetrics& metrics_;
   spdlog::logger& logger_;
-  absl::Time start_;
+  std::chrono::steady_clock::time_point start_;
   std::atomic<bool> done_{false};
 };
 
