@@ -11,7 +11,7 @@ namespace gpuaas::sched {
 
 std::vector<std::string> PolicyNames() {
   return {"random",      "first-fit", "best-fit",  "spread", "dot-product",
-          "gpu-packing", "fgd",       "fgd-exact", "fgd-bf"};
+          "gpu-packing", "fgd",       "fgd-exact", "fgd-pack"};
 }
 
 absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions& options) {
@@ -31,8 +31,15 @@ absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions
   if (name == "fgd-exact") {
     return MakeFgdPolicy(FgdOptions{.paper_quantization = false, .name = "fgd-exact"}, options);
   }
-  if (name == "fgd-bf") {
-    return MakeFgdPolicy(FgdOptions{.bestfit_weight = 1e-6, .name = "fgd-bf"}, options);
+  if (name == "fgd-pack") {
+    // Ours: deltas within 100 milli-GPU count as equal; among equals, CPU-only tasks go where
+    // the fewest GPUs are free (their CPU strands nothing there) and GPU tasks fill nodes
+    // already in use before opening an untouched one; then trace order.
+    return MakeFgdPolicy(FgdOptions{.quantum_milli = 100,
+                                    .untouched_penalty = 0.5,
+                                    .cpu_pack = 0.4,
+                                    .name = "fgd-pack"},
+                         options);
   }
   if (absl::StartsWith(name, "fgd:")) {
     // Experiments: fgd:q=0|1:random=0|1:bf=<weight>:quantum=<milli>

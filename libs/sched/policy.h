@@ -46,8 +46,9 @@ struct PolicyOptions {
   const internal::ModelRegistry* models = nullptr;
 };
 
-// Names: random, first-fit, best-fit, spread, dot-product, gpu-packing, fgd, fgd-paper,
-// and our own fgd-bf (see policies/fgd_policy.h). INVALID_ARGUMENT for unknown names.
+// Names: random, first-fit, best-fit, spread, dot-product, gpu-packing, fgd, fgd-exact and
+// our own fgd-pack (see policies/fgd_policy.h); "fgd:key=value:..." builds an FGD variant for
+// experiments. INVALID_ARGUMENT for unknown names or options.
 absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions& options);
 std::vector<std::string> PolicyNames();
 

@@ -2,12 +2,14 @@
 // least (choosing the GPU inside the node the same way), M being a target workload that is
 // either given or learned online from the requests seen so far.
 //
-// Variants (all share the incremental machinery):
-//  - "fgd":       exact deltas, random tie-break among equal deltas.
-//  - "fgd-paper": the artifact's scoring, int(100 * sigmoid(-delta / 1000 milli)), which lumps
-//                 deltas within ~40 milli-GPU together, random tie-break among equal scores.
-//  - "fgd-bf":    ours: exact deltas; equal deltas go to the node with the least leftover
-//                 (best fit) instead of a random one.
+// Variants (all share the incremental machinery; see bench/RESULTS.md for their figures):
+//  - "fgd":       the paper artifact's scoring, int(100 * sigmoid(-delta / 1000 milli)), which
+//                 lumps deltas within ~40 milli-GPU together; equal scores go to the first node
+//                 in insertion order (trace order), which packs. Reproduces the paper's 4.77 %.
+//  - "fgd-exact": exact deltas, insertion-order ties. Worse (it chases tiny deltas of rare
+//                 shapes and spreads).
+//  - "fgd-pack":  ours, see policy.cc.
+// Ties at the node level are broken by the Scheduler (RandomTies()).
 // Per node and task shape the delta is cached under the node's version stamp, and identical
 // node states share one computation, so a decision costs a lookup per untouched node.
 #pragma once
