@@ -147,6 +147,9 @@ TEST_F(ServerTest, PublicMethodExceptionBecomesInternal) {
 TEST_F(ServerTest, HealthReportsServingForTheServerAndEachService) {
   EXPECT_EQ(test::CheckHealth(channel_, "").value_or(-1), 1);
   EXPECT_EQ(test::CheckHealth(channel_, "gpuaas.testing.v1.EchoService").value_or(-1), 1);
+  // Reflection is registered (and so marked too).
+  EXPECT_EQ(test::CheckHealth(channel_, "grpc.reflection.v1alpha.ServerReflection").value_or(-1),
+            1);
   absl::StatusOr<int> unknown = test::CheckHealth(channel_, "no.such.Service");
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
 }
