@@ -17,6 +17,7 @@ using internal::NodeState;
 
 constexpr int32_t kMaxCachedShapes = 512;
 constexpr size_t kMaxGpus = 64;
+constexpr double kRefreshL1 = 0.05;
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
@@ -43,8 +44,12 @@ class FgdPolicy final : public Policy {
       counter_.Add(r);
       if (counter_.total() >= next_refresh_) {
         next_refresh_ *= 2;
-        workload_ = counter_.Typical();
-        dirty_ = true;
+        Workload fresh = counter_.Typical();
+        // Every refresh invalidates all cached deltas; skip the ones that barely move M.
+        if (!NearlySame(fresh, workload_)) {
+          workload_ = std::move(fresh);
+          dirty_ = true;
+        }
       }
     }
     if (dirty_ || measure_.compiled_models() != models_->size()) {
@@ -57,6 +62,7 @@ class FgdPolicy final : public Policy {
         ShapeKey{r.cpu_milli, req.gpu_count, milli, absl::StrJoin(r.gpu_models, "|")},
         static_cast<int32_t>(shape_ids_.size()));
     shape_ = it->second < kMaxCachedShapes && !req.mig ? it->second : -1;
+    same_state_.clear();
   }
 
   NodeScore Score(uint32_t slot, const NodeState& node, const CompiledRequest& req) override {
@@ -95,6 +101,18 @@ class FgdPolicy final : public Policy {
     double delta = 0;
     int32_t gpu = -1;
   };
+  // A node state as far as F and the GPU choice are concerned; equal keys, equal answers.
+  struct StateKey {
+    int64_t cpu_free;
+    int16_t model;
+    uint16_t shareable;  // bit i: GPU position i is shareable
+    std::array<int32_t, 8> free;
+    template <typename H>
+    friend H AbslHashValue(H h, const StateKey& k) {
+      return H::combine(std::move(h), k.cpu_free, k.model, k.shareable, k.free);
+    }
+    friend bool operator==(const StateKey&, const StateKey&) = default;
+  };
   struct ShapeKey {
     int64_t cpu;
     int32_t count;
@@ -122,11 +140,44 @@ class FgdPolicy final : public Policy {
         return *cached;
       }
     }
-    const Entry e = Compute(node, req);
+    Entry e;
+    if (node.gpus.size() <= 8) {
+      // Identical nodes (a rack of untouched ones, say) are computed once per decision.
+      StateKey key{node.cpu_free, node.model_key, 0, {}};
+      for (size_t i = 0; i < node.gpus.size(); ++i) {
+        key.shareable |= node.gpus[i].Shareable() ? uint16_t(1u << i) : uint16_t{0};
+        key.free[i] = node.gpus[i].free_milli;
+      }
+      auto [it, inserted] = same_state_.try_emplace(key);
+      if (inserted) {
+        it->second = Compute(node, req);
+      }
+      e = it->second;
+      e.version = node.version;
+    } else {
+      e = Compute(node, req);
+    }
     if (cached != nullptr) {
       *cached = e;
     }
     return e;
+  }
+
+  static bool NearlySame(const Workload& a, const Workload& b) {
+    if (a.shapes.size() != b.shapes.size()) {
+      return false;
+    }
+    double l1 = 0;
+    for (size_t i = 0; i < a.shapes.size(); ++i) {
+      const WorkloadShape& x = a.shapes[i];
+      const WorkloadShape& y = b.shapes[i];
+      if (x.cpu_milli != y.cpu_milli || x.gpu_count != y.gpu_count ||
+          x.gpu_milli != y.gpu_milli || x.gpu_models != y.gpu_models) {
+        return false;
+      }
+      l1 += std::abs(x.probability - y.probability);
+    }
+    return l1 < kRefreshL1;
   }
 
   Entry Compute(const NodeState& node, const CompiledRequest& req) {
@@ -201,6 +252,7 @@ class FgdPolicy final : public Policy {
   absl::flat_hash_map<ShapeKey, int32_t> shape_ids_;
   int32_t shape_ = -1;
   std::vector<std::vector<Entry>> cache_;  // [slot][shape]
+  absl::flat_hash_map<StateKey, Entry> same_state_;  // this decision's computed states
 };
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "libs/sched/policies/fragmentation.h"
 
+#include <algorithm>
+#include <array>
+
 namespace gpuaas::sched {
 
 void FragmentationMeasure::Compile(const Workload& workload,
@@ -36,6 +39,35 @@ double FragmentationMeasure::Measure(int64_t cpu_free, std::span<const FragGpu> 
     return 0;
   }
   const bool mixed = node_model == internal::kMixedModel;
+  if (!mixed && gpus.size() <= kSortedGpus) {
+    // One model: with the free shares sorted, "GPUs too small for m" is a prefix, so each
+    // shape costs a short scan instead of a pass over every GPU.
+    std::array<int32_t, kSortedGpus> sorted;
+    std::array<int64_t, kSortedGpus + 1> prefix;
+    const size_t n = gpus.size();
+    for (size_t i = 0; i < n; ++i) {
+      sorted[i] = gpus[i].free_milli;
+    }
+    std::sort(sorted.begin(), sorted.begin() + n);
+    prefix[0] = 0;
+    for (size_t i = 0; i < n; ++i) {
+      prefix[i + 1] = prefix[i] + sorted[i];
+    }
+    double f = 0;
+    for (const Shape& s : shapes_) {
+      if (s.gpu_count == 0 || cpu_free < s.cpu_milli || !s.Allowed(node_model)) {
+        f += s.probability * static_cast<double>(total);
+        continue;
+      }
+      size_t small = 0;
+      while (small < n && sorted[small] < s.gpu_milli) {
+        ++small;
+      }
+      const bool fits = static_cast<int64_t>(n - small) >= s.gpu_count;
+      f += s.probability * static_cast<double>(fits ? prefix[small] : total);
+    }
+    return f;
+  }
   double f = 0;
   for (const Shape& s : shapes_) {
     if (s.gpu_count == 0 || cpu_free < s.cpu_milli || (!mixed && !s.Allowed(node_model))) {

@@ -33,6 +33,7 @@ class FragmentationMeasure final {
   double Measure(int64_t cpu_free, std::span<const FragGpu> gpus, int16_t node_model) const;
 
  private:
+  static constexpr size_t kSortedGpus = 16;
   struct Shape {
     int64_t cpu_milli = 0;
     int32_t gpu_count = 0;
