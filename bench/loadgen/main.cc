@@ -35,6 +35,8 @@ struct Flags {
   std::string password_file;
   std::string tenant;
   std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
   bool json = false;
 };
 
@@ -114,18 +116,26 @@ int Run(const Flags& f) {
     }
     *out = *d;
   }
+  // Same discovery as gpuaasctl; against a `tools/gpuaas up` stack the admin credentials from
+  // stack.env are the default, so `gpuaas_loadgen --method WhoAmI` needs no flags at all.
   std::error_code ec;
-  absl::StatusOr<std::string> addr =
-      ctl::ResolveAuthAddr(f.addr, ctl::ProcessEnv(), std::filesystem::current_path(ec));
-  if (!addr.ok()) {
-    return Fail(addr.status());
+  ctl::Settings settings(ctl::ProcessEnv(), std::filesystem::current_path(ec));
+  absl::StatusOr<ctl::Endpoint> endpoint =
+      settings.AuthEndpoint({f.addr, {f.ca_file, f.cert_file, f.key_file}});
+  absl::StatusOr<std::string> user = settings.Get(f.user, "GPUAAS_ADMIN_USER");
+  absl::StatusOr<std::string> password_file =
+      settings.Get(f.password_file, "GPUAAS_ADMIN_PASSWORD_FILE");
+  for (const absl::Status& s : {endpoint.status(), user.status(), password_file.status()}) {
+    if (!s.ok()) {
+      return Fail(s);
+    }
   }
 
   MethodArgs args;
-  args.user = f.user;
+  args.user = *user;
   args.tenant = f.tenant;
-  if (!f.password_file.empty()) {
-    absl::StatusOr<std::string> pw = ReadPassword(f.password_file);
+  if (!password_file->empty()) {
+    absl::StatusOr<std::string> pw = ReadPassword(*password_file);
     if (!pw.ok()) {
       return Fail(pw.status());
     }
@@ -138,12 +148,12 @@ int Run(const Flags& f) {
     // Distinct arguments keep gRPC from sharing one subchannel (connection) between channels.
     channel_args.SetInt("gpuaas.loadgen.connection", i);
     absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-        ctl::MakeChannel(*addr, {f.ca_file, "", ""}, channel_args);
+        ctl::MakeChannel(endpoint->addr, endpoint->tls, channel_args);
     if (!channel.ok()) {
       return Fail(channel.status());
     }
     if (i == 0 && method->needs_token) {
-      if (f.user.empty() || args.password.empty()) {
+      if (args.user.empty() || args.password.empty()) {
         std::cerr << "error: --method " << f.method << " needs --user and --password-file\n";
         return kExitUsage;
       }
@@ -163,7 +173,7 @@ int Run(const Flags& f) {
   LatencyRecorder recorder;
   Report report;
   report.method = std::string(method->name);
-  report.addr = *addr;
+  report.addr = endpoint->addr;
   report.options = options;
   report.connections = f.connections;
   report.run = RunOpenLoop(RoundRobin(std::move(invokers)), options, recorder);
@@ -195,10 +205,16 @@ int main(int argc, char** argv) {
   app.add_option("--connections", f.connections, "HTTP/2 connections to spread calls over")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  app.add_option("--user", f.user, "user to log in as (token-checked methods, Login)");
-  app.add_option("--password-file", f.password_file, "file whose first line is the password");
+  app.add_option("--user", f.user,
+                 "user to log in as (default: GPUAAS_ADMIN_USER from the env or stack.env)");
+  app.add_option("--password-file", f.password_file,
+                 "file whose first line is the password (default: GPUAAS_ADMIN_PASSWORD_FILE)");
   app.add_option("--tenant", f.tenant, "tenant for the token and for GetTenant");
-  app.add_option("--ca", f.ca_file, "CA certificate: use TLS")->check(CLI::ExistingFile);
+  app.add_option("--ca", f.ca_file, "CA certificate: use TLS (default: GPUAAS_TLS_CA)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--cert", f.cert_file, "client certificate (GPUAAS_TLS_CERT)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--key", f.key_file, "client key (GPUAAS_TLS_KEY)")->check(CLI::ExistingFile);
   app.add_flag("--json", f.json, "print the report as JSON");
   try {
     app.parse(argc, argv);

@@ -8,14 +8,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
+#include "tools/gpuaasctl/config.h"
 
 namespace gpuaas::ctl {
-
-struct TlsFiles {
-  std::string ca_file;    // empty = plaintext
-  std::string cert_file;  // client certificate for mutual TLS (needs key_file)
-  std::string key_file;
-};
 
 // Does not connect; the first call does. Error: INVALID_ARGUMENT for cert without key (or the
 // reverse) or TLS files without a CA, NOT_FOUND for an unreadable file.

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -15,6 +16,9 @@ namespace gpuaas::ctl {
 namespace {
 
 constexpr std::string_view kStackEnvPath = ".gpuaas/stack.env";
+constexpr std::string_view kTlsCaEnv = "GPUAAS_TLS_CA";
+constexpr std::string_view kTlsCertEnv = "GPUAAS_TLS_CERT";
+constexpr std::string_view kTlsKeyEnv = "GPUAAS_TLS_KEY";
 
 // Debian's abseil keeps its own string_view type, so string helpers work on absl::string_view.
 absl::string_view Unquote(absl::string_view v) {
@@ -76,27 +80,52 @@ std::optional<std::filesystem::path> FindStackEnv(const std::filesystem::path& s
   }
 }
 
-absl::StatusOr<std::string> ResolveAuthAddr(std::string_view flag, const EnvLookup& env,
-                                            const std::filesystem::path& cwd) {
+absl::StatusOr<std::string> Settings::Get(std::string_view flag, std::string_view var,
+                                          std::string_view fallback) {
   if (!flag.empty()) {
     return std::string(flag);
   }
-  if (std::optional<std::string> v = env(kAuthAddrEnv)) {
+  if (std::optional<std::string> v = env_(var)) {
     return *v;
   }
-  if (std::optional<std::filesystem::path> file = FindStackEnv(cwd)) {
-    std::ifstream in(*file);
-    if (!in) {
-      return absl::FailedPreconditionError("cannot read " + file->string());
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    auto vars = ParseStackEnv(text.str());
-    if (auto it = vars.find(std::string(kAuthAddrEnv)); it != vars.end() && !it->second.empty()) {
-      return it->second;
+  if (!stack_) {
+    stack_.emplace();
+    if (std::optional<std::filesystem::path> file = FindStackEnv(cwd_)) {
+      std::ifstream in(*file);
+      if (!in) {
+        return absl::FailedPreconditionError("cannot read " + file->string());
+      }
+      std::stringstream text;
+      text << in.rdbuf();
+      stack_ = ParseStackEnv(text.str());
     }
   }
-  return std::string(kDefaultAuthAddr);
+  if (auto it = stack_->find(std::string(var)); it != stack_->end() && !it->second.empty()) {
+    return it->second;
+  }
+  return std::string(fallback);
+}
+
+absl::StatusOr<Endpoint> Settings::AuthEndpoint(const Endpoint& flags) {
+  Endpoint out;
+  for (auto [flag, var, fallback, dst] : {
+           std::tuple{&flags.addr, kAuthAddrEnv, kDefaultAuthAddr, &out.addr},
+           std::tuple{&flags.tls.ca_file, kTlsCaEnv, std::string_view(), &out.tls.ca_file},
+           std::tuple{&flags.tls.cert_file, kTlsCertEnv, std::string_view(), &out.tls.cert_file},
+           std::tuple{&flags.tls.key_file, kTlsKeyEnv, std::string_view(), &out.tls.key_file},
+       }) {
+    absl::StatusOr<std::string> v = Get(*flag, var, fallback);
+    if (!v.ok()) {
+      return v.status();
+    }
+    *dst = *std::move(v);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ResolveAuthAddr(std::string_view flag, const EnvLookup& env,
+                                            const std::filesystem::path& cwd) {
+  return Settings(env, cwd).Get(flag, kAuthAddrEnv, kDefaultAuthAddr);
 }
 
 absl::StatusOr<std::filesystem::path> TokenPath(const EnvLookup& env) {

@@ -1,9 +1,12 @@
 // Where gpuaasctl and the load generator find the auth service and keep the login token.
 //
-// The auth address is resolved in a fixed order so scripts can rely on it: the --auth-addr
-// flag, then $GPUAAS_AUTH_ADDR, then GPUAAS_AUTH_ADDR in the nearest .gpuaas/stack.env (written
-// by `tools/gpuaas up`) found by walking up from the current directory, then localhost:50051.
-// Environment lookups go through a function so tests need not touch the real environment.
+// Every setting is resolved in a fixed order so scripts can rely on it: the flag, then the
+// environment variable, then the same variable in the nearest .gpuaas/stack.env (written by
+// `tools/gpuaas up`) found by walking up from the current directory, then a default. For the
+// address that is --auth-addr, GPUAAS_AUTH_ADDR, stack.env, localhost:50051; TLS files follow
+// the same order with --ca/--cert/--key and GPUAAS_TLS_CA/_CERT/_KEY, so a `tools/gpuaas up
+// --tls` stack works without flags. Environment lookups go through a function so tests need not
+// touch the real environment.
 #pragma once
 
 #include <filesystem>
@@ -34,8 +37,38 @@ std::map<std::string, std::string> ParseStackEnv(std::string_view text);
 // The nearest `.gpuaas/stack.env` in `start` or one of its parents, or nullopt.
 std::optional<std::filesystem::path> FindStackEnv(const std::filesystem::path& start);
 
+struct TlsFiles {
+  std::string ca_file;    // empty = plaintext
+  std::string cert_file;  // client certificate for mutual TLS (needs key_file)
+  std::string key_file;
+};
+
+struct Endpoint {
+  std::string addr;
+  TlsFiles tls;
+};
+
+// Reads settings by the order above; the stack.env file is read once, on first need.
+class Settings final {
+ public:
+  Settings(EnvLookup env, std::filesystem::path cwd) : env_(std::move(env)), cwd_(std::move(cwd)) {}
+
+  // `flag` if not empty, else the variable from the environment, else from stack.env, else
+  // `fallback`. Error: FAILED_PRECONDITION when a stack.env exists but cannot be read.
+  absl::StatusOr<std::string> Get(std::string_view flag, std::string_view var,
+                                  std::string_view fallback = "");
+
+  // The auth service's address and TLS files; `flags` holds what was given on the command line.
+  absl::StatusOr<Endpoint> AuthEndpoint(const Endpoint& flags);
+
+ private:
+  EnvLookup env_;
+  std::filesystem::path cwd_;
+  std::optional<std::map<std::string, std::string>> stack_;  // loaded lazily
+};
+
 // The auth address by the order above. `flag` is the --auth-addr value (empty = not given).
-// Error: NOT_FOUND never; FAILED_PRECONDITION when a stack.env exists but cannot be read.
+// Error: FAILED_PRECONDITION when a stack.env exists but cannot be read.
 absl::StatusOr<std::string> ResolveAuthAddr(std::string_view flag, const EnvLookup& env,
                                             const std::filesystem::path& cwd);
 

@@ -100,6 +100,34 @@ TEST(ResolveAuthAddrTest, DefaultWhenNothingIsSet) {
   EXPECT_EQ(*addr, "localhost:50051");
 }
 
+TEST(SettingsTest, TlsFilesComeFromStackEnvUnlessGiven) {
+  TempDir dir;
+  WriteFile(dir.path() / ".gpuaas/stack.env",
+            "GPUAAS_AUTH_ADDR=127.0.0.1:50051\nGPUAAS_TLS_CA=/s/ca.crt\n"
+            "GPUAAS_TLS_CERT=/s/client.crt\nGPUAAS_TLS_KEY=/s/client.key\n");
+  Settings settings(FakeEnv({{"GPUAAS_TLS_CERT", "/env/client.crt"}}), dir.path());
+  Endpoint flags;
+  flags.tls.key_file = "/flag/client.key";
+  auto e = settings.AuthEndpoint(flags);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->addr, "127.0.0.1:50051");
+  EXPECT_EQ(e->tls.ca_file, "/s/ca.crt");
+  EXPECT_EQ(e->tls.cert_file, "/env/client.crt");
+  EXPECT_EQ(e->tls.key_file, "/flag/client.key");
+}
+
+TEST(SettingsTest, PlaintextWithoutTlsSettings) {
+  TempDir dir;
+  Settings settings(FakeEnv({}), dir.path());
+  auto e = settings.AuthEndpoint({});
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->addr, "localhost:50051");
+  EXPECT_TRUE(e->tls.ca_file.empty());
+  auto user = settings.Get("", "GPUAAS_ADMIN_USER", "nobody");
+  ASSERT_TRUE(user.ok());
+  EXPECT_EQ(*user, "nobody");
+}
+
 TEST(TokenPathTest, PrefersXdgConfigHome) {
   auto p = TokenPath(FakeEnv({{"XDG_CONFIG_HOME", "/x"}, {"HOME", "/h"}}));
   ASSERT_TRUE(p.ok());

@@ -19,22 +19,23 @@ absl::StatusOr<Session*> Context::session() {
   }
   const EnvLookup env = ProcessEnv();
   std::error_code ec;
-  absl::StatusOr<std::string> addr =
-      ResolveAuthAddr(options_.auth_addr, env, std::filesystem::current_path(ec));
-  if (!addr.ok()) {
-    return addr.status();
+  Settings settings(env, std::filesystem::current_path(ec));
+  absl::StatusOr<Endpoint> endpoint = settings.AuthEndpoint(
+      {options_.auth_addr, {options_.ca_file, options_.cert_file, options_.key_file}});
+  if (!endpoint.ok()) {
+    return endpoint.status();
   }
   absl::StatusOr<std::filesystem::path> token_path = TokenPath(env);
   if (!token_path.ok()) {
     return token_path.status();
   }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      MakeChannel(*addr, {options_.ca_file, options_.cert_file, options_.key_file});
+      MakeChannel(endpoint->addr, endpoint->tls);
   if (!channel.ok()) {
     return channel.status();
   }
   session_ = std::make_unique<Session>(authpb::AuthService::NewStub(*channel),
-                                       TokenStore(*token_path), clock_, timeout, *addr,
+                                       TokenStore(*token_path), clock_, timeout, endpoint->addr,
                                        env("GPUAAS_TOKEN"));
   return session_.get();
 }

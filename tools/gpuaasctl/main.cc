@@ -29,9 +29,12 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", o.output, "output format")
       ->check(CLI::IsMember({"table", "json"}));
   app.add_option("--timeout", o.timeout, "deadline of each call");
-  app.add_option("--ca", o.ca_file, "CA certificate: use TLS")->check(CLI::ExistingFile);
-  app.add_option("--cert", o.cert_file, "client certificate (mutual TLS)")->check(CLI::ExistingFile);
-  app.add_option("--key", o.key_file, "client private key (mutual TLS)")->check(CLI::ExistingFile);
+  app.add_option("--ca", o.ca_file, "CA certificate: use TLS (default: $GPUAAS_TLS_CA, stack.env)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--cert", o.cert_file, "client certificate for mutual TLS ($GPUAAS_TLS_CERT)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--key", o.key_file, "client private key for mutual TLS ($GPUAAS_TLS_KEY)")
+      ->check(CLI::ExistingFile);
 
   gpuaas::ctl::AddAuthCommands(app, ctx);
   gpuaas::ctl::AddTenantCommands(app, ctx);
