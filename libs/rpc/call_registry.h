@@ -4,10 +4,10 @@
 // the handler fills in the principal in between.
 #pragma once
 
+#include <grpcpp/server_context.h>
+
 #include <string>
 #include <string_view>
-
-#include <grpcpp/server_context.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"

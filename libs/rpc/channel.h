@@ -8,12 +8,12 @@
 //   return rpc::FromGrpcStatus(s);
 #pragma once
 
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <grpcpp/channel.h>
-#include <grpcpp/client_context.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"

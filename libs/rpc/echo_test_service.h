@@ -3,6 +3,9 @@
 // grpc.health.v1 client that needs no generated code.
 #pragma once
 
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <future>
 #include <memory>
@@ -10,9 +13,6 @@
 #include <string>
 #include <string_view>
 #include <thread>
-
-#include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
@@ -57,8 +57,7 @@ class EchoService final : public pb::EchoService::CallbackService {
     });
   }
 
-  grpc::ServerUnaryReactor* PublicEcho(grpc::CallbackServerContext* ctx,
-                                       const pb::EchoRequest* req,
+  grpc::ServerUnaryReactor* PublicEcho(grpc::CallbackServerContext* ctx, const pb::EchoRequest* req,
                                        pb::EchoResponse* resp) override {
     return handler_.RunPublic(ctx, [this, req, resp] { return Respond(*req, *resp); });
   }

@@ -13,12 +13,12 @@
 // `fn` returned, so capturing them by pointer is safe.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
 #include "libs/authz/principal.h"

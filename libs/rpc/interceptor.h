@@ -4,10 +4,10 @@
 // token or secret can reach the log.
 #pragma once
 
-#include <memory>
-
 #include <grpcpp/support/server_interceptor.h>
 #include <spdlog/logger.h>
+
+#include <memory>
 
 #include "libs/rpc/call_registry.h"
 #include "libs/rpc/metrics.h"

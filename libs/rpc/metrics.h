@@ -2,6 +2,8 @@
 // (version 0.0.4). The server interceptor feeds it; the metrics HTTP endpoint renders it.
 #pragma once
 
+#include <grpcpp/support/status.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -9,8 +11,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <grpcpp/support/status.h>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"

@@ -1,6 +1,8 @@
 #include "libs/rpc/server.h"
 
 #include <fcntl.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -8,9 +10,6 @@
 #include <cerrno>
 #include <mutex>
 #include <utility>
-
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/health_check_service_interface.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -133,8 +132,7 @@ absl::Status Server::Start() {
   impl.server = builder.BuildAndStart();
   if (impl.server == nullptr || impl.port == 0) {
     impl.server.reset();
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", impl.options.listen_address));
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", impl.options.listen_address));
   }
 
   grpc::HealthCheckServiceInterface* health = impl.server->GetHealthCheckService();
@@ -157,9 +155,9 @@ absl::Status Server::Start() {
   }
 
   impl.signal_read = InstallTerminationSignalPipe();
-  impl.logger->info("serving {} on port {} ({}), metrics port {}, services: {}",
-                    impl.options.name, impl.port, TransportName(impl.options.tls),
-                    impl.metrics_port, absl::StrJoin(impl.service_names, ", "));
+  impl.logger->info("serving {} on port {} ({}), metrics port {}, services: {}", impl.options.name,
+                    impl.port, TransportName(impl.options.tls), impl.metrics_port,
+                    absl::StrJoin(impl.service_names, ", "));
   return absl::OkStatus();
 }
 

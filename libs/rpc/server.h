@@ -13,11 +13,11 @@
 //   }
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "libs/authz/verifier.h"
@@ -28,11 +28,11 @@
 namespace gpuaas::rpc {
 
 struct ServerOptions {
-  std::string name;                 // "auth": logger and log-line prefix
+  std::string name;                              // "auth": logger and log-line prefix
   std::string listen_address = "0.0.0.0:50051";  // port 0 picks a free port
   std::string metrics_address = "0.0.0.0:9101";  // empty = no metrics endpoint; port 0 = free
   TlsOptions tls;
-  int worker_threads = 8;           // handler pool (blocking database work runs here)
+  int worker_threads = 8;  // handler pool (blocking database work runs here)
 };
 
 class Server final {

@@ -18,12 +18,12 @@
 namespace gpuaas::rpc {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using test::EchoService;
 using test::FakeAuthenticator;
 using test::pb::EchoRequest;
 using test::pb::EchoResponse;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr absl::Duration kCallTimeout = absl::Seconds(10);
 
@@ -167,10 +167,12 @@ TEST_F(ServerTest, MetricsCountCallsErrorsAndLatencyOfEveryService) {
   EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_requests_total{", kEcho, "} 3\n")));
   EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_errors_total{", kEcho,
                                            R"(,code="UNAUTHENTICATED"} 1)", "\n")));
-  EXPECT_THAT(body,
-              HasSubstr(absl::StrCat("gpuaas_rpc_latency_seconds_bucket{", kEcho, R"(,le="+Inf"} 3)")));
+  EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_latency_seconds_bucket{", kEcho,
+                                           R"(,le="+Inf"} 3)")));
   EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_latency_seconds_count{", kEcho, "} 3\n")));
-  EXPECT_THAT(body, HasSubstr(R"(gpuaas_rpc_requests_total{service="grpc.health.v1.Health",method="Check"} 1)"));
+  EXPECT_THAT(
+      body,
+      HasSubstr(R"(gpuaas_rpc_requests_total{service="grpc.health.v1.Health",method="Check"} 1)"));
   EXPECT_THAT(body, HasSubstr("# TYPE gpuaas_rpc_latency_seconds histogram"));
   EXPECT_THAT(body, HasSubstr("process_resident_memory_bytes "));
   EXPECT_THAT(body, HasSubstr("gpuaas_rpc_in_flight 0\n"));
@@ -258,7 +260,10 @@ TEST_F(ServerTest, CallWhoseClientGaveUpIsStillLoggedAndCounted) {
   do {
     body = Scrape();
   } while (!absl::StrContains(body, "gpuaas_rpc_in_flight 0\n"));
-  EXPECT_THAT(body, HasSubstr(R"(gpuaas_rpc_requests_total{service="gpuaas.testing.v1.EchoService",method="Echo"} 1)"));
+  EXPECT_THAT(
+      body,
+      HasSubstr(
+          R"(gpuaas_rpc_requests_total{service="gpuaas.testing.v1.EchoService",method="Echo"} 1)"));
 }
 
 TEST(ServerWithoutAuthenticatorTest, RefusesAuthenticatedMethods) {

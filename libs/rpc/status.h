@@ -1,9 +1,9 @@
 // The one mapping between absl::Status and grpc::Status (the code enums are numerically equal).
 #pragma once
 
-#include <string_view>
-
 #include <grpcpp/support/status.h>
+
+#include <string_view>
 
 #include "absl/status/status.h"
 

@@ -2,11 +2,11 @@
 // Files are PEM; they are read when credentials are built, so a bad path fails at startup.
 #pragma once
 
-#include <memory>
-#include <string>
-
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
+
+#include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 

@@ -168,8 +168,7 @@ TEST_F(TlsTest, RequireClientCertWithoutCaIsInvalid) {
 TEST_F(TlsTest, ClientWithUnreadableCaGetsAnErrorOrAFailingChannel) {
   TlsOptions tls;
   tls.ca_file = File("pki", "missing.crt");
-  EXPECT_EQ(OpenChannel("127.0.0.1:1", tls).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(OpenChannel("127.0.0.1:1", tls).status().code(), absl::StatusCode::kFailedPrecondition);
   auto stub = test::pb::EchoService::NewStub(MakeChannel("127.0.0.1:1", tls));
   EchoRequest req;
   EchoResponse resp;

@@ -3,11 +3,11 @@
 // reflection plugin does. The server needs them to mark each one SERVING on health.
 #pragma once
 
+#include <grpcpp/impl/server_builder_option.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/impl/server_builder_option.h>
 
 namespace gpuaas::rpc::internal {
 
