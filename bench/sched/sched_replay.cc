@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -198,10 +199,12 @@ int Main(int argc, char** argv) {
                << (d.placement ? GpuList(*d.placement) : "") << '\n';
         };
       }
+      // Thread CPU time, not wall time: the machine is shared, and a decision preempted by
+      // another process would otherwise be charged that process's time slice.
       const auto clock = [] {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
+        timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
       };
       const auto t0 = std::chrono::steady_clock::now();
       const replay::ReplayResult res = (*r)->Run(on_decision, clock, &latencies);
