@@ -51,8 +51,9 @@ absl::StatusOr<Ed25519Key> Ed25519Key::FromPrivateRaw(std::string_view raw32) {
   if (raw32.size() != kRawKeySize) {
     return absl::InvalidArgumentError("Ed25519 private key must be 32 bytes");
   }
-  EVP_PKEY* raw = EVP_PKEY_new_raw_private_key(
-      EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(raw32.data()), raw32.size());
+  EVP_PKEY* raw = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr,
+                                               reinterpret_cast<const unsigned char*>(raw32.data()),
+                                               raw32.size());
   if (raw == nullptr) {
     return absl::InvalidArgumentError("invalid Ed25519 private key");
   }
@@ -66,8 +67,9 @@ absl::StatusOr<Ed25519Key> Ed25519Key::FromPublicRaw(std::string_view raw32) {
   if (raw32.size() != kRawKeySize) {
     return absl::InvalidArgumentError("Ed25519 public key must be 32 bytes");
   }
-  EVP_PKEY* raw = EVP_PKEY_new_raw_public_key(
-      EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(raw32.data()), raw32.size());
+  EVP_PKEY* raw = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr,
+                                              reinterpret_cast<const unsigned char*>(raw32.data()),
+                                              raw32.size());
   if (raw == nullptr) {
     return absl::InvalidArgumentError("invalid Ed25519 public key");
   }

@@ -1,8 +1,8 @@
 #include "libs/authz/grpc_jwks_source.h"
 
-#include <chrono>
-
 #include <grpcpp/client_context.h>
+
+#include <chrono>
 
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/authz/jwt.h"

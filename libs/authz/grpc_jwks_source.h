@@ -3,9 +3,9 @@
 // service itself) need not link the auth stubs.
 #pragma once
 
-#include <memory>
-
 #include <grpcpp/channel.h>
+
+#include <memory>
 
 #include "absl/time/time.h"
 #include "libs/authz/verifier.h"

@@ -5,7 +5,6 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
-
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"

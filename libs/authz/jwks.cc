@@ -1,7 +1,6 @@
 // JSON Web Key Sets for Ed25519 keys (RFC 7517, with the OKP key type of RFC 8037).
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "libs/authz/jwt.h"
 

@@ -3,9 +3,8 @@
 
 #include <cstdint>
 #include <limits>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "libs/common/status_macros.h"
 

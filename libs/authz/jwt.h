@@ -13,15 +13,15 @@
 namespace gpuaas::authz {
 
 struct Claims {
-  std::string kid;          // header: which key signed it
+  std::string kid;  // header: which key signed it
   std::string iss;
-  std::string sub;          // user id
+  std::string sub;  // user id
   std::string tenant;
   Role role = ::gpuaas::common::v1::ROLE_UNSPECIFIED;
   absl::Time iat;
   absl::Time exp;
   std::string jti;
-  std::string api_key_id;   // optional claim "akid"
+  std::string api_key_id;  // optional claim "akid"
 };
 
 // An Ed25519 key pair (or only a public key). Move-only; wraps EVP_PKEY.
@@ -40,7 +40,8 @@ class Ed25519Key final {
   std::string PublicRaw() const;
   bool HasPrivate() const;
 
-  std::string Sign(std::string_view data) const;  // 64-byte signature; requires HasPrivate()
+  // 64-byte signature. Requires HasPrivate(); aborts otherwise (a programming error).
+  std::string Sign(std::string_view data) const;
   bool Verify(std::string_view data, std::string_view signature) const;
 
  private:
@@ -49,6 +50,8 @@ class Ed25519Key final {
   std::unique_ptr<Impl> impl_;
 };
 
+// RFC 4648 §5 without padding. Decoding is strict (INVALID_ARGUMENT for padding, whitespace,
+// foreign characters or non-zero trailing bits), so each byte string has one encoding.
 std::string Base64UrlEncode(std::string_view data);
 absl::StatusOr<std::string> Base64UrlDecode(std::string_view text);
 
@@ -64,15 +67,22 @@ class KeyLookup {
 
 // Parses and verifies a compact JWT: structure, alg == EdDSA (so "none" and HS256 are refused),
 // a known kid, the signature, iss == `issuer`, and iat <= now + leeway < exp.
+// Claims sub, iat, exp and role (a real role's name) are required; tenant is required unless
+// the role is global; tokens over 8 KiB are refused unread. The header's typ, if present, must
+// be "JWT" and a crit header is refused (RFC 7515 §4.1.11).
 // Every failure is UNAUTHENTICATED with a short reason; nothing of the token is echoed.
-absl::StatusOr<Claims> VerifyJwt(std::string_view token, const KeyLookup& keys, std::string_view issuer,
-                                 absl::Time now, absl::Duration leeway = absl::Seconds(30));
+absl::StatusOr<Claims> VerifyJwt(std::string_view token, const KeyLookup& keys,
+                                 std::string_view issuer, absl::Time now,
+                                 absl::Duration leeway = absl::Seconds(30));
 
 // The JWKS document for `keys` (kty OKP, crv Ed25519, alg EdDSA, use sig), and its parser.
 struct PublicJwk {
   std::string kid;
   std::string public_raw;  // 32 bytes
 };
+// The parser skips keys of other types, curves, algs or uses (RFC 7517 §5) and returns
+// INVALID_ARGUMENT for a malformed document, an Ed25519 key without kid or with a bad x, or a
+// repeated kid.
 std::string JwksJson(const std::vector<PublicJwk>& keys);
 absl::StatusOr<std::vector<PublicJwk>> ParseJwksJson(std::string_view json);
 

@@ -1,8 +1,8 @@
 #include "libs/authz/jwt.h"
 
-#include <map>
-
 #include <gtest/gtest.h>
+
+#include <map>
 
 namespace gpuaas::authz {
 namespace {
@@ -15,7 +15,9 @@ const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
 class MapKeys final : public KeyLookup {
  public:
-  void Add(std::string kid, Ed25519Key key) { keys_.insert_or_assign(std::move(kid), std::move(key)); }
+  void Add(std::string kid, Ed25519Key key) {
+    keys_.insert_or_assign(std::move(kid), std::move(key));
+  }
   const Ed25519Key* Find(std::string_view kid) const override {
     auto it = keys_.find(std::string(kid));
     return it == keys_.end() ? nullptr : &it->second;
@@ -184,7 +186,7 @@ TEST_F(JwtTest, RejectsAlgNoneAndHs256) {
       R"({"iss":"gpuaas-auth","sub":"u","tenant":"t","role":"VIEWER","iat":1800000000,"exp":1800000900})";
   ExpectRejected(Assemble(R"({"alg":"none","typ":"JWT","kid":"k1"})", payload, nullptr, ""),
                  "unsupported token algorithm");
-  ExpectRejected(Assemble(R"({"alg":"none","kid":"k1"})", payload, nullptr, "") + "", 
+  ExpectRejected(Assemble(R"({"alg":"none","kid":"k1"})", payload, nullptr, ""),
                  "unsupported token algorithm");
   // HS256 keyed with the public key: the classic confusion attack.
   ExpectRejected(
@@ -273,9 +275,11 @@ TEST_F(JwtTest, RejectsBadClaims) {
     EXPECT_EQ(got.status().code(), absl::StatusCode::kUnauthenticated) << payload;
     EXPECT_EQ(got.status().message(), "invalid token claims") << payload;
   }
-  EXPECT_TRUE(Verify(SignedPayload(
-                  R"({"iss":"gpuaas-auth","sub":"u","tenant":"t","role":"VIEWER","iat":1800000000,"exp":1800000900})"))
-                  .ok());
+  EXPECT_TRUE(
+      Verify(
+          SignedPayload(
+              R"({"iss":"gpuaas-auth","sub":"u","tenant":"t","role":"VIEWER","iat":1800000000,"exp":1800000900})"))
+          .ok());
 }
 
 TEST_F(JwtTest, ErrorsNeverEchoTheToken) {
@@ -310,9 +314,14 @@ TEST(Jwks, SkipsForeignKeyTypes) {
   Ed25519Key a = Ed25519Key::Generate();
   std::string x = Base64UrlEncode(a.PublicRaw());
   std::string json = R"({"keys":[{"kty":"RSA","kid":"r","n":"AQAB","e":"AQAB"},)"
-                     R"({"kty":"OKP","crv":"X25519","kid":"x","x":")" + x + R"("},)"
-                     R"({"kty":"OKP","crv":"Ed25519","kid":"enc","use":"enc","x":")" + x + R"("},)"
-                     R"({"kty":"OKP","crv":"Ed25519","kid":"good","x":")" + x + R"("}]})";
+                     R"({"kty":"OKP","crv":"X25519","kid":"x","x":")" +
+                     x +
+                     R"("},)"
+                     R"({"kty":"OKP","crv":"Ed25519","kid":"enc","use":"enc","x":")" +
+                     x +
+                     R"("},)"
+                     R"({"kty":"OKP","crv":"Ed25519","kid":"good","x":")" +
+                     x + R"("}]})";
   absl::StatusOr<std::vector<PublicJwk>> got = ParseJwksJson(json);
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->size(), 1u);
@@ -327,7 +336,7 @@ TEST(Jwks, RejectsMalformed) {
       "{}",
       R"({"keys":{}})",
       R"({"keys":[1]})",
-      R"({"keys":[{"kty":"OKP","crv":"Ed25519","x":")" + x + R"("}]})",           // no kid
+      R"({"keys":[{"kty":"OKP","crv":"Ed25519","x":")" + x + R"("}]})",             // no kid
       R"({"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k"}]})",                      // no x
       R"({"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k","x":"AAAA"}]})",           // short x
       R"({"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k","x":")" + x + R"(="}]})",  // padded x

@@ -14,8 +14,8 @@ namespace gpuaas::authz {
 using Role = ::gpuaas::common::v1::Role;
 
 struct Principal {
-  std::string user_id;     // JWT sub
-  std::string tenant_id;   // the one tenant the token acts for; may be empty for global roles
+  std::string user_id;    // JWT sub
+  std::string tenant_id;  // the one tenant the token acts for; may be empty for global roles
   Role role = ::gpuaas::common::v1::ROLE_UNSPECIFIED;
   std::string token_id;    // jti
   std::string api_key_id;  // set when the token came from ExchangeApiKey
@@ -27,6 +27,8 @@ struct Principal {
 
 // Tenant roles are ordered VIEWER < MEMBER < TENANT_ADMIN; PLATFORM_ADMIN passes every check.
 // SERVICE passes checks up to MEMBER (it reads and drives workloads, never manages people).
+// `at_least` = ROLE_UNSPECIFIED accepts any real role; a principal whose role is unspecified or
+// outside the enum fails every check.
 // Error: PERMISSION_DENIED naming the role needed.
 absl::Status RequireRole(const Principal& p, Role at_least);
 

@@ -212,7 +212,8 @@ class JwksAuthenticator final : public Authenticator {
     mu_.Unlock();
     absl::StatusOr<std::string> json = source_->FetchJwks();
     absl::StatusOr<std::shared_ptr<const KeySet>> keys =
-        json.ok() ? BuildKeySet(*json) : absl::StatusOr<std::shared_ptr<const KeySet>>(json.status());
+        json.ok() ? BuildKeySet(*json)
+                  : absl::StatusOr<std::shared_ptr<const KeySet>>(json.status());
     const absl::Time done = clock_.Now();
     mu_.Lock();
     fetching_ = false;

@@ -40,8 +40,12 @@ struct VerifierOptions {
 };
 
 // Thread-safe. Fetches outside its lock so concurrent verifications never wait on the network
-// except the first ones.
+// except the first ones. One fetch runs at a time. While no keys were ever fetched, every call
+// tries (one at a time) and fails UNAVAILABLE if the fetch fails; once keys exist, a failed
+// refresh keeps serving them (logged), so an auth-service outage does not stop verification.
+// Blocks for at most one FetchJwks per call.
 std::unique_ptr<Authenticator> NewJwksAuthenticator(std::unique_ptr<JwksSource> source,
-                                                    const Clock& clock, VerifierOptions options = {});
+                                                    const Clock& clock,
+                                                    VerifierOptions options = {});
 
 }  // namespace gpuaas::authz

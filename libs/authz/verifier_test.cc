@@ -1,10 +1,10 @@
 #include "libs/authz/verifier.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
 #include "libs/authz/jwt.h"
@@ -90,7 +90,9 @@ class VerifierTest : public ::testing::Test {
     return "Bearer " + SignJwt(c, key);
   }
 
-  PublicJwk Jwk(std::string kid, const Ed25519Key& key) { return {std::move(kid), key.PublicRaw()}; }
+  PublicJwk Jwk(std::string kid, const Ed25519Key& key) {
+    return {std::move(kid), key.PublicRaw()};
+  }
 
   FakeClock clock_;
   std::shared_ptr<SourceState> state_;
@@ -267,8 +269,9 @@ TEST_F(VerifierTest, ConcurrentSmoke) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 300; ++i) {
         const int pick = (t + i) % 3;
-        absl::StatusOr<Principal> p =
-            auth_->Authenticate(pick == 0 ? good1 : pick == 1 ? good2 : unknown);
+        absl::StatusOr<Principal> p = auth_->Authenticate(pick == 0   ? good1
+                                                          : pick == 1 ? good2
+                                                                      : unknown);
         if (p.ok() != (pick != 2)) {
           failures.fetch_add(1);
         }

@@ -22,8 +22,10 @@ absl::Status LoginThrottle::Check(std::string_view key) const {
     return absl::OkStatus();
   }
   // Round up, so "retry in 0s" never appears and retrying after N seconds always succeeds.
-  const int64_t wait = absl::ToInt64Seconds(absl::Ceil(it->second->locked_until - now, absl::Seconds(1)));
-  return absl::ResourceExhaustedError("too many failed logins, retry in " + std::to_string(wait) + "s");
+  const int64_t wait =
+      absl::ToInt64Seconds(absl::Ceil(it->second->locked_until - now, absl::Seconds(1)));
+  return absl::ResourceExhaustedError("too many failed logins, retry in " + std::to_string(wait) +
+                                      "s");
 }
 
 void LoginThrottle::RecordFailure(std::string_view key) {

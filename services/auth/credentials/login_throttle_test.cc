@@ -1,9 +1,9 @@
 #include "services/auth/credentials/login_throttle.h"
 
+#include <gtest/gtest.h>
+
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace gpuaas::auth {
 namespace {
@@ -86,7 +86,7 @@ TEST(LoginThrottle, MemoryIsBounded) {
     clock.Advance(absl::Milliseconds(1));
   }
   EXPECT_EQ(t.size(), 3u);
-  EXPECT_TRUE(t.Check("a").ok());   // the least recently failed were forgotten
+  EXPECT_TRUE(t.Check("a").ok());  // the least recently failed were forgotten
   EXPECT_FALSE(t.Check("e").ok());
 }
 

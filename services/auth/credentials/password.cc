@@ -77,8 +77,8 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
 
 std::string HashPassword(std::string_view password, const ScryptParams& params) {
   std::string salt(kSaltSize, '\0');
-  if (!ValidParams(params) ||
-      RAND_bytes(reinterpret_cast<unsigned char*>(salt.data()), static_cast<int>(salt.size())) != 1) {
+  if (!ValidParams(params) || RAND_bytes(reinterpret_cast<unsigned char*>(salt.data()),
+                                         static_cast<int>(salt.size())) != 1) {
     std::abort();  // bad compiled-in parameters or a broken CSPRNG: nothing can be stored safely
   }
   std::optional<std::string> hash = Scrypt(password, salt, params, kHashSize);

@@ -44,12 +44,12 @@ TEST(Password, MalformedEncodingsAreFalse) {
       "pw",
       "scrypt",
       "bcrypt$1024$8$1$" + salt_and_hash,
-      "scrypt$1000$8$1$" + salt_and_hash,      // N not a power of two
-      "scrypt$01024$8$1$" + salt_and_hash,     // leading zero
-      "scrypt$1024$0$1$" + salt_and_hash,      // r = 0
-      "scrypt$1024$8$0$" + salt_and_hash,      // p = 0
-      "scrypt$4194304$8$1$" + salt_and_hash,   // N beyond the bound
-      "scrypt$1024$8$1$$" + salt_and_hash,     // extra field
+      "scrypt$1000$8$1$" + salt_and_hash,     // N not a power of two
+      "scrypt$01024$8$1$" + salt_and_hash,    // leading zero
+      "scrypt$1024$0$1$" + salt_and_hash,     // r = 0
+      "scrypt$1024$8$0$" + salt_and_hash,     // p = 0
+      "scrypt$4194304$8$1$" + salt_and_hash,  // N beyond the bound
+      "scrypt$1024$8$1$$" + salt_and_hash,    // extra field
       "scrypt$1024$8$-1$" + salt_and_hash,
       "scrypt$1024$8$1$!!!!$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
       "scrypt$1024$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAA",  // hash too short
