@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuaas/auth/v1/auth.grpc.pb.h"
+
 namespace gpuaas::bench {
 namespace {
 
@@ -46,6 +48,54 @@ TEST(MethodsTest, UnreachableServerCompletesWithUnavailable) {
   absl::MutexLock lock(&mu);
   mu.Await(absl::Condition(+[](std::optional<grpc::Status>* r) { return r->has_value(); }, &result));
   EXPECT_EQ(result->error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+}  // namespace
+}  // namespace gpuaas::bench
+
+namespace gpuaas::bench {
+namespace {
+
+// Answers WhoAmI only for the expected bearer token, so the test sees the header arrive.
+class FakeAuth final : public auth::v1::AuthService::Service {
+ public:
+  grpc::Status WhoAmI(grpc::ServerContext* ctx, const auth::v1::WhoAmIRequest*,
+                      auth::v1::WhoAmIResponse* resp) override {
+    auto it = ctx->client_metadata().find("authorization");
+    if (it == ctx->client_metadata().end() ||
+        std::string(it->second.data(), it->second.size()) != "Bearer t") {
+      return {grpc::StatusCode::UNAUTHENTICATED, "bad token"};
+    }
+    resp->set_user_name("alice");
+    return grpc::Status::OK;
+  }
+};
+
+TEST(MethodsTest, DrivesARealServerThroughTheOpenLoop) {
+  FakeAuth fake;
+  grpc::ServerBuilder b;
+  int port = 0;
+  b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  b.RegisterService(&fake);
+  std::unique_ptr<grpc::Server> server = b.BuildAndStart();
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                     grpc::InsecureChannelCredentials());
+  OpenLoopOptions o;
+  o.rate = 500;
+  o.warmup = absl::Milliseconds(20);
+  o.duration = absl::Milliseconds(200);
+  for (auto [token, want_ok] : {std::pair{"t", true}, std::pair{"wrong", false}}) {
+    auto invoker = FindMethod("WhoAmI")->make(channel, Args(token));
+    ASSERT_TRUE(invoker.ok());
+    LatencyRecorder rec;
+    OpenLoopResult r = RunOpenLoop(*invoker, o, rec);
+    LatencySummary s = rec.Summarize();
+    EXPECT_EQ(r.scheduled, 100);
+    EXPECT_EQ(s.completed, 100);
+    EXPECT_EQ(s.ok, want_ok ? 100 : 0);
+    EXPECT_EQ(s.errors.count("UNAUTHENTICATED"), want_ok ? 0u : 1u);
+  }
+  server->Shutdown();
 }
 
 }  // namespace
