@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
