@@ -1,6 +1,9 @@
 # Helpers shared by every target: warnings, proto generation, test registration.
 
-set(GPUAAS_WARNINGS -Wall -Wextra -Wno-unused-parameter)
+# Designated initializers that leave fields at their defaults are the point of C++20 options
+# structs, and GCC 12's -Wrestrict misfires on std::string concatenation (GCC PR 105329).
+set(GPUAAS_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+    -Wno-restrict)
 if(GPUAAS_WERROR)
   list(APPEND GPUAAS_WARNINGS -Werror)
 endif()
@@ -34,10 +37,14 @@ function(gpuaas_test name)
   endif()
 endfunction()
 
-# gpuaas_proto_library(NAME PROTOS... [DEPS...] [GRPC]) -> generated code in its own target.
-# Protos are named relative to proto/, so imports read "gpuaas/auth/v1/auth.proto".
+# gpuaas_proto_library(NAME PROTOS... [DEPS...] [GRPC] [ROOT dir]) -> generated code in its own
+# target. Protos are named relative to ROOT (default proto/), so imports read
+# "gpuaas/auth/v1/auth.proto".
 function(gpuaas_proto_library name)
-  cmake_parse_arguments(ARG "GRPC" "" "PROTOS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "GRPC" "ROOT" "PROTOS;DEPS" ${ARGN})
+  if(NOT ARG_ROOT)
+    set(ARG_ROOT ${PROJECT_SOURCE_DIR}/proto)
+  endif()
   set(out ${PROJECT_BINARY_DIR}/proto)
   set(srcs)
   foreach(proto ${ARG_PROTOS})
@@ -53,9 +60,9 @@ function(gpuaas_proto_library name)
       OUTPUT ${generated}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
       COMMAND protobuf::protoc --cpp_out=${out} ${plugin_args}
-              -I ${PROJECT_SOURCE_DIR}/proto -I /usr/include ${proto}
-      DEPENDS ${PROJECT_SOURCE_DIR}/proto/${proto} protobuf::protoc
-      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/proto
+              -I ${ARG_ROOT} -I /usr/include ${proto}
+      DEPENDS ${ARG_ROOT}/${proto} protobuf::protoc
+      WORKING_DIRECTORY ${ARG_ROOT}
       COMMENT "protoc ${proto}")
     list(APPEND srcs ${generated})
   endforeach()

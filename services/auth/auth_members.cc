@@ -1,0 +1,98 @@
+// Memberships: a tenant admin manages its own tenant's members; platform admins any tenant's.
+// Nobody grants a global role through a membership.
+#include "absl/strings/str_cat.h"
+#include "libs/common/status_macros.h"
+#include "services/auth/auth.h"
+#include "services/auth/validate.h"
+
+namespace gpuaas::auth {
+namespace {
+
+absl::Status MemberNotFound() { return absl::NotFoundError("membership not found"); }
+
+}  // namespace
+
+absl::Status Auth::RequireTenantAdmin(const Principal& p, const std::string& tenant_id) {
+  GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, tenant_id, "tenant"));
+  if (p.IsPlatformAdmin()) return absl::OkStatus();
+  if (p.role != common::v1::TENANT_ADMIN) {
+    return absl::PermissionDeniedError("managing members needs TENANT_ADMIN");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Auth::AddMember(const Principal& p, const pb::AddMemberRequest& req,
+                             pb::Membership& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateId("user_id", req.user_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateTenantRole("role", req.role()));
+  GPUAAS_RETURN_IF_ERROR(RequireTenantAdmin(p, req.tenant_id()));
+  return pool_.RunInTransaction("auth.add_member", [&](db::Tx& tx) -> absl::Status {
+    if (!repo_.GetTenant(tx, req.tenant_id())) return absl::NotFoundError("tenant not found");
+    if (!repo_.GetUser(tx, req.user_id())) return absl::NotFoundError("user not found");
+    if (repo_.GetMember(tx, req.tenant_id(), req.user_id())) {
+      return absl::AlreadyExistsError("user is already a member of this tenant");
+    }
+    pb::Membership m;
+    m.set_tenant_id(req.tenant_id());
+    m.set_user_id(req.user_id());
+    m.set_role(req.role());
+    repo_.InsertMember(tx, m);
+    out = *repo_.GetMember(tx, req.tenant_id(), req.user_id());
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Auth::UpdateMember(const Principal& p, const pb::UpdateMemberRequest& req,
+                                pb::Membership& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateId("user_id", req.user_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateTenantRole("role", req.role()));
+  GPUAAS_RETURN_IF_ERROR(RequireTenantAdmin(p, req.tenant_id()));
+  return pool_.RunInTransaction("auth.update_member", [&](db::Tx& tx) -> absl::Status {
+    std::optional<pb::Membership> m = repo_.GetMember(tx, req.tenant_id(), req.user_id());
+    if (!m) return MemberNotFound();
+    m->set_role(req.role());
+    repo_.UpdateMember(tx, *m);
+    if (repo_.CountTenantAdmins(tx, req.tenant_id()) == 0 && !p.IsPlatformAdmin()) {
+      return absl::FailedPreconditionError("a tenant must keep at least one TENANT_ADMIN");
+    }
+    out = *repo_.GetMember(tx, req.tenant_id(), req.user_id());
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Auth::RemoveMember(const Principal& p, const pb::RemoveMemberRequest& req) {
+  GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateId("user_id", req.user_id()));
+  GPUAAS_RETURN_IF_ERROR(RequireTenantAdmin(p, req.tenant_id()));
+  return pool_.RunInTransaction("auth.remove_member", [&](db::Tx& tx) -> absl::Status {
+    if (!repo_.DeleteMember(tx, req.tenant_id(), req.user_id())) return MemberNotFound();
+    if (repo_.CountTenantAdmins(tx, req.tenant_id()) == 0 && !p.IsPlatformAdmin()) {
+      return absl::FailedPreconditionError("a tenant must keep at least one TENANT_ADMIN");
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Auth::ListMembers(const Principal& p, const pb::ListMembersRequest& req,
+                               pb::ListMembersResponse& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, req.tenant_id(), "tenant"));
+  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::VIEWER));
+  GPUAAS_ASSIGN_OR_RETURN(PageQuery page, ParsePage(req.page_size(), req.page_token()));
+  return pool_.RunInTransaction("auth.list_members", [&](db::Tx& tx) -> absl::Status {
+    if (!repo_.GetTenant(tx, req.tenant_id())) return absl::NotFoundError("tenant not found");
+    out.Clear();
+    for (pb::Membership& m : repo_.ListMembers(tx, req.tenant_id(), page)) {
+      *out.add_members() = std::move(m);
+    }
+    if (out.members_size() > 0) {
+      out.set_next_page_token(NextPageToken(page, static_cast<size_t>(out.members_size()),
+                                            out.members().rbegin()->user_id()));
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace gpuaas::auth

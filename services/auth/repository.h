@@ -1,0 +1,115 @@
+// All SQL of the auth service. Methods run inside a caller's transaction (db::Tx) so the
+// domain decides transaction boundaries; they map rows to API messages and back.
+// Errors come from libpqxx as exceptions and are mapped by db::Pool::RunInTransaction.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gpuaas/auth/v1/auth.pb.h"
+#include "libs/db/db.h"
+
+namespace gpuaas::auth {
+
+namespace pb = ::gpuaas::auth::v1;
+
+struct UserRecord {
+  pb::User user;
+  std::string password_hash;
+};
+
+struct ApiKeyRecord {
+  pb::ApiKey key;
+  std::string secret_hash;
+};
+
+struct RefreshTokenRecord {
+  std::string token_id;
+  std::string chain_id;
+  std::string user_id;
+  std::string tenant_id;
+  std::string secret_hash;
+  absl::Time expire_time;
+  bool used = false;
+  bool revoked = false;
+};
+
+struct SigningKeyRecord {
+  std::string kid;
+  std::string private_raw;
+  absl::Time create_time;
+  std::optional<absl::Time> retire_time;
+};
+
+// A page of results ordered by primary key; `after` is the last key of the previous page.
+struct PageQuery {
+  std::string after;
+  int limit = 50;
+};
+
+class Repository final {
+ public:
+  // Tenants.
+  void InsertTenant(db::Tx& tx, const pb::Tenant& t);
+  std::optional<pb::Tenant> GetTenant(db::Tx& tx, const std::string& tenant_id);
+  std::vector<pb::Tenant> ListTenants(db::Tx& tx, const PageQuery& page);
+  // Writes display name and quota as given; returns false when the tenant does not exist.
+  bool UpdateTenant(db::Tx& tx, const pb::Tenant& t);
+  bool DeleteTenant(db::Tx& tx, const std::string& tenant_id);
+
+  // Users.
+  void InsertUser(db::Tx& tx, const UserRecord& u);
+  std::optional<UserRecord> GetUser(db::Tx& tx, const std::string& user_id);
+  std::optional<UserRecord> GetUserByName(db::Tx& tx, const std::string& user_name);
+  // All users, or only members of `tenant_id` when it is set.
+  std::vector<pb::User> ListUsers(db::Tx& tx, const std::optional<std::string>& tenant_id,
+                                  const PageQuery& page);
+  bool UpdateUser(db::Tx& tx, const UserRecord& u);
+  bool DeleteUser(db::Tx& tx, const std::string& user_id);
+  int64_t CountPlatformAdmins(db::Tx& tx);
+
+  // Memberships.
+  void InsertMember(db::Tx& tx, const pb::Membership& m);
+  std::optional<pb::Membership> GetMember(db::Tx& tx, const std::string& tenant_id,
+                                          const std::string& user_id);
+  bool UpdateMember(db::Tx& tx, const pb::Membership& m);
+  bool DeleteMember(db::Tx& tx, const std::string& tenant_id, const std::string& user_id);
+  std::vector<pb::Membership> ListMembers(db::Tx& tx, const std::string& tenant_id,
+                                          const PageQuery& page);
+  // Every membership of a user, oldest first.
+  std::vector<pb::Membership> MembershipsOf(db::Tx& tx, const std::string& user_id);
+  int64_t CountTenantAdmins(db::Tx& tx, const std::string& tenant_id);
+
+  // API keys.
+  void InsertApiKey(db::Tx& tx, const ApiKeyRecord& k);
+  std::optional<ApiKeyRecord> GetApiKey(db::Tx& tx, const std::string& api_key_id);
+  // Keys of one tenant, optionally only one user's.
+  std::vector<pb::ApiKey> ListApiKeys(db::Tx& tx, const std::string& tenant_id,
+                                      const std::optional<std::string>& user_id,
+                                      const PageQuery& page);
+  void RevokeApiKey(db::Tx& tx, const std::string& api_key_id);
+
+  // Refresh tokens.
+  void InsertRefreshToken(db::Tx& tx, const RefreshTokenRecord& r);
+  // Locks the row (FOR UPDATE) so two concurrent refreshes cannot both rotate it.
+  std::optional<RefreshTokenRecord> GetRefreshTokenForUpdate(db::Tx& tx, const std::string& token_id);
+  void MarkRefreshTokenUsed(db::Tx& tx, const std::string& token_id);
+  void RevokeChain(db::Tx& tx, const std::string& chain_id);
+  void RevokeUserTokens(db::Tx& tx, const std::string& user_id);
+
+  // Signing keys.
+  void InsertSigningKey(db::Tx& tx, const SigningKeyRecord& k);
+  // Keys not retired, or retired after `published_after`, newest first.
+  std::vector<SigningKeyRecord> PublishedSigningKeys(db::Tx& tx, absl::Time published_after);
+  void RetireSigningKeys(db::Tx& tx, const std::string& except_kid);
+
+  // Idempotency records.
+  std::optional<std::string> FindRequest(db::Tx& tx, const std::string& method,
+                                         const std::string& caller, const std::string& request_id);
+  void RecordRequest(db::Tx& tx, const std::string& method, const std::string& caller,
+                     const std::string& request_id, const std::string& result_id);
+};
+
+}  // namespace gpuaas::auth

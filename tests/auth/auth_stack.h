@@ -1,0 +1,65 @@
+// An in-process auth service on a fresh PostgreSQL database and a free loopback port, with a
+// bootstrapped platform admin, for tests that talk to it through a real gRPC stub.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "gpuaas/auth/v1/auth.grpc.pb.h"
+#include "libs/common/clock.h"
+#include "libs/db/db.h"
+#include "libs/rpc/server.h"
+#include "services/auth/auth.h"
+#include "services/auth/credentials/login_throttle.h"
+#include "services/auth/grpc_service.h"
+#include "services/auth/key_store.h"
+
+namespace gpuaas::auth::testing {
+
+namespace pb = ::gpuaas::auth::v1;
+
+inline constexpr std::string_view kAdminPassword = "admin-password-for-tests";
+
+class AuthStack final {
+ public:
+  // Migrates `dsn`'s auth schema, bootstraps "admin" and starts serving. Aborts the test
+  // (ASSERT) on failure.
+  explicit AuthStack(const std::string& dsn, AuthOptions options = {});
+  ~AuthStack();
+
+  pb::AuthService::Stub& stub() { return *stub_; }
+  int port() const { return server_->port(); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port()); }
+  KeyStore& keys() { return *keys_; }
+
+  // Logs in and returns the access token; fails the test when login fails.
+  std::string Login(const std::string& user, const std::string& password,
+                    const std::string& tenant = "");
+  std::string AdminToken() { return Login("admin", std::string(kAdminPassword)); }
+
+  // A context with a 10 s deadline and, when given, the bearer token.
+  static std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token = "");
+
+  // Creates tenant `tenant_id`, and user `user_name` (password "password-<user_name>") as a
+  // member with `role`, as the admin. Returns the user id.
+  std::string CreateTenant(const std::string& tenant_id);
+  std::string CreateUser(const std::string& user_name, const std::string& tenant_id,
+                         common::v1::Role role);
+  static std::string PasswordOf(const std::string& user_name) { return "password-" + user_name; }
+
+ private:
+  SystemClock clock_;
+  std::unique_ptr<db::Pool> pool_;
+  Repository repo_;
+  std::unique_ptr<KeyStore> keys_;
+  std::unique_ptr<LoginThrottle> throttle_;
+  std::unique_ptr<Auth> auth_;
+  std::unique_ptr<rpc::Server> server_;
+  std::unique_ptr<AuthServiceImpl> service_;
+  std::unique_ptr<pb::AuthService::Stub> stub_;
+  std::string admin_token_;
+};
+
+}  // namespace gpuaas::auth::testing

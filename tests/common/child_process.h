@@ -1,0 +1,37 @@
+// Runs a real binary as a child process for end-to-end tests, and finds free loopback ports.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace gpuaas::testing {
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
+int FreePort();
+
+class ChildProcess final {
+ public:
+  // Starts `argv[0]` with `argv`; stdout and stderr go to `log_file` (appended).
+  ChildProcess(std::vector<std::string> argv, const std::string& log_file);
+  // Kills the process if it still runs.
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool Running();
+  // Sends SIGTERM and waits up to `timeout_ms`; returns the exit status (or -1 when it had to
+  // be killed).
+  int Terminate(int timeout_ms = 15000);
+
+ private:
+  pid_t pid_ = -1;
+  int exit_status_ = -1;
+};
+
+// Waits until grpc.health.v1 at `address` reports SERVING; false after `timeout_ms`.
+bool WaitServing(const std::string& address, int timeout_ms = 20000);
+
+}  // namespace gpuaas::testing
