@@ -55,7 +55,11 @@ void LockAndPrepare(Tx& tx, const std::string& schema) {
   tx.Exec("SELECT pg_advisory_xact_lock($1, hashtext($2))", kMigrationLockClass,
           std::string(schema));
   tx.Exec(absl::StrCat("SET LOCAL statement_timeout = '", std::string(kMigrationStatementTimeout), "'"));
-  tx.raw().exec(absl::StrCat("CREATE SCHEMA IF NOT EXISTS ", schema));
+  // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists, and
+  // a service role that was handed its schema by the operator has no such right.
+  if (tx.Exec("SELECT 1 FROM pg_namespace WHERE nspname = $1", std::string(schema)).empty()) {
+    tx.raw().exec(absl::StrCat("CREATE SCHEMA ", schema));
+  }
   tx.raw().exec(absl::StrCat("CREATE TABLE IF NOT EXISTS ", schema,
                              ".schema_migrations (version int PRIMARY KEY, name text NOT NULL, "
                              "applied_at timestamptz NOT NULL DEFAULT now())"));
