@@ -31,13 +31,11 @@ struct Case {
   std::function<grpc::Status(const std::string& token)> call;
 };
 
-class AuthPermissionsTest : public gpuaas::testing::PgTest {
+class AuthPermissionsTest : public AuthStackTest {
  protected:
   void SetUp() override {
-    PgTest::SetUp();
+    AuthStackTest::SetUp();
     if (IsSkipped()) return;
-    stack_ = std::make_unique<AuthStack>(dsn());
-    admin_ = stack_->AdminToken();
     stack_->CreateTenant("alpha");
     stack_->CreateUser("viewer", "alpha", common::v1::VIEWER);
     stack_->CreateUser("member", "alpha", common::v1::MEMBER);
@@ -58,17 +56,9 @@ class AuthPermissionsTest : public gpuaas::testing::PgTest {
     tokens_[kService] = stack_->Login("robot", AuthStack::PasswordOf("robot"));
     tokens_[kPlatformAdmin] = stack_->Login("admin", std::string(kAdminPassword), "alpha");
   }
-  void TearDown() override {
-    stack_.reset();
-    PgTest::TearDown();
-  }
-  pb::AuthService::Stub& stub() { return stack_->stub(); }
-  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& t) { return AuthStack::Ctx(t); }
 
   std::vector<Case> Cases();
 
-  std::unique_ptr<AuthStack> stack_;
-  std::string admin_;
   std::string target_;
   std::string spare_;
   std::map<Caller, std::string> tokens_;

@@ -12,23 +12,7 @@ using ::testing::ElementsAre;
 using ::testing::Property;
 using ::testing::SizeIs;
 
-class AuthRpcTest : public gpuaas::testing::PgTest {
- protected:
-  void SetUp() override {
-    PgTest::SetUp();
-    if (IsSkipped()) return;
-    stack_ = std::make_unique<AuthStack>(dsn());
-    admin_ = stack_->AdminToken();
-  }
-  void TearDown() override {
-    stack_.reset();
-    PgTest::TearDown();
-  }
-  pb::AuthService::Stub& stub() { return stack_->stub(); }
-
-  std::unique_ptr<AuthStack> stack_;
-  std::string admin_;
-};
+class AuthRpcTest : public AuthStackTest {};
 
 #define ASSERT_RPC_OK(call)                                   \
   do {                                                        \

@@ -14,21 +14,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class AuthSecurityTest : public gpuaas::testing::PgTest {
+class AuthSecurityTest : public AuthStackTest {
  protected:
-  void SetUp() override {
-    PgTest::SetUp();
-    if (IsSkipped()) return;
-    stack_ = std::make_unique<AuthStack>(dsn());
-    admin_ = stack_->AdminToken();
-  }
-  void TearDown() override {
-    stack_.reset();
-    PgTest::TearDown();
-  }
-  pb::AuthService::Stub& stub() { return stack_->stub(); }
-  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& t = "") { return AuthStack::Ctx(t); }
-
   grpc::StatusCode WhoAmICode(const std::string& token) {
     pb::WhoAmIResponse out;
     return stub().WhoAmI(Ctx(token).get(), {}, &out).error_code();
@@ -47,8 +34,6 @@ class AuthSecurityTest : public gpuaas::testing::PgTest {
     return c;
   }
 
-  std::unique_ptr<AuthStack> stack_;
-  std::string admin_;
 };
 
 TEST_F(AuthSecurityTest, OtherTenantsResourcesAreNotFound) {

@@ -10,6 +10,7 @@
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/common/clock.h"
 #include "libs/db/db.h"
+#include "libs/testing/pg_test.h"
 #include "libs/rpc/server.h"
 #include "services/auth/auth.h"
 #include "services/auth/credentials/login_throttle.h"
@@ -60,6 +61,26 @@ class AuthStack final {
   std::unique_ptr<AuthServiceImpl> service_;
   std::unique_ptr<pb::AuthService::Stub> stub_;
   std::string admin_token_;
+};
+
+// A test with its own database and auth service, and the admin's token.
+class AuthStackTest : public gpuaas::testing::PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped()) return;
+    stack_ = std::make_unique<AuthStack>(dsn());
+    admin_ = stack_->AdminToken();
+  }
+  void TearDown() override {
+    stack_.reset();
+    PgTest::TearDown();
+  }
+  pb::AuthService::Stub& stub() { return stack_->stub(); }
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& t = "") { return AuthStack::Ctx(t); }
+
+  std::unique_ptr<AuthStack> stack_;
+  std::string admin_;
 };
 
 }  // namespace gpuaas::auth::testing
