@@ -107,7 +107,8 @@ bool VerifyPassword(std::string_view password, std::string_view encoded) {
   }
   absl::StatusOr<std::string> salt = authz::Base64UrlDecode(parts[4]);
   absl::StatusOr<std::string> want = authz::Base64UrlDecode(parts[5]);
-  if (!salt.ok() || !want.ok() || salt->size() < 8 || want->size() < 16 || want->size() > 64) {
+  // A shortened hash would let a prefix match; we only ever write kHashSize bytes.
+  if (!salt.ok() || !want.ok() || salt->size() < 8 || want->size() != kHashSize) {
     return false;
   }
   std::optional<std::string> got = Scrypt(password, *salt, params, want->size());
