@@ -43,8 +43,16 @@ class GrpcJwksSourceTest : public ::testing::Test {
     server_ = builder.BuildAndStart();
     channel_ = server_->InProcessChannel(grpc::ChannelArguments());
   }
-  ~GrpcJwksSourceTest() override { server_->Shutdown(); }
+  // The blocked handler may only start after the client gave up, so the notification it waits
+  // on must outlive the test body; Shutdown waits for that handler.
+  ~GrpcJwksSourceTest() override {
+    if (!release_.HasBeenNotified()) {
+      release_.Notify();
+    }
+    server_->Shutdown();
+  }
 
+  absl::Notification release_;
   FakeAuthService service_;
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -84,11 +92,9 @@ TEST_F(GrpcJwksSourceTest, KeepsTheGrpcCode) {
 }
 
 TEST_F(GrpcJwksSourceTest, DeadlineExceeded) {
-  absl::Notification release;
-  service_.block_ = &release;
+  service_.block_ = &release_;
   absl::StatusOr<std::string> got =
       NewGrpcJwksSource(channel_, absl::Milliseconds(50))->FetchJwks();
-  release.Notify();
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
