@@ -3,14 +3,19 @@
 #include "libs/authz/verifier.h"
 
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "libs/authz/jwt.h"
+#include "libs/authz/verified_token_cache.h"
 #include "libs/common/logging.h"
 
 namespace gpuaas::authz {
 namespace {
+
+// About 4 MB at most: enough for every client of a busy replica within one token lifetime.
+constexpr size_t kVerifiedTokenCapacity = 10000;
 
 // An immutable set of public keys; shared by snapshot so verification never holds the mutex.
 class KeySet final : public KeyLookup {
@@ -120,6 +125,10 @@ class JwksAuthenticator final : public Authenticator {
     if (!keys_status.ok()) {
       return keys_status;
     }
+    const absl::Time now = clock_.Now();
+    if (std::optional<Principal> hit = verified_.Find(*token, snap.generation, now, options_.leeway)) {
+      return *std::move(hit);
+    }
     absl::StatusOr<Claims> claims = Verify(*token, snap);
     if (!claims.ok() && snap.missed) {
       // A key the auth service has rotated in since our last fetch.
@@ -138,6 +147,7 @@ class JwksAuthenticator final : public Authenticator {
     p.role = claims->role;
     p.token_id = std::move(claims->jti);
     p.api_key_id = std::move(claims->api_key_id);
+    verified_.Insert(*token, snap.generation, p, claims->iat, claims->exp, now);
     return p;
   }
 
@@ -237,6 +247,8 @@ class JwksAuthenticator final : public Authenticator {
   const std::unique_ptr<JwksSource> source_;
   const Clock& clock_;
   const VerifierOptions options_;
+
+  VerifiedTokenCache verified_{kVerifiedTokenCapacity};
 
   absl::Mutex mu_;
   std::shared_ptr<const KeySet> keys_ ABSL_GUARDED_BY(mu_);

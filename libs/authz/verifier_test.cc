@@ -186,6 +186,8 @@ TEST_F(VerifierTest, KeyRotation) {
   EXPECT_EQ(state_->Fetches(), 3);
   EXPECT_EQ(auth_->Authenticate(Token("k1", k1_)).status().code(),
             absl::StatusCode::kUnauthenticated);
+  // Including a token that verified (and was remembered) under the old key set.
+  EXPECT_EQ(auth_->Authenticate(old_token).status().code(), absl::StatusCode::kUnauthenticated);
 }
 
 TEST_F(VerifierTest, UnavailableOnlyWithoutAnyKeys) {

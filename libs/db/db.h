@@ -26,7 +26,8 @@ struct PoolOptions {
   std::string dsn;                                  // libpq connection string or URI
   int size = 8;                                     // connections opened lazily, at most this many
   absl::Duration acquire_timeout = absl::Seconds(5);
-  absl::Duration statement_timeout = absl::Seconds(5);  // SET LOCAL per transaction
+  // Set once per connection when it opens; a transaction may SET LOCAL its own.
+  absl::Duration statement_timeout = absl::Seconds(5);
   // Bounds each connection attempt so a vanished server fails fast instead of hanging; added to
   // the DSN unless it sets connect_timeout itself. libpq rounds values under 2s up to 2s.
   absl::Duration connect_timeout = absl::Seconds(3);
@@ -37,19 +38,23 @@ class Pool;
 // One transaction on a pooled connection. Only valid inside RunInTransaction's callback.
 class Tx final {
  public:
-  explicit Tx(pqxx::work& work) : work_(work) {}
+  explicit Tx(pqxx::transaction_base& work) : work_(work) {}
 
   // Runs `sql` with $1..$n bound to `args` (std::optional<T> binds NULL). Throws pqxx errors,
-  // which RunInTransaction turns into a Status.
+  // which RunInTransaction turns into a Status. `sql` is one statement; the server parses and
+  // plans it once per connection (a prepared statement), not on every call.
   template <typename... Args>
   pqxx::result Exec(std::string_view sql, Args&&... args) {
-    return work_.exec_params(std::string(sql), std::forward<Args>(args)...);
+    return work_.exec_prepared(Prepare(sql), std::forward<Args>(args)...);
   }
 
-  pqxx::work& raw() { return work_; }
+  pqxx::transaction_base& raw() { return work_; }
 
  private:
-  pqxx::work& work_;
+  // Registers `sql` on this connection under a name derived from its text and returns the name.
+  std::string Prepare(std::string_view sql);
+
+  pqxx::transaction_base& work_;
 };
 
 struct RetryOptions {
@@ -67,8 +72,8 @@ class Pool final {
 
   // Runs `fn` in a read-write transaction (SERIALIZABLE when `serializable`, else READ
   // COMMITTED) and commits when it returns OK; rolls back otherwise and returns its status.
-  // Every transaction starts with SET LOCAL statement_timeout (PoolOptions), which `fn` may
-  // override with its own SET LOCAL. Retries the whole of `fn` on serialization failure,
+  // Statements run under PoolOptions::statement_timeout unless `fn` sets its own with SET
+  // LOCAL (never plain SET: that would outlive the transaction on a pooled connection). Retries the whole of `fn` on serialization failure,
   // deadlock and broken connection (exceptions only, never a Status `fn` returns), each attempt
   // on a fresh connection with exponential backoff; never on in_doubt. So `fn` may run more
   // than once: it must reset anything it captures and make no calls outside the database.

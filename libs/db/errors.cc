@@ -53,6 +53,12 @@ bool IsConnectionLost(const std::exception& e) {
   return state.starts_with("08") || IsServerShutdown(state);
 }
 
+bool IsStalePreparedStatement(const std::exception& e) {
+  return SqlState(e) == "0A000" &&
+         std::string_view(e.what()).find("cached plan must not change result type") !=
+             std::string_view::npos;
+}
+
 bool IsRetryable(const std::exception& e) {
   if (dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) return false;
   if (dynamic_cast<const pqxx::statement_completion_unknown*>(&e) != nullptr) return false;
@@ -60,7 +66,7 @@ bool IsRetryable(const std::exception& e) {
   if (dynamic_cast<const pqxx::deadlock_detected*>(&e) != nullptr) return true;
   std::string_view state = SqlState(e);
   if (state == "40001" || state == "40P01") return true;
-  return IsConnectionLost(e);
+  return IsConnectionLost(e) || IsStalePreparedStatement(e);
 }
 
 }  // namespace internal

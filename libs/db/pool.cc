@@ -1,6 +1,7 @@
 // Pool construction and RunInTransaction: one transaction attempt at a time, retried whole on a
 // fresh connection when libpqxx's transactor rules allow (style rule 35).
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -26,16 +27,13 @@ int64_t CeilSeconds(absl::Duration d) {
   return absl::ToInt64Seconds(absl::Ceil(d, absl::Seconds(1)));
 }
 
-// Runs `fn` once in its own transaction on `lease`'s connection.
-Attempt RunOnce(Pool::Impl::Lease& lease, const Pool::Impl& pool, std::string_view name,
-                const std::function<absl::Status(Tx&)>& fn, bool serializable) {
+// Runs `fn` once in its own transaction on `lease`'s connection. libpqxx sends the isolation
+// level with BEGIN, so a transaction costs BEGIN, fn's statements and COMMIT: nothing more.
+template <typename Transaction>
+Attempt RunOnce(Pool::Impl::Lease& lease, std::string_view name,
+                const std::function<absl::Status(Tx&)>& fn) {
   try {
-    pqxx::work work(lease.conn());
-    if (serializable) {
-      work.exec("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
-    }
-    work.exec(absl::StrCat("SET LOCAL statement_timeout = ",
-                           absl::ToInt64Milliseconds(pool.options().statement_timeout)));
+    Transaction work(lease.conn());
     Tx tx(work);
     absl::Status status = fn(tx);
     if (!status.ok()) {
@@ -46,7 +44,7 @@ Attempt RunOnce(Pool::Impl::Lease& lease, const Pool::Impl& pool, std::string_vi
     return {absl::OkStatus(), false};
   } catch (const std::exception& e) {
     const bool lost = internal::IsConnectionLost(e) || !lease.conn().is_open();
-    if (lost) lease.MarkBroken();
+    if (lost || internal::IsStalePreparedStatement(e)) lease.MarkBroken();
     absl::Status status = MapException(e);
     // A connection lost before COMMIT rolled the transaction back; in_doubt (lost during
     // COMMIT) is excluded by IsRetryable and by the UNKNOWN check.
@@ -71,12 +69,23 @@ Attempt AcquireAndRun(Pool::Impl& pool, std::string_view name,
     // exhausted for acquire_timeout is not.
     return {lease.status(), connect_failed, false};
   }
-  Attempt result = RunOnce(*lease, pool, name, fn, serializable);
+  Attempt result = serializable
+                       ? RunOnce<pqxx::transaction<pqxx::serializable>>(*lease, name, fn)
+                       : RunOnce<pqxx::work>(*lease, name, fn);
   if (result.connection_lost) pool.DiscardIdle();
   return result;
 }
 
 }  // namespace
+
+std::string Tx::Prepare(std::string_view sql) {
+  // libpqxx ignores a second prepare() of the same name and text and sends the statement to
+  // the server on its first use. A 64-bit hash of the text names it: two of our statements
+  // colliding is out of reach, and would fail loudly (argument_error), not silently.
+  std::string name = absl::StrCat("gpuaas_", absl::Hex(std::hash<std::string_view>{}(sql)));
+  work_.conn().prepare(name, std::string(sql));
+  return name;
+}
 
 absl::StatusOr<std::unique_ptr<Pool>> Pool::Create(PoolOptions options) {
   if (options.dsn.empty()) return absl::InvalidArgumentError("pool: dsn is empty");

@@ -68,7 +68,7 @@ TEST_F(PoolTest, RollsBackWhenCallbackThrows) {
   EXPECT_THAT(Count(), IsOkAndHolds(0));
 }
 
-TEST_F(PoolTest, SetsStatementTimeoutPerTransaction) {
+TEST_F(PoolTest, AppliesTheStatementTimeout) {
   auto timeout = pool_->Read<std::string>("show", [](Tx& tx) -> absl::StatusOr<std::string> {
     return tx.Exec("SHOW statement_timeout")[0][0].as<std::string>();
   });

@@ -1,4 +1,4 @@
-// RunInTransaction's retry on real serialization failures and deadlocks.
+// RunInTransaction's retry on real serialization failures, deadlocks and stale statements.
 #include <atomic>
 #include <latch>
 #include <thread>
@@ -114,6 +114,22 @@ TEST_F(RetryTest, DeadlockIsRetried) {
   EXPECT_OK(s2);
   EXPECT_EQ(attempts.load(), 3);
   EXPECT_THAT(Total(), IsOkAndHolds(204));
+}
+
+// Statements are prepared once per connection; a migration that changes a table's columns
+// must not leave every pooled connection failing the statements it prepared before.
+TEST_F(RetryTest, StatementPreparedBeforeASchemaChangeIsPreparedAgain) {
+  auto columns = [&] {
+    return pool_->Read<int>("columns", [](Tx& tx) -> absl::StatusOr<int> {
+      return static_cast<int>(tx.Exec("SELECT * FROM accounts WHERE id = $1", 1).columns());
+    });
+  };
+  ASSERT_THAT(columns(), IsOkAndHolds(2));
+  ASSERT_OK(pool_->RunInTransaction("migrate", [](Tx& tx) {
+    tx.Exec("ALTER TABLE accounts ADD COLUMN note text");
+    return absl::OkStatus();
+  }));
+  EXPECT_THAT(columns(), IsOkAndHolds(3));
 }
 
 TEST_F(RetryTest, CallbackErrorsAreNotRetried) {
