@@ -6,6 +6,7 @@
 
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/authz/jwt.h"
+#include "libs/common/base64url.h"
 
 namespace gpuaas::authz {
 namespace {

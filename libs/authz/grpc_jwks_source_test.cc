@@ -10,6 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/authz/jwt.h"
+#include "libs/common/base64url.h"
 
 namespace gpuaas::authz {
 namespace {

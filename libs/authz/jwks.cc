@@ -3,6 +3,7 @@
 #include <set>
 
 #include "libs/authz/jwt.h"
+#include "libs/common/base64url.h"
 
 namespace gpuaas::authz {
 namespace {

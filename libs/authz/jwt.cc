@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "libs/common/base64url.h"
 #include "libs/common/status_macros.h"
 
 namespace gpuaas::authz {

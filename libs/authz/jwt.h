@@ -50,11 +50,6 @@ class Ed25519Key final {
   std::unique_ptr<Impl> impl_;
 };
 
-// RFC 4648 §5 without padding. Decoding is strict (INVALID_ARGUMENT for padding, whitespace,
-// foreign characters or non-zero trailing bits), so each byte string has one encoding.
-std::string Base64UrlEncode(std::string_view data);
-absl::StatusOr<std::string> Base64UrlDecode(std::string_view text);
-
 // header.payload.signature with {"alg":"EdDSA","typ":"JWT","kid":claims.kid}.
 std::string SignJwt(const Claims& claims, const Ed25519Key& key);
 

@@ -1,4 +1,5 @@
 #include "libs/authz/jwt.h"
+#include "libs/common/base64url.h"
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "libs/common/base64url.h"
+
 namespace gpuaas {
 namespace {
 
@@ -31,24 +33,8 @@ std::string NewId(std::string_view prefix) {
 }
 
 std::string RandomToken(int bytes) {
-  constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::vector<uint8_t> raw = RandomBytes(bytes);
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (uint8_t b : raw) {
-    acc = (acc << 8) | b;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(acc >> bits) & 63]);
-    }
-  }
-  if (bits > 0) {
-    out.push_back(kAlphabet[(acc << (6 - bits)) & 63]);
-  }
-  return out;
+  return Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()));
 }
 
 }  // namespace gpuaas

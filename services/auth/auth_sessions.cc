@@ -1,5 +1,6 @@
 // Login, refresh-token rotation, logout, WhoAmI and the signing keys.
 #include "absl/strings/str_cat.h"
+#include "libs/common/base64url.h"
 #include "libs/common/ids.h"
 #include "libs/common/status_macros.h"
 #include "services/auth/auth.h"
@@ -217,7 +218,7 @@ absl::Status Auth::GetJwks(pb::Jwks& out) {
     jwk->set_kid(k.kid);
     jwk->set_kty("OKP");
     jwk->set_crv("Ed25519");
-    jwk->set_x(authz::Base64UrlEncode(k.public_raw));
+    jwk->set_x(Base64UrlEncode(k.public_raw));
     jwk->set_alg("EdDSA");
     jwk->set_use("sig");
   }

@@ -1,7 +1,7 @@
 #include "services/auth/validate.h"
 
 #include "absl/strings/str_cat.h"
-#include "libs/authz/jwt.h"
+#include "libs/common/base64url.h"
 
 namespace gpuaas::auth {
 namespace {
@@ -135,7 +135,7 @@ absl::StatusOr<PageQuery> ParsePage(int32_t page_size, std::string_view page_tok
   PageQuery page;
   page.limit = page_size == 0 ? kDefaultPageSize : std::min(page_size, kMaxPageSize);
   if (page_token.empty()) return page;
-  absl::StatusOr<std::string> decoded = authz::Base64UrlDecode(page_token);
+  absl::StatusOr<std::string> decoded = Base64UrlDecode(page_token);
   if (!decoded.ok() || decoded->rfind(kPageTokenPrefix, 0) != 0) {
     return Invalid("page_token", "invalid");
   }
@@ -145,7 +145,7 @@ absl::StatusOr<PageQuery> ParsePage(int32_t page_size, std::string_view page_tok
 
 std::string NextPageToken(const PageQuery& page, size_t returned, const std::string& last_key) {
   if (returned < static_cast<size_t>(page.limit)) return "";
-  return authz::Base64UrlEncode(std::string(kPageTokenPrefix) + last_key);
+  return Base64UrlEncode(std::string(kPageTokenPrefix) + last_key);
 }
 
 }  // namespace gpuaas::auth

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libs/authz/jwt.h"
+#include "libs/common/base64url.h"
 #include "libs/common/ids.h"
 #include "libs/testing/pg_test.h"
 #include "tests/auth/auth_stack.h"
@@ -114,7 +115,7 @@ TEST_F(AuthSecurityTest, BadTokensAreUnauthenticated) {
 
   // Forged: right kid, another key.
   authz::Claims forged = claims;
-  absl::StatusOr<std::string> header = authz::Base64UrlDecode(good->substr(0, good->find('.')));
+  absl::StatusOr<std::string> header = Base64UrlDecode(good->substr(0, good->find('.')));
   ASSERT_TRUE(header.ok());
   size_t at = header->find("\"kid\":\"");
   ASSERT_NE(at, std::string::npos);
@@ -130,7 +131,7 @@ TEST_F(AuthSecurityTest, BadTokensAreUnauthenticated) {
   // alg none: the real payload, no signature.
   std::string payload = good->substr(good->find('.') + 1);
   payload = payload.substr(0, payload.find('.'));
-  std::string none = absl::StrCat(authz::Base64UrlEncode(R"({"alg":"none","typ":"JWT"})"), ".",
+  std::string none = absl::StrCat(Base64UrlEncode(R"({"alg":"none","typ":"JWT"})"), ".",
                                   payload, ".");
   EXPECT_EQ(WhoAmICode(none), grpc::StatusCode::UNAUTHENTICATED);
 

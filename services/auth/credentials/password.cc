@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "libs/authz/jwt.h"
+#include "libs/common/base64url.h"
 
 namespace gpuaas::auth {
 namespace {
@@ -86,8 +86,8 @@ std::string HashPassword(std::string_view password, const ScryptParams& params) 
     std::abort();
   }
   return std::string(kScheme) + "$" + std::to_string(params.n) + "$" + std::to_string(params.r) +
-         "$" + std::to_string(params.p) + "$" + authz::Base64UrlEncode(salt) + "$" +
-         authz::Base64UrlEncode(*hash);
+         "$" + std::to_string(params.p) + "$" + Base64UrlEncode(salt) + "$" +
+         Base64UrlEncode(*hash);
 }
 
 bool VerifyPassword(std::string_view password, std::string_view encoded) {
@@ -105,8 +105,8 @@ bool VerifyPassword(std::string_view password, std::string_view encoded) {
   if (!ValidParams(params)) {
     return false;
   }
-  absl::StatusOr<std::string> salt = authz::Base64UrlDecode(parts[4]);
-  absl::StatusOr<std::string> want = authz::Base64UrlDecode(parts[5]);
+  absl::StatusOr<std::string> salt = Base64UrlDecode(parts[4]);
+  absl::StatusOr<std::string> want = Base64UrlDecode(parts[5]);
   // A shortened hash would let a prefix match; we only ever write kHashSize bytes.
   if (!salt.ok() || !want.ok() || salt->size() < 8 || want->size() != kHashSize) {
     return false;

@@ -1,10 +1,9 @@
-// Base64url without padding (RFC 4648 §5), as JWS compact serialization requires.
 #include <array>
 #include <cstdint>
 
-#include "libs/authz/jwt.h"
+#include "libs/common/base64url.h"
 
-namespace gpuaas::authz {
+namespace gpuaas {
 namespace {
 
 constexpr std::string_view kAlphabet =
@@ -73,4 +72,4 @@ absl::StatusOr<std::string> Base64UrlDecode(std::string_view text) {
   return out;
 }
 
-}  // namespace gpuaas::authz
+}  // namespace gpuaas
