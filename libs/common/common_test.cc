@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/synchronization/notification.h"
 #include "libs/common/clock.h"
 #include "libs/common/ids.h"
 #include "libs/common/status_macros.h"
@@ -53,6 +54,27 @@ TEST(ThreadPool, RunsEveryTaskBeforeDestruction) {
     for (int i = 0; i < 500; ++i) pool.Submit([&n] { n++; });
   }
   EXPECT_EQ(n.load(), 500);
+}
+
+TEST(ThreadPool, TrySubmitRefusesBeyondTheQueueBound) {
+  absl::Notification started;
+  absl::Notification release;
+  std::atomic<int> n = 0;
+  {
+    ThreadPool pool(1, /*max_queued=*/2);
+    ASSERT_TRUE(pool.TrySubmit([&] {
+      started.Notify();
+      release.WaitForNotification();
+      n++;
+    }));
+    started.WaitForNotification();  // the worker is busy; the queue is empty
+    EXPECT_TRUE(pool.TrySubmit([&n] { n++; }));
+    EXPECT_TRUE(pool.TrySubmit([&n] { n++; }));
+    EXPECT_FALSE(pool.TrySubmit([&n] { n += 100; }));
+    pool.Submit([&n] { n++; });  // Submit is never refused
+    release.Notify();
+  }
+  EXPECT_EQ(n.load(), 4);
 }
 
 TEST(FakeClock, MovesOnlyWhenAdvanced) {

@@ -2,7 +2,7 @@
 
 namespace gpuaas {
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads, size_t max_queued) : max_queued_(max_queued) {
   workers_.reserve(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) {
     workers_.emplace_back([this] { Work(); });
@@ -22,6 +22,15 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::Submit(std::function<void()> task) {
   absl::MutexLock lock(&mu_);
   queue_.push_back(std::move(task));
+}
+
+bool ThreadPool::TrySubmit(std::function<void()> task) {
+  absl::MutexLock lock(&mu_);
+  if (max_queued_ > 0 && queue_.size() >= max_queued_) {
+    return false;
+  }
+  queue_.push_back(std::move(task));
+  return true;
 }
 
 void ThreadPool::Work() {

@@ -34,7 +34,7 @@ grpc::ServerUnaryReactor* Handler::Run(grpc::CallbackServerContext* ctx,
                                        std::function<absl::Status(const authz::Principal&)> fn) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   // Authentication runs on the pool too: a JWKS refetch may block on the network.
-  pool_.Submit([this, ctx, reactor, fn = std::move(fn), header = AuthorizationHeader(*ctx)] {
+  Dispatch(reactor, [this, ctx, reactor, fn = std::move(fn), header = AuthorizationHeader(*ctx)] {
     absl::Status status = Guarded(*ctx, [&]() -> absl::Status {
       if (header.empty()) {
         return absl::UnauthenticatedError("missing bearer token");
@@ -56,10 +56,17 @@ grpc::ServerUnaryReactor* Handler::Run(grpc::CallbackServerContext* ctx,
 grpc::ServerUnaryReactor* Handler::RunPublic(grpc::CallbackServerContext* ctx,
                                              std::function<absl::Status()> fn) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  pool_.Submit([this, ctx, reactor, fn = std::move(fn)] {
+  Dispatch(reactor, [this, ctx, reactor, fn = std::move(fn)] {
     reactor->Finish(ToGrpcStatus(Guarded(*ctx, fn)));
   });
   return reactor;
+}
+
+void Handler::Dispatch(grpc::ServerUnaryReactor* reactor, std::function<void()> work) {
+  if (!pool_.TrySubmit(std::move(work))) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                 "server overloaded: too many calls waiting; retry with backoff"));
+  }
 }
 
 absl::Status Handler::Guarded(const grpc::CallbackServerContext& ctx,

@@ -36,7 +36,8 @@ class Handler final {
 
   // Authenticated call: UNAUTHENTICATED before `fn` runs when the token is missing or bad
   // (UNAVAILABLE when the authenticator cannot fetch keys). `fn` runs on the pool; an
-  // exception from it becomes INTERNAL "internal error". Never blocks the calling thread.
+  // exception from it becomes INTERNAL "internal error". When the pool's queue is full the
+  // call fails UNAVAILABLE at once without running `fn`. Never blocks the calling thread.
   grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* ctx,
                                 std::function<absl::Status(const authz::Principal&)> fn);
 
@@ -45,6 +46,9 @@ class Handler final {
                                       std::function<absl::Status()> fn);
 
  private:
+  // Queues `work` on the pool, or finishes the call UNAVAILABLE when the queue is full.
+  void Dispatch(grpc::ServerUnaryReactor* reactor, std::function<void()> work);
+
   // Runs `body` on the calling (pool) thread, turning any exception into INTERNAL.
   absl::Status Guarded(const grpc::CallbackServerContext& ctx,
                        const std::function<absl::Status()>& body);

@@ -6,9 +6,11 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -50,8 +52,14 @@ struct Server::Impl {
       : options(std::move(opts)),
         authenticator(auth ? std::move(auth) : std::make_unique<RejectAllAuthenticator>()),
         logger(Logger(options.name.empty() ? "rpc" : options.name)),
-        pool(std::make_unique<ThreadPool>(options.worker_threads > 0 ? options.worker_threads : 1)),
-        handler(*authenticator, *pool, &calls) {
+        pool(std::make_unique<ThreadPool>(std::max(options.worker_threads, 1),
+                                          static_cast<size_t>(std::max(options.max_queued_calls, 1)))),
+        cpu_pool(std::make_unique<ThreadPool>(
+            options.cpu_threads > 0 ? options.cpu_threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+            static_cast<size_t>(std::max(options.cpu_max_queued_calls, 1)))),
+        handler(*authenticator, *pool, &calls),
+        cpu_handler(*authenticator, *cpu_pool, &calls) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
       wake_read = fds[0];
@@ -72,7 +80,9 @@ struct Server::Impl {
   CallRegistry calls;
   RpcMetrics metrics;
   std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<ThreadPool> cpu_pool;
   Handler handler;
+  Handler cpu_handler;
   std::vector<grpc::Service*> services;
   std::vector<std::string> service_names;  // filled while the server is built
   std::unique_ptr<grpc::Server> server;
@@ -94,10 +104,13 @@ Server::~Server() {
   Shutdown();
   // Workers may still be unwinding the last handlers; join them before the server goes.
   impl_->pool.reset();
+  impl_->cpu_pool.reset();
   impl_->server.reset();
 }
 
 Handler& Server::handler() { return impl_->handler; }
+
+Handler& Server::cpu_handler() { return impl_->cpu_handler; }
 
 void Server::AddService(grpc::Service* service) { impl_->services.push_back(service); }
 

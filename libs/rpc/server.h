@@ -33,6 +33,14 @@ struct ServerOptions {
   std::string metrics_address = "0.0.0.0:9101";  // empty = no metrics endpoint; port 0 = free
   TlsOptions tls;
   int worker_threads = 8;  // handler pool (blocking database work runs here)
+  // Calls waiting for a worker beyond this many are refused UNAVAILABLE at once: under
+  // overload, a fast "busy" beats an answer after the client's deadline.
+  int max_queued_calls = 1000;
+  // The CPU lane, for calls that burn CPU rather than wait (password hashing): one thread per
+  // core by default and a short queue, so a login flood neither takes the handler pool from
+  // cheap calls nor queues logins past their deadlines.
+  int cpu_threads = 0;  // 0 = one per core
+  int cpu_max_queued_calls = 32;
 };
 
 class Server final {
@@ -45,6 +53,8 @@ class Server final {
 
   // The handler context services use to run calls (auth + pool + error mapping).
   Handler& handler();
+  // The same on the CPU lane (see ServerOptions::cpu_threads).
+  Handler& cpu_handler();
 
   // Adds a service (not owned; must outlive the server). Call before Start.
   void AddService(grpc::Service* service);

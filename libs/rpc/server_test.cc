@@ -266,6 +266,62 @@ TEST_F(ServerTest, CallWhoseClientGaveUpIsStillLoggedAndCounted) {
           R"(gpuaas_rpc_requests_total{service="gpuaas.testing.v1.EchoService",method="Echo"} 1)"));
 }
 
+// One worker, room for one waiting call: with the worker blocked, of two more calls one waits
+// and the other is refused at once, and the waiting one is still served.
+TEST(ServerOverloadTest, RefusesCallsBeyondTheQueueAtOnce) {
+  ServerOptions options{.name = "echo",
+                        .listen_address = "127.0.0.1:0",
+                        .metrics_address = "",
+                        .worker_threads = 1,
+                        .max_queued_calls = 1};
+  auto server = std::make_unique<Server>(options, std::make_unique<FakeAuthenticator>());
+  EchoService echo(server->handler());
+  server->AddService(&echo);
+  ASSERT_TRUE(server->Start().ok());
+  auto stub = test::pb::EchoService::NewStub(
+      MakeChannel(absl::StrCat("127.0.0.1:", server->port()), TlsOptions{}));
+
+  struct Call {
+    EchoRequest req;
+    EchoResponse resp;
+    std::unique_ptr<grpc::ClientContext> ctx = NewClientContext(kCallTimeout, "good-alice@acme");
+    std::promise<grpc::Status> done;
+    std::future<grpc::Status> result = done.get_future();
+  };
+  auto start = [&](Call& c, bool block) {
+    c.req.set_message("hi");
+    c.req.set_block(block);
+    stub->async()->Echo(c.ctx.get(), &c.req, &c.resp,
+                        [&c](grpc::Status s) { c.done.set_value(std::move(s)); });
+  };
+  Call busy, second, third;
+  start(busy, /*block=*/true);
+  echo.blocked_call_started().WaitForNotification();
+  start(second, false);
+  start(third, false);
+
+  // Whichever reached the server last is refused without waiting for the worker.
+  std::future<grpc::Status>* first_done = nullptr;
+  while (first_done == nullptr) {
+    for (Call* c : {&second, &third}) {
+      if (c->result.wait_for(std::chrono::milliseconds(5)) == std::future_status::ready) {
+        first_done = &c->result;
+        break;
+      }
+    }
+  }
+  grpc::Status refused = first_done->get();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(refused.error_message(), HasSubstr("overloaded"));
+
+  echo.ReleaseBlockedCalls();
+  EXPECT_TRUE(busy.result.get().ok());
+  std::future<grpc::Status>& waited = first_done == &second.result ? third.result : second.result;
+  EXPECT_TRUE(waited.get().ok());
+  EXPECT_EQ(echo.handled(), 2);
+  server->Shutdown();
+}
+
 TEST(ServerWithoutAuthenticatorTest, RefusesAuthenticatedMethods) {
   ServerOptions options;
   options.name = "public-only";

@@ -3,22 +3,25 @@
 namespace gpuaas::auth {
 
 // Authenticated methods: the domain method takes the principal, the request and the response.
-#define GPUAAS_AUTHED(Method, Request, Response)                                                 \
+// `Lane` is handler_, or cpu_handler_ for the methods that hash a password (scrypt).
+#define GPUAAS_AUTHED_ON(Lane, Method, Request, Response)                                       \
   grpc::ServerUnaryReactor* AuthServiceImpl::Method(grpc::CallbackServerContext* ctx,          \
                                                     const Request* req, Response* resp) {      \
-    return handler_.Run(ctx, [this, req, resp](const authz::Principal& p) {                   \
+    return Lane.Run(ctx, [this, req, resp](const authz::Principal& p) {                        \
       return auth_.Method(p, *req, *resp);                                                     \
     });                                                                                        \
   }
+#define GPUAAS_AUTHED(Method, Request, Response) \
+  GPUAAS_AUTHED_ON(handler_, Method, Request, Response)
 
 GPUAAS_AUTHED(CreateTenant, pb::CreateTenantRequest, pb::Tenant)
 GPUAAS_AUTHED(GetTenant, pb::GetTenantRequest, pb::Tenant)
 GPUAAS_AUTHED(ListTenants, pb::ListTenantsRequest, pb::ListTenantsResponse)
 GPUAAS_AUTHED(UpdateTenant, pb::UpdateTenantRequest, pb::Tenant)
-GPUAAS_AUTHED(CreateUser, pb::CreateUserRequest, pb::User)
+GPUAAS_AUTHED_ON(cpu_handler_, CreateUser, pb::CreateUserRequest, pb::User)
 GPUAAS_AUTHED(GetUser, pb::GetUserRequest, pb::User)
 GPUAAS_AUTHED(ListUsers, pb::ListUsersRequest, pb::ListUsersResponse)
-GPUAAS_AUTHED(UpdateUser, pb::UpdateUserRequest, pb::User)
+GPUAAS_AUTHED_ON(cpu_handler_, UpdateUser, pb::UpdateUserRequest, pb::User)
 GPUAAS_AUTHED(AddMember, pb::AddMemberRequest, pb::Membership)
 GPUAAS_AUTHED(UpdateMember, pb::UpdateMemberRequest, pb::Membership)
 GPUAAS_AUTHED(ListMembers, pb::ListMembersRequest, pb::ListMembersResponse)
@@ -26,6 +29,7 @@ GPUAAS_AUTHED(CreateApiKey, pb::CreateApiKeyRequest, pb::CreateApiKeyResponse)
 GPUAAS_AUTHED(ListApiKeys, pb::ListApiKeysRequest, pb::ListApiKeysResponse)
 GPUAAS_AUTHED(RevokeApiKey, pb::RevokeApiKeyRequest, pb::ApiKey)
 #undef GPUAAS_AUTHED
+#undef GPUAAS_AUTHED_ON
 
 // Deletes answer an empty message.
 #define GPUAAS_AUTHED_EMPTY(Method, Request, Response)                                         \
@@ -57,7 +61,7 @@ grpc::ServerUnaryReactor* AuthServiceImpl::RotateSigningKey(grpc::CallbackServer
 grpc::ServerUnaryReactor* AuthServiceImpl::Login(grpc::CallbackServerContext* ctx,
                                                  const pb::LoginRequest* req,
                                                  pb::TokenResponse* resp) {
-  return handler_.RunPublic(ctx, [this, req, resp] { return auth_.Login(*req, *resp); });
+  return cpu_handler_.RunPublic(ctx, [this, req, resp] { return auth_.Login(*req, *resp); });
 }
 
 grpc::ServerUnaryReactor* AuthServiceImpl::Refresh(grpc::CallbackServerContext* ctx,

@@ -10,7 +10,9 @@ namespace gpuaas::auth {
 
 class AuthServiceImpl final : public pb::AuthService::CallbackService {
  public:
-  AuthServiceImpl(Auth& auth, rpc::Handler& handler) : auth_(auth), handler_(handler) {}
+  // `cpu_handler` runs the methods that hash passwords (Login, CreateUser, UpdateUser).
+  AuthServiceImpl(Auth& auth, rpc::Handler& handler, rpc::Handler& cpu_handler)
+      : auth_(auth), handler_(handler), cpu_handler_(cpu_handler) {}
 
 #define GPUAAS_AUTH_RPC(Method, Request, Response)                                  \
   grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* ctx, const Request* req, \
@@ -44,6 +46,7 @@ class AuthServiceImpl final : public pb::AuthService::CallbackService {
  private:
   Auth& auth_;
   rpc::Handler& handler_;
+  rpc::Handler& cpu_handler_;
 };
 
 }  // namespace gpuaas::auth

@@ -129,7 +129,7 @@ int Run(const Flags& f) {
       gpuaas::authz::NewJwksAuthenticator(
           keys.NewLocalJwksSource(), clock,
           {.issuer = f.issuer, .min_refetch_interval = absl::ZeroDuration()}));
-  gpuaas::auth::AuthServiceImpl service(auth, server.handler());
+  gpuaas::auth::AuthServiceImpl service(auth, server.handler(), server.cpu_handler());
   server.AddService(&service);
   if (absl::Status s = server.Start(); !s.ok()) {
     log->critical("server: {}", s.ToString());

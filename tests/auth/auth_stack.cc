@@ -27,7 +27,8 @@ AuthStack::AuthStack(const std::string& dsn, AuthOptions options) {
       authz::NewJwksAuthenticator(keys_->NewLocalJwksSource(), clock_,
                                   {.issuer = options.issuer,
                                    .min_refetch_interval = absl::ZeroDuration()}));
-  service_ = std::make_unique<AuthServiceImpl>(*auth_, server_->handler());
+  service_ = std::make_unique<AuthServiceImpl>(*auth_, server_->handler(),
+                                               server_->cpu_handler());
   server_->AddService(service_.get());
   absl::Status started = server_->Start();
   EXPECT_TRUE(started.ok()) << started;
