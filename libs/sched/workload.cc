@@ -10,27 +10,30 @@ namespace gpuaas::sched {
 
 void ShapeCounter::Add(const Request& request) {
   const int32_t milli = request.gpu_count > 0 ? request.gpu_milli : 0;
-  ++counts_[Key{request.cpu_milli, request.gpu_count, milli,
-                absl::StrJoin(request.gpu_models, "|")}];
+  Tally& t = counts_[Key{request.cpu_milli, request.gpu_count, milli,
+                         absl::StrJoin(request.gpu_models, "|")}];
+  ++t.count;
+  t.memory_bytes += request.memory_bytes;
   ++total_;
 }
 
 Workload ShapeCounter::Typical(double coverage) const {
-  std::vector<std::pair<const Key*, int64_t>> sorted;
+  std::vector<std::pair<const Key*, Tally>> sorted;
   sorted.reserve(counts_.size());
-  for (const auto& [key, count] : counts_) {
-    sorted.emplace_back(&key, count);
+  for (const auto& [key, tally] : counts_) {
+    sorted.emplace_back(&key, tally);
   }
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    if (a.second != b.second) {
-      return a.second > b.second;
+    if (a.second.count != b.second.count) {
+      return a.second.count > b.second.count;
     }
     return std::tie(a.first->gpu_count, a.first->gpu_milli, a.first->cpu_milli, a.first->models) <
            std::tie(b.first->gpu_count, b.first->gpu_milli, b.first->cpu_milli, b.first->models);
   });
   Workload out;
   int64_t covered = 0;
-  for (const auto& [key, count] : sorted) {
+  for (const auto& [key, tally] : sorted) {
+    const int64_t count = tally.count;
     if (total_ > 0 && static_cast<double>(covered) >= coverage * static_cast<double>(total_)) {
       break;
     }
@@ -42,6 +45,7 @@ Workload ShapeCounter::Typical(double coverage) const {
       shape.gpu_models = absl::StrSplit(key->models, '|');
     }
     shape.probability = static_cast<double>(count) / static_cast<double>(total_);
+    shape.memory_bytes = tally.memory_bytes / count;
     out.shapes.push_back(std::move(shape));
     covered += count;
   }

@@ -18,6 +18,9 @@ struct WorkloadShape {
   int32_t gpu_milli = 0;                // per GPU; 0 without GPUs
   std::vector<std::string> gpu_models;  // allowed models; empty = any
   double probability = 0;
+  // Mean memory of the requests of this shape. Not part of the shape's identity: FGD's measure
+  // ignores memory; fgd-pack uses it to tell whether a node's memory can still host the shape.
+  int64_t memory_bytes = 0;
   friend bool operator==(const WorkloadShape&, const WorkloadShape&) = default;
 };
 
@@ -26,7 +29,8 @@ struct Workload {
 };
 
 // Counts request shapes (CPU, GPU count, GPU share, allowed models; memory does not enter FGD's
-// measure) and reports the most common ones.
+// measure, so it is averaged per shape rather than splitting shapes) and reports the most common
+// ones.
 class ShapeCounter final {
  public:
   void Add(const Request& request);
@@ -47,7 +51,11 @@ class ShapeCounter final {
     }
     friend bool operator==(const Key&, const Key&) = default;
   };
-  absl::flat_hash_map<Key, int64_t> counts_;
+  struct Tally {
+    int64_t count = 0;
+    int64_t memory_bytes = 0;  // sum over the counted requests
+  };
+  absl::flat_hash_map<Key, Tally> counts_;
   int64_t total_ = 0;
 };
 
