@@ -6,15 +6,21 @@
 namespace gpuaas::sched {
 
 void FragmentationMeasure::Compile(const Workload& workload,
-                                   const internal::ModelRegistry& models) {
+                                   const internal::ModelRegistry& models, double common_share) {
   shapes_.clear();
   compiled_models_ = models.size();
+  common_share_ = common_share;
+  double cpu = 0, memory = 0, gpu_milli = 0;
   for (const WorkloadShape& w : workload.shapes) {
     Shape s;
     s.cpu_milli = w.cpu_milli;
     s.gpu_count = w.gpu_count;
     s.gpu_milli = w.gpu_count > 0 ? w.gpu_milli : 0;
     s.probability = w.probability;
+    s.memory_bytes = w.memory_bytes;
+    cpu += s.probability * static_cast<double>(s.cpu_milli);
+    memory += s.probability * static_cast<double>(s.memory_bytes);
+    gpu_milli += s.probability * s.gpu_count * s.gpu_milli;
     s.any_model = w.gpu_models.empty();
     if (!s.any_model) {
       s.allowed.assign(models.size(), false);
@@ -27,6 +33,8 @@ void FragmentationMeasure::Compile(const Workload& workload,
     }
     shapes_.push_back(std::move(s));
   }
+  cpu_per_milli_ = gpu_milli > 0 ? cpu / gpu_milli : 0;
+  memory_per_milli_ = gpu_milli > 0 ? memory / gpu_milli : 0;
 }
 
 double FragmentationMeasure::Measure(int64_t cpu_free, std::span<const FragGpu> gpus,
@@ -86,6 +94,49 @@ double FragmentationMeasure::Measure(int64_t cpu_free, std::span<const FragGpu> 
     f += s.probability * static_cast<double>(fitting >= s.gpu_count ? stranded : total);
   }
   return f;
+}
+
+bool FragmentationMeasure::Usable(const FragGpu& gpu, int64_t cpu_free,
+                                  int64_t memory_free) const {
+  // Shapes come most common first, so the usual answer is found after a few.
+  double share = 0;
+  for (const Shape& s : shapes_) {
+    if (s.gpu_count > 0 && s.gpu_milli <= gpu.free_milli && s.cpu_milli <= cpu_free &&
+        s.memory_bytes <= memory_free && s.Allowed(gpu.model)) {
+      share += s.probability;
+      if (share > common_share_) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+double FragmentationMeasure::Unusable(int64_t cpu_free, int64_t memory_free,
+                                      std::span<const FragGpu> gpus) const {
+  double unusable = 0;
+  for (const FragGpu& g : gpus) {
+    if (g.free_milli > 0 && !Usable(g, cpu_free, memory_free)) {
+      unusable += g.free_milli;
+    }
+  }
+  return unusable;
+}
+
+double FragmentationMeasure::Unbacked(int64_t cpu_free, int64_t memory_free,
+                                      std::span<const FragGpu> gpus) const {
+  double free_milli = 0;
+  for (const FragGpu& g : gpus) {
+    free_milli += g.free_milli;
+  }
+  double backed = free_milli;
+  if (cpu_per_milli_ > 0) {
+    backed = std::min(backed, static_cast<double>(cpu_free) / cpu_per_milli_);
+  }
+  if (memory_per_milli_ > 0) {
+    backed = std::min(backed, static_cast<double>(memory_free) / memory_per_milli_);
+  }
+  return std::max(0.0, free_milli - backed);
 }
 
 }  // namespace gpuaas::sched
