@@ -32,17 +32,24 @@ absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions
     return MakeFgdPolicy(FgdOptions{.paper_quantization = false, .name = "fgd-exact"}, options);
   }
   if (name == "fgd-pack") {
-    // Ours: deltas within 100 milli-GPU count as equal; among equals, CPU-only tasks go where
-    // the fewest GPUs are free (their CPU strands nothing there) and GPU tasks fill nodes
-    // already in use before opening an untouched one; then trace order.
+    // Ours: F's delta plus a fifth of the GPU share the node's CPU and memory could no longer
+    // back (so CPU-hungry tasks go where CPU is plentiful), in 100 milli-GPU steps (deltas
+    // within a step count as equal), plus the growth of GPU share that no common shape can
+    // ever use, in its own steps. Among equals, CPU-only tasks go where the fewest GPUs are
+    // free and GPU tasks fill nodes already in use before opening an untouched one; then trace
+    // order.
     return MakeFgdPolicy(FgdOptions{.quantum_milli = 100,
                                     .untouched_penalty = 0.5,
                                     .cpu_pack = 0.4,
+                                    .unbacked_weight = 0.2,
+                                    .unusable_weight = 1,
+                                    .common_share = 0.01,
                                     .name = "fgd-pack"},
                          options);
   }
   if (absl::StartsWith(name, "fgd:")) {
-    // Experiments: fgd:q=0|1:random=0|1:bf=<weight>:quantum=<milli>
+    // Experiments: fgd:q=0|1:random=0|1:bf=<weight>:quantum=<milli>:untouched=<penalty>:
+    // cpupack=<weight>:cpuexact=0|1:unbacked=<weight>:unusable=<weight>:common=<share>
     FgdOptions fgd{.name = std::string(name)};
     for (absl::string_view kv : absl::StrSplit(name.substr(4), ':', absl::SkipEmpty())) {
       std::pair<std::string, std::string> p = absl::StrSplit(kv, '=');
@@ -57,6 +64,9 @@ absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions
       else if (p.first == "untouched") fgd.untouched_penalty = v;
       else if (p.first == "cpupack") fgd.cpu_pack = v;
       else if (p.first == "cpuexact") fgd.exact_cpu_only = v != 0;
+      else if (p.first == "unbacked") fgd.unbacked_weight = v;
+      else if (p.first == "unusable") fgd.unusable_weight = v;
+      else if (p.first == "common") fgd.common_share = v;
       else return absl::InvalidArgumentError(absl::StrCat("bad policy option: ", kv));
     }
     return MakeFgdPolicy(fgd, options);

@@ -53,7 +53,7 @@ class FgdPolicy final : public Policy {
       }
     }
     if (dirty_ || measure_.compiled_models() != models_->size()) {
-      measure_.Compile(workload_, *models_);
+      measure_.Compile(workload_, *models_, fgd_.common_share);
       ++epoch_;
       dirty_ = false;
     }
@@ -80,6 +80,11 @@ class FgdPolicy final : public Policy {
     } else {
       s.score = e.delta / 1000.0;
     }
+    if (fgd_.unusable_weight != 0) {
+      // Quantised on its own: rounded together with F's delta it does worse (bench/RESULTS.md).
+      s.score += fgd_.quantum_milli > 0 ? std::floor(e.unusable / fgd_.quantum_milli)
+                                        : e.unusable / 1000.0;
+    }
     if (cpu_only && fgd_.cpu_pack != 0) {
       s.score += fgd_.cpu_pack * static_cast<double>(node.gpu_free_total) / 8000.0;
     }
@@ -98,18 +103,26 @@ class FgdPolicy final : public Policy {
   struct Entry {
     uint64_t version = 0;
     uint64_t epoch = 0;
-    double delta = 0;
+    double delta = 0;     // of F (plus weighted Unbacked), milli-GPU
+    double unusable = 0;  // of the weighted Unusable measure, milli-GPU
     int32_t gpu = -1;
   };
-  // A node state as far as F and the GPU choice are concerned; equal keys, equal answers.
+  // What a node state scores before or after a placement.
+  struct Measures {
+    double frag = 0;
+    double unusable = 0;
+  };
+  // A node state as far as the measures and the GPU choice are concerned; equal keys, equal
+  // answers.
   struct StateKey {
     int64_t cpu_free;
+    int64_t memory_free;
     int16_t model;
     uint16_t shareable;  // bit i: GPU position i is shareable
     std::array<int32_t, 8> free;
     template <typename H>
     friend H AbslHashValue(H h, const StateKey& k) {
-      return H::combine(std::move(h), k.cpu_free, k.model, k.shareable, k.free);
+      return H::combine(std::move(h), k.cpu_free, k.memory_free, k.model, k.shareable, k.free);
     }
     friend bool operator==(const StateKey&, const StateKey&) = default;
   };
@@ -143,7 +156,7 @@ class FgdPolicy final : public Policy {
     Entry e;
     if (node.gpus.size() <= 8) {
       // Identical nodes (a rack of untouched ones, say) are computed once per decision.
-      StateKey key{node.cpu_free, node.model_key, 0, {}};
+      StateKey key{node.cpu_free, node.mem_free, node.model_key, 0, {}};
       for (size_t i = 0; i < node.gpus.size(); ++i) {
         key.shareable |= node.gpus[i].Shareable() ? uint16_t(1u << i) : uint16_t{0};
         key.free[i] = node.gpus[i].free_milli;
@@ -180,6 +193,19 @@ class FgdPolicy final : public Policy {
     return l1 < kRefreshL1;
   }
 
+  Measures MeasureNode(int64_t cpu_free, int64_t memory_free, std::span<const FragGpu> gpus,
+                       int16_t node_model) const {
+    Measures m;
+    m.frag = measure_.Measure(cpu_free, gpus, node_model);
+    if (fgd_.unbacked_weight != 0) {
+      m.frag += fgd_.unbacked_weight * measure_.Unbacked(cpu_free, memory_free, gpus);
+    }
+    if (fgd_.unusable_weight != 0) {
+      m.unusable = fgd_.unusable_weight * measure_.Unusable(cpu_free, memory_free, gpus);
+    }
+    return m;
+  }
+
   Entry Compute(const NodeState& node, const CompiledRequest& req) {
     std::array<FragGpu, kMaxGpus> gpus;
     std::array<int32_t, kMaxGpus> position;
@@ -191,13 +217,20 @@ class FgdPolicy final : public Policy {
       }
     }
     const std::span<const FragGpu> view(gpus.data(), n);
-    const double before = measure_.Measure(node.cpu_free, view, node.model_key);
+    const Measures before = MeasureNode(node.cpu_free, node.mem_free, view, node.model_key);
     const int64_t cpu_after = node.cpu_free - req.request->cpu_milli;
+    const int64_t memory_after = node.mem_free - req.request->memory_bytes;
+    const auto growth = [&]() {
+      const Measures after = MeasureNode(cpu_after, memory_after, view, node.model_key);
+      return Measures{after.frag - before.frag, after.unusable - before.unusable};
+    };
     Entry e;
     e.version = node.version;
     e.epoch = epoch_;
     if (req.gpu_count == 0 || req.mig) {
-      e.delta = measure_.Measure(cpu_after, view, node.model_key) - before;
+      const Measures d = growth();
+      e.delta = d.frag;
+      e.unusable = d.unusable;
       return e;
     }
     if (!req.share) {
@@ -208,7 +241,9 @@ class FgdPolicy final : public Policy {
           ++taken;
         }
       }
-      e.delta = measure_.Measure(cpu_after, view, node.model_key) - before;
+      const Measures d = growth();
+      e.delta = d.frag;
+      e.unusable = d.unusable;
       return e;
     }
     double best_key = 0;
@@ -226,14 +261,16 @@ class FgdPolicy final : public Policy {
         continue;
       }
       gpus[k].free_milli -= req.gpu_milli;
-      const double delta = measure_.Measure(cpu_after, view, node.model_key) - before;
+      const Measures d = growth();
       gpus[k].free_milli = g.free_milli;
       // The artifact keeps the first GPU among equal quantised scores.
-      const double key =
-          fgd_.paper_quantization ? -std::floor(Sigmoid(-delta / 1000.0) * 100.0) : delta;
+      const double key = fgd_.paper_quantization
+                             ? -std::floor(Sigmoid(-d.frag / 1000.0) * 100.0)
+                             : d.frag + d.unusable;
       if (e.gpu < 0 || key < best_key) {
         best_key = key;
-        e.delta = delta;
+        e.delta = d.frag;
+        e.unusable = d.unusable;
         e.gpu = position[k];
       }
     }

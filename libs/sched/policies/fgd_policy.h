@@ -8,7 +8,9 @@
 //                 in insertion order (trace order), which packs. Reproduces the paper's 4.77 %.
 //  - "fgd-exact": exact deltas, insertion-order ties. Worse (it chases tiny deltas of rare
 //                 shapes and spreads).
-//  - "fgd-pack":  ours, see policy.cc.
+//  - "fgd-pack":  ours, see policy.cc. Adds two longer-sighted terms (fragmentation.h): GPU
+//                 share that no common shape can ever use, and GPU share the node's CPU and
+//                 memory cannot back.
 // Ties at the node level are broken by the Scheduler (RandomTies()).
 // Per node and task shape the delta is cached under the node's version stamp, and identical
 // node states share one computation, so a decision costs a lookup per untouched node.
@@ -29,6 +31,9 @@ struct FgdOptions {
   double untouched_penalty = 0; // added for a node without placements: fill used nodes first
   double cpu_pack = 0;          // CPU-only requests: weight of the node's free GPUs (in GPUs/8)
   bool exact_cpu_only = false;  // CPU-only requests: exact deltas even when quantising
+  double unbacked_weight = 0;   // weight of the Unbacked measure, added to F's delta
+  double unusable_weight = 0;   // weight of the Unusable measure's delta, quantised on its own
+  double common_share = 0.01;   // Unusable: the shapes that count make up more than this of M
   std::string name = "fgd";
 };
 
