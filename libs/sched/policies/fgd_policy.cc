@@ -156,7 +156,10 @@ class FgdPolicy final : public Policy {
     Entry e;
     if (node.gpus.size() <= 8) {
       // Identical nodes (a rack of untouched ones, say) are computed once per decision.
-      StateKey key{node.cpu_free, node.mem_free, node.model_key, 0, {}};
+      // Only the longer-sighted measures read memory; without them nodes that differ in memory
+      // alone still share one computation.
+      const bool memory_matters = fgd_.unbacked_weight != 0 || fgd_.unusable_weight != 0;
+      StateKey key{node.cpu_free, memory_matters ? node.mem_free : 0, node.model_key, 0, {}};
       for (size_t i = 0; i < node.gpus.size(); ++i) {
         key.shareable |= node.gpus[i].Shareable() ? uint16_t(1u << i) : uint16_t{0};
         key.free[i] = node.gpus[i].free_milli;
