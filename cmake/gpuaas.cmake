@@ -30,10 +30,18 @@ function(gpuaas_test name)
     set(ARG_TIMEOUT 300)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+  set(env)
+  if(GPUAAS_SANITIZE)
+    # Inherited by the services a test starts as child processes, which leak the same way.
+    list(APPEND env "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/cmake/lsan.supp")
+  endif()
   if(ARG_FIXTURES)
     # The postgres fixture writes the throwaway cluster's DSN here (tests/pg_fixture).
-    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${ARG_FIXTURES}"
-                         ENVIRONMENT "GPUAAS_TEST_PG_DSN_FILE=${PROJECT_BINARY_DIR}/test-pg/dsn")
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${ARG_FIXTURES}")
+    list(APPEND env "GPUAAS_TEST_PG_DSN_FILE=${PROJECT_BINARY_DIR}/test-pg/dsn")
+  endif()
+  if(env)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
   endif()
 endfunction()
 
