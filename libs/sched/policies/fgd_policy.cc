@@ -71,19 +71,16 @@ class FgdPolicy final : public Policy {
     s.share_gpu = e.gpu;
     const bool cpu_only = req.gpu_count == 0;
     if (cpu_only && fgd_.exact_cpu_only) {
-      s.score = e.delta / 1000.0;
+      s.score = e.growth.frag / 1000.0;
     } else if (fgd_.paper_quantization) {
       // int64(sigmoid(reduction / 1000) * MaxNodeScore), maximised.
-      s.score = -std::floor(Sigmoid(-e.delta / 1000.0) * 100.0);
-    } else if (fgd_.quantum_milli > 0) {
-      s.score = std::floor(e.delta / fgd_.quantum_milli);
+      s.score = -std::floor(Sigmoid(-e.growth.frag / 1000.0) * 100.0);
     } else {
-      s.score = e.delta / 1000.0;
+      s.score = Steps(e.growth.frag);
     }
     if (fgd_.unusable_weight != 0) {
       // Quantised on its own: rounded together with F's delta it does worse (bench/RESULTS.md).
-      s.score += fgd_.quantum_milli > 0 ? std::floor(e.unusable / fgd_.quantum_milli)
-                                        : e.unusable / 1000.0;
+      s.score += Steps(e.growth.unusable);
     }
     if (cpu_only && fgd_.cpu_pack != 0) {
       s.score += fgd_.cpu_pack * static_cast<double>(node.gpu_free_total) / 8000.0;
@@ -100,17 +97,17 @@ class FgdPolicy final : public Policy {
   }
 
  private:
+  // What a node state scores before or after a placement, or the growth a placement causes;
+  // milli-GPU.
+  struct Measures {
+    double frag = 0;      // F (plus weighted Unbacked)
+    double unusable = 0;  // weighted Unusable
+  };
   struct Entry {
     uint64_t version = 0;
     uint64_t epoch = 0;
-    double delta = 0;     // of F (plus weighted Unbacked), milli-GPU
-    double unusable = 0;  // of the weighted Unusable measure, milli-GPU
+    Measures growth;
     int32_t gpu = -1;
-  };
-  // What a node state scores before or after a placement.
-  struct Measures {
-    double frag = 0;
-    double unusable = 0;
   };
   // A node state as far as the measures and the GPU choice are concerned; equal keys, equal
   // answers.
@@ -196,6 +193,12 @@ class FgdPolicy final : public Policy {
     return l1 < kRefreshL1;
   }
 
+  // A delta in milli-GPU as a score: whole quantum steps (deltas within a step count as equal),
+  // or GPUs when not quantising.
+  double Steps(double milli) const {
+    return fgd_.quantum_milli > 0 ? std::floor(milli / fgd_.quantum_milli) : milli / 1000.0;
+  }
+
   Measures MeasureNode(int64_t cpu_free, int64_t memory_free, std::span<const FragGpu> gpus,
                        int16_t node_model) const {
     Measures m;
@@ -231,9 +234,7 @@ class FgdPolicy final : public Policy {
     e.version = node.version;
     e.epoch = epoch_;
     if (req.gpu_count == 0 || req.mig) {
-      const Measures d = growth();
-      e.delta = d.frag;
-      e.unusable = d.unusable;
+      e.growth = growth();
       return e;
     }
     if (!req.share) {
@@ -244,9 +245,7 @@ class FgdPolicy final : public Policy {
           ++taken;
         }
       }
-      const Measures d = growth();
-      e.delta = d.frag;
-      e.unusable = d.unusable;
+      e.growth = growth();
       return e;
     }
     double best_key = 0;
@@ -272,8 +271,7 @@ class FgdPolicy final : public Policy {
                              : d.frag + d.unusable;
       if (e.gpu < 0 || key < best_key) {
         best_key = key;
-        e.delta = d.frag;
-        e.unusable = d.unusable;
+        e.growth = d;
         e.gpu = position[k];
       }
     }
