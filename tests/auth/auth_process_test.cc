@@ -63,7 +63,10 @@ class AuthProcess {
     argv.insert(argv.end(), extra_.begin(), extra_.end());
     child_ = std::make_unique<ChildProcess>(argv, (dir_ / "auth.log").string());
   }
-  int Stop() { return child_->Terminate(); }
+  // SIGTERM; the service must drain and exit 0 (its log is printed when it does not).
+  void Stop() {
+    EXPECT_EQ(child_->Terminate(), 0) << "SIGTERM must shut down cleanly\n" << log();
+  }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string log() const { return ReadFile(dir_ / "auth.log"); }
   const fs::path& dir() const { return dir_; }
@@ -103,7 +106,7 @@ TEST_F(AuthProcessTest, RestartKeepsDataAndSigningKeys) {
   create.mutable_tenant()->mutable_quota()->set_max_gpus(7);
   pb::Tenant tenant;
   ASSERT_TRUE(stub->CreateTenant(Ctx(admin).get(), create, &tenant).ok());
-  EXPECT_EQ(auth.Stop(), 0) << "SIGTERM must shut down cleanly\n" << auth.log();
+  auth.Stop();
 
   auth.Start();
   ASSERT_TRUE(WaitServing(auth.address())) << auth.log();
@@ -114,7 +117,7 @@ TEST_F(AuthProcessTest, RestartKeepsDataAndSigningKeys) {
   grpc::Status s = stub->GetTenant(Ctx(admin).get(), get, &again);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(again.quota().max_gpus(), 7);
-  EXPECT_EQ(auth.Stop(), 0) << auth.log();
+  auth.Stop();
 }
 
 TEST_F(AuthProcessTest, ReflectionListsTheServicesLikeGrpcurl) {
@@ -144,7 +147,7 @@ TEST_F(AuthProcessTest, ReflectionListsTheServicesLikeGrpcurl) {
   ASSERT_TRUE(proto.ParseFromString(resp.file_descriptor_response().file_descriptor_proto(0)));
   EXPECT_EQ(proto.package(), "gpuaas.auth.v1");
   stream->WritesDone();
-  EXPECT_EQ(auth.Stop(), 0) << auth.log();
+  auth.Stop();
 }
 
 TEST_F(AuthProcessTest, LogsNeverContainSecrets) {
@@ -161,7 +164,7 @@ TEST_F(AuthProcessTest, LogsNeverContainSecrets) {
   ASSERT_TRUE(stub->WhoAmI(Ctx(tokens.access_token()).get(), {}, &me).ok());
   req.set_password("wrong-password-xyz");
   (void)stub->Login(Ctx().get(), req, &tokens);
-  EXPECT_EQ(auth.Stop(), 0) << auth.log();
+  auth.Stop();
   std::string log = auth.log();
   EXPECT_THAT(log, ::testing::HasSubstr("WhoAmI"));  // one line per call
   EXPECT_EQ(log.find(kPassword), std::string::npos);
@@ -207,7 +210,7 @@ TEST_F(AuthProcessTest, MutualTlsRefusesClientsWithoutACertificateFromTheCa) {
   auto plain = Stub(auth.address());
   pb::Jwks jwks;
   EXPECT_FALSE(plain->GetJwks(Ctx("", 3).get(), {}, &jwks).ok()) << "plaintext";
-  EXPECT_EQ(auth.Stop(), 0) << auth.log();
+  auth.Stop();
   fs::remove_all(certs);
 }
 
@@ -241,7 +244,7 @@ TEST(AuthPostgresRestartTest, CallsFailUnavailableThenRecoverWithoutServiceResta
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(up, grpc::StatusCode::NOT_FOUND) << auth.log();
-  EXPECT_EQ(auth.Stop(), 0) << auth.log();
+  auth.Stop();
 }
 
 }  // namespace
