@@ -116,9 +116,7 @@ absl::StatusOr<Claims> ParseClaims(const Json& payload, std::string kid) {
   c.jti = jti.value_or("");
   c.api_key_id = akid.value_or("");
   // A tenant role means nothing without the tenant it is held in.
-  Principal p;
-  p.role = c.role;
-  if (!p.IsGlobal() && c.tenant.empty()) {
+  if (IsTenantRole(c.role) && c.tenant.empty()) {
     return Reject("invalid token claims");
   }
   return c;

@@ -8,8 +8,8 @@
 namespace gpuaas::authz {
 namespace {
 
-using ::gpuaas::common::v1::PLATFORM_ADMIN;
-using ::gpuaas::common::v1::TENANT_ADMIN;
+using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
+using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
 
 constexpr std::string_view kIssuer = "gpuaas-auth";
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
@@ -34,7 +34,7 @@ Claims SampleClaims() {
   c.iss = std::string(kIssuer);
   c.sub = "usr_alice";
   c.tenant = "ten_acme";
-  c.role = TENANT_ADMIN;
+  c.role = ROLE_TENANT_ADMIN;
   c.iat = kNow;
   c.exp = kNow + absl::Minutes(15);
   c.jti = "tok_1";
@@ -124,7 +124,7 @@ TEST_F(JwtTest, RoundTrip) {
   EXPECT_EQ(out->iss, in.iss);
   EXPECT_EQ(out->sub, in.sub);
   EXPECT_EQ(out->tenant, in.tenant);
-  EXPECT_EQ(out->role, TENANT_ADMIN);
+  EXPECT_EQ(out->role, ROLE_TENANT_ADMIN);
   EXPECT_EQ(out->iat, in.iat);
   EXPECT_EQ(out->exp, in.exp);
   EXPECT_EQ(out->jti, in.jti);
@@ -145,7 +145,7 @@ TEST_F(JwtTest, WireFormat) {
 
 TEST_F(JwtTest, GlobalRoleWithoutTenant) {
   Claims in = SampleClaims();
-  in.role = PLATFORM_ADMIN;
+  in.role = ROLE_PLATFORM_ADMIN;
   in.tenant.clear();
   absl::StatusOr<Claims> out = Verify(SignJwt(in, signer_));
   ASSERT_TRUE(out.ok()) << out.status();
@@ -176,7 +176,7 @@ TEST_F(JwtTest, RejectsForgedSignature) {
   // A valid signature moved onto a different payload.
   std::string good = SignJwt(SampleClaims(), signer_);
   Claims admin = SampleClaims();
-  admin.role = PLATFORM_ADMIN;
+  admin.role = ROLE_PLATFORM_ADMIN;
   std::string forged = SignJwt(admin, other);
   std::string spliced = forged.substr(0, forged.rfind('.')) + good.substr(good.rfind('.'));
   ExpectRejected(spliced, "invalid token signature");

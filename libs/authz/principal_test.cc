@@ -5,12 +5,12 @@
 namespace gpuaas::authz {
 namespace {
 
-using ::gpuaas::common::v1::MEMBER;
-using ::gpuaas::common::v1::PLATFORM_ADMIN;
+using ::gpuaas::common::v1::ROLE_MEMBER;
+using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
 using ::gpuaas::common::v1::ROLE_UNSPECIFIED;
-using ::gpuaas::common::v1::SERVICE;
-using ::gpuaas::common::v1::TENANT_ADMIN;
-using ::gpuaas::common::v1::VIEWER;
+using ::gpuaas::common::v1::ROLE_SERVICE;
+using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
+using ::gpuaas::common::v1::ROLE_VIEWER;
 
 Principal Make(Role role, std::string tenant = "ten_a") {
   Principal p;
@@ -28,33 +28,33 @@ struct RoleCase {
 
 TEST(RequireRole, Table) {
   const RoleCase kCases[] = {
-      {VIEWER, VIEWER, true},
-      {VIEWER, MEMBER, false},
-      {VIEWER, TENANT_ADMIN, false},
-      {MEMBER, VIEWER, true},
-      {MEMBER, MEMBER, true},
-      {MEMBER, TENANT_ADMIN, false},
-      {TENANT_ADMIN, VIEWER, true},
-      {TENANT_ADMIN, MEMBER, true},
-      {TENANT_ADMIN, TENANT_ADMIN, true},
-      {TENANT_ADMIN, PLATFORM_ADMIN, false},
-      {TENANT_ADMIN, SERVICE, false},
-      {PLATFORM_ADMIN, VIEWER, true},
-      {PLATFORM_ADMIN, TENANT_ADMIN, true},
-      {PLATFORM_ADMIN, PLATFORM_ADMIN, true},
-      {PLATFORM_ADMIN, SERVICE, true},
-      {SERVICE, VIEWER, true},
-      {SERVICE, MEMBER, true},
-      {SERVICE, TENANT_ADMIN, false},
-      {SERVICE, PLATFORM_ADMIN, false},
-      {SERVICE, SERVICE, true},
-      {MEMBER, SERVICE, false},
-      {ROLE_UNSPECIFIED, VIEWER, false},
+      {ROLE_VIEWER, ROLE_VIEWER, true},
+      {ROLE_VIEWER, ROLE_MEMBER, false},
+      {ROLE_VIEWER, ROLE_TENANT_ADMIN, false},
+      {ROLE_MEMBER, ROLE_VIEWER, true},
+      {ROLE_MEMBER, ROLE_MEMBER, true},
+      {ROLE_MEMBER, ROLE_TENANT_ADMIN, false},
+      {ROLE_TENANT_ADMIN, ROLE_VIEWER, true},
+      {ROLE_TENANT_ADMIN, ROLE_MEMBER, true},
+      {ROLE_TENANT_ADMIN, ROLE_TENANT_ADMIN, true},
+      {ROLE_TENANT_ADMIN, ROLE_PLATFORM_ADMIN, false},
+      {ROLE_TENANT_ADMIN, ROLE_SERVICE, false},
+      {ROLE_PLATFORM_ADMIN, ROLE_VIEWER, true},
+      {ROLE_PLATFORM_ADMIN, ROLE_TENANT_ADMIN, true},
+      {ROLE_PLATFORM_ADMIN, ROLE_PLATFORM_ADMIN, true},
+      {ROLE_PLATFORM_ADMIN, ROLE_SERVICE, true},
+      {ROLE_SERVICE, ROLE_VIEWER, true},
+      {ROLE_SERVICE, ROLE_MEMBER, true},
+      {ROLE_SERVICE, ROLE_TENANT_ADMIN, false},
+      {ROLE_SERVICE, ROLE_PLATFORM_ADMIN, false},
+      {ROLE_SERVICE, ROLE_SERVICE, true},
+      {ROLE_MEMBER, ROLE_SERVICE, false},
+      {ROLE_UNSPECIFIED, ROLE_VIEWER, false},
       {ROLE_UNSPECIFIED, ROLE_UNSPECIFIED, false},
-      {VIEWER, ROLE_UNSPECIFIED, true},
-      {static_cast<Role>(42), VIEWER, false},
-      {PLATFORM_ADMIN, static_cast<Role>(42), true},
-      {TENANT_ADMIN, static_cast<Role>(42), false},
+      {ROLE_VIEWER, ROLE_UNSPECIFIED, true},
+      {static_cast<Role>(42), ROLE_VIEWER, false},
+      {ROLE_PLATFORM_ADMIN, static_cast<Role>(42), false},
+      {ROLE_TENANT_ADMIN, static_cast<Role>(42), false},
   };
   for (const RoleCase& c : kCases) {
     absl::Status s = RequireRole(Make(c.have), c.need);
@@ -66,13 +66,13 @@ TEST(RequireRole, Table) {
 }
 
 TEST(RequireRole, MessageNamesTheRole) {
-  absl::Status s = RequireRole(Make(VIEWER), TENANT_ADMIN);
+  absl::Status s = RequireRole(Make(ROLE_VIEWER), ROLE_TENANT_ADMIN);
   EXPECT_EQ(s.message(), "permission denied: requires role TENANT_ADMIN");
 }
 
 TEST(RequirePlatformAdmin, OnlyPlatformAdmin) {
   EXPECT_TRUE(RequirePlatformAdmin(Make(PLATFORM_ADMIN, "")).ok());
-  for (Role r : {VIEWER, MEMBER, TENANT_ADMIN, SERVICE, ROLE_UNSPECIFIED}) {
+  for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE, ROLE_UNSPECIFIED}) {
     absl::Status s = RequirePlatformAdmin(Make(r));
     EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << RoleName(r);
     EXPECT_NE(s.message().find("PLATFORM_ADMIN"), std::string::npos);
@@ -90,18 +90,18 @@ TEST(RequireTenant, OwnTenantOnlyUnlessGlobal) {
 }
 
 TEST(Principal, GlobalRoles) {
-  EXPECT_TRUE(Make(PLATFORM_ADMIN).IsGlobal());
-  EXPECT_TRUE(Make(PLATFORM_ADMIN).IsPlatformAdmin());
-  EXPECT_TRUE(Make(SERVICE).IsGlobal());
-  EXPECT_FALSE(Make(SERVICE).IsPlatformAdmin());
-  EXPECT_FALSE(Make(TENANT_ADMIN).IsGlobal());
+  EXPECT_TRUE(Make(ROLE_PLATFORM_ADMIN).IsGlobal());
+  EXPECT_TRUE(Make(ROLE_PLATFORM_ADMIN).IsPlatformAdmin());
+  EXPECT_TRUE(Make(ROLE_SERVICE).IsGlobal());
+  EXPECT_FALSE(Make(ROLE_SERVICE).IsPlatformAdmin());
+  EXPECT_FALSE(Make(ROLE_TENANT_ADMIN).IsGlobal());
 }
 
 TEST(RoleNames, RoundTrip) {
-  for (Role r : {VIEWER, MEMBER, TENANT_ADMIN, PLATFORM_ADMIN, SERVICE}) {
+  for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_PLATFORM_ADMIN, ROLE_SERVICE}) {
     EXPECT_EQ(RoleFromName(RoleName(r)), r);
   }
-  EXPECT_EQ(RoleName(TENANT_ADMIN), "TENANT_ADMIN");
+  EXPECT_EQ(RoleName(ROLE_TENANT_ADMIN), "TENANT_ADMIN");
   EXPECT_EQ(RoleFromName("ROLE_UNSPECIFIED"), std::nullopt);
   EXPECT_EQ(RoleFromName("tenant_admin"), std::nullopt);
   EXPECT_EQ(RoleFromName(""), std::nullopt);

@@ -12,7 +12,7 @@ Principal Alice() {
   Principal p;
   p.user_id = "usr_alice";
   p.tenant_id = "ten_acme";
-  p.role = ::gpuaas::common::v1::MEMBER;
+  p.role = ::gpuaas::common::v1::ROLE_MEMBER;
   p.token_id = "tok_1";
   return p;
 }

@@ -12,7 +12,7 @@
 namespace gpuaas::authz {
 namespace {
 
-using ::gpuaas::common::v1::MEMBER;
+using ::gpuaas::common::v1::ROLE_MEMBER;
 
 // A JwksSource whose document, availability and fetch count the test controls. The state is
 // shared because the authenticator owns the source itself.
@@ -82,7 +82,7 @@ class VerifierTest : public ::testing::Test {
     c.iss = "gpuaas-auth";
     c.sub = "usr_alice";
     c.tenant = "ten_acme";
-    c.role = MEMBER;
+    c.role = ROLE_MEMBER;
     c.iat = clock_.Now();
     c.exp = clock_.Now() + ttl;
     c.jti = "tok_1";
@@ -109,7 +109,7 @@ TEST_F(VerifierTest, AuthenticatesAndCaches) {
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_EQ(p->user_id, "usr_alice");
     EXPECT_EQ(p->tenant_id, "ten_acme");
-    EXPECT_EQ(p->role, MEMBER);
+    EXPECT_EQ(p->role, ROLE_MEMBER);
     EXPECT_EQ(p->token_id, "tok_1");
     EXPECT_EQ(p->api_key_id, "akey_9");
   }

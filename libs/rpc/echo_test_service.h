@@ -38,7 +38,7 @@ class FakeAuthenticator final : public authz::Authenticator {
     authz::Principal p;
     p.user_id = std::string(rest.substr(0, at));
     p.tenant_id = at == std::string_view::npos ? "" : std::string(rest.substr(at + 1));
-    p.role = ::gpuaas::common::v1::MEMBER;
+    p.role = ::gpuaas::common::v1::ROLE_MEMBER;
     return p;
   }
 };

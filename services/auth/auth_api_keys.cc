@@ -21,11 +21,11 @@ absl::Status BadKey() { return absl::UnauthenticatedError("invalid, expired or r
 // Tenant roles rank VIEWER < MEMBER < TENANT_ADMIN; global roles outrank them all.
 int Rank(common::v1::Role r) {
   switch (r) {
-    case common::v1::VIEWER: return 1;
-    case common::v1::MEMBER: return 2;
-    case common::v1::TENANT_ADMIN: return 3;
-    case common::v1::SERVICE: return 4;
-    case common::v1::PLATFORM_ADMIN: return 5;
+    case common::v1::ROLE_VIEWER: return 1;
+    case common::v1::ROLE_MEMBER: return 2;
+    case common::v1::ROLE_TENANT_ADMIN: return 3;
+    case common::v1::ROLE_SERVICE: return 4;
+    case common::v1::ROLE_PLATFORM_ADMIN: return 5;
     default: return 0;
   }
 }
@@ -33,7 +33,7 @@ int Rank(common::v1::Role r) {
 bool MayManageKey(const Principal& p, const pb::ApiKey& k) {
   if (p.IsPlatformAdmin()) return true;
   if (k.tenant_id() != p.tenant_id) return false;
-  return k.user_id() == p.user_id || p.role == common::v1::TENANT_ADMIN;
+  return k.user_id() == p.user_id || p.role == common::v1::ROLE_TENANT_ADMIN;
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyReques
   if (Rank(role) > Rank(p.role)) {
     return absl::PermissionDeniedError("role: an API key cannot outrank its creator");
   }
-  if ((role == common::v1::PLATFORM_ADMIN || role == common::v1::SERVICE) && !p.IsGlobal()) {
+  if ((role == common::v1::ROLE_PLATFORM_ADMIN || role == common::v1::ROLE_SERVICE) && !p.IsGlobal()) {
     return absl::PermissionDeniedError("role: only global principals hold global roles");
   }
 
@@ -100,7 +100,7 @@ absl::Status Auth::ListApiKeys(const Principal& p, const pb::ListApiKeysRequest&
   GPUAAS_ASSIGN_OR_RETURN(PageQuery page, ParsePage(req.page_size(), req.page_token()));
   // Tenant admins and platform admins see the tenant's keys; others their own.
   std::optional<std::string> only_user;
-  if (!p.IsPlatformAdmin() && p.role != common::v1::TENANT_ADMIN) only_user = p.user_id;
+  if (!p.IsPlatformAdmin() && p.role != common::v1::ROLE_TENANT_ADMIN) only_user = p.user_id;
   return pool_.RunInTransaction("auth.list_api_keys", [&](db::Tx& tx) -> absl::Status {
     out.Clear();
     for (pb::ApiKey& k : repo_.ListApiKeys(tx, p.tenant_id, only_user, page)) {

@@ -15,7 +15,7 @@ absl::Status MemberNotFound() { return absl::NotFoundError("membership not found
 absl::Status Auth::RequireTenantAdmin(const Principal& p, const std::string& tenant_id) {
   GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, tenant_id, "tenant"));
   if (p.IsPlatformAdmin()) return absl::OkStatus();
-  if (p.role != common::v1::TENANT_ADMIN) {
+  if (p.role != common::v1::ROLE_TENANT_ADMIN) {
     return absl::PermissionDeniedError("managing members needs TENANT_ADMIN");
   }
   return absl::OkStatus();
@@ -79,7 +79,7 @@ absl::Status Auth::ListMembers(const Principal& p, const pb::ListMembersRequest&
                                pb::ListMembersResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
   GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, req.tenant_id(), "tenant"));
-  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::VIEWER));
+  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_VIEWER));
   GPUAAS_ASSIGN_OR_RETURN(PageQuery page, ParsePage(req.page_size(), req.page_token()));
   return pool_.RunInTransaction("auth.list_members", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.GetTenant(tx, req.tenant_id())) return absl::NotFoundError("tenant not found");

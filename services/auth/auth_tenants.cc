@@ -59,7 +59,7 @@ absl::Status Auth::CreateTenant(const Principal& p, const pb::CreateTenantReques
 
 absl::Status Auth::GetTenant(const Principal& p, const pb::GetTenantRequest& req, pb::Tenant& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
-  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::VIEWER));
+  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_VIEWER));
   GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, req.tenant_id(), "tenant"));
   return pool_.RunInTransaction("auth.get_tenant", [&](db::Tx& tx) -> absl::Status {
     std::optional<pb::Tenant> t = repo_.GetTenant(tx, req.tenant_id());
@@ -90,7 +90,7 @@ absl::Status Auth::UpdateTenant(const Principal& p, const pb::UpdateTenantReques
                                 pb::Tenant& out) {
   const pb::Tenant& in = req.tenant();
   GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant.tenant_id", in.tenant_id()));
-  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::VIEWER));
+  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_VIEWER));
   GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, in.tenant_id(), "tenant"));
   // An empty mask means every updatable field.
   bool all = req.update_mask().paths_size() == 0;
@@ -119,7 +119,7 @@ absl::Status Auth::UpdateTenant(const Principal& p, const pb::UpdateTenantReques
   if (quota) {
     GPUAAS_RETURN_IF_ERROR(authz::RequirePlatformAdmin(p));
   } else {
-    GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::TENANT_ADMIN));
+    GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_TENANT_ADMIN));
   }
   return pool_.RunInTransaction("auth.update_tenant", [&](db::Tx& tx) -> absl::Status {
     std::optional<pb::Tenant> t = repo_.GetTenant(tx, in.tenant_id());

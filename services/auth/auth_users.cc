@@ -16,8 +16,8 @@ constexpr std::string_view kAdminUserName = "admin";
 absl::Status UserNotFound() { return absl::NotFoundError("user not found"); }
 
 absl::Status ValidateGlobalRole(std::string_view field, common::v1::Role role) {
-  if (role == common::v1::ROLE_UNSPECIFIED || role == common::v1::PLATFORM_ADMIN ||
-      role == common::v1::SERVICE) {
+  if (role == common::v1::ROLE_UNSPECIFIED || role == common::v1::ROLE_PLATFORM_ADMIN ||
+      role == common::v1::ROLE_SERVICE) {
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(
@@ -32,7 +32,7 @@ absl::Status Auth::Bootstrap(const std::string& password) {
   admin.user.set_user_id(NewId("usr_"));
   admin.user.set_user_name(std::string(kAdminUserName));
   admin.user.set_display_name("Platform administrator");
-  admin.user.set_global_role(common::v1::PLATFORM_ADMIN);
+  admin.user.set_global_role(common::v1::ROLE_PLATFORM_ADMIN);
   admin.password_hash = HashPassword(password);
   return pool_.RunInTransaction("auth.bootstrap", [&](db::Tx& tx) {
     tx.Exec("SELECT pg_advisory_xact_lock(hashtext('auth.bootstrap'))");
@@ -44,7 +44,7 @@ absl::Status Auth::Bootstrap(const std::string& password) {
 
 absl::Status Auth::RequireSeeUser(db::Tx& tx, const Principal& p, const std::string& user_id) {
   if (p.IsGlobal() || p.user_id == user_id) return absl::OkStatus();
-  if (p.role == common::v1::TENANT_ADMIN && repo_.GetMember(tx, p.tenant_id, user_id)) {
+  if (p.role == common::v1::ROLE_TENANT_ADMIN && repo_.GetMember(tx, p.tenant_id, user_id)) {
     return absl::OkStatus();
   }
   return UserNotFound();
@@ -130,7 +130,7 @@ absl::Status Auth::ListUsers(const Principal& p, const pb::ListUsersRequest& req
                              pb::ListUsersResponse& out) {
   std::optional<std::string> tenant;
   if (!p.IsGlobal()) {
-    GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::TENANT_ADMIN));
+    GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_TENANT_ADMIN));
     tenant = p.tenant_id;
   }
   GPUAAS_ASSIGN_OR_RETURN(PageQuery page, ParsePage(req.page_size(), req.page_token()));

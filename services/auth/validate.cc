@@ -93,9 +93,9 @@ absl::Status ValidateQuota(std::string_view field, const pb::Quota& q) {
 
 absl::Status ValidateTenantRole(std::string_view field, common::v1::Role role) {
   switch (role) {
-    case common::v1::VIEWER:
-    case common::v1::MEMBER:
-    case common::v1::TENANT_ADMIN:
+    case common::v1::ROLE_VIEWER:
+    case common::v1::ROLE_MEMBER:
+    case common::v1::ROLE_TENANT_ADMIN:
       return absl::OkStatus();
     case common::v1::ROLE_UNSPECIFIED:
       return Invalid(field, "required: TENANT_ADMIN, MEMBER or VIEWER");

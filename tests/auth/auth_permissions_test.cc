@@ -37,15 +37,15 @@ class AuthPermissionsTest : public AuthStackTest {
     AuthStackTest::SetUp();
     if (IsSkipped()) return;
     stack_->CreateTenant("alpha");
-    stack_->CreateUser("viewer", "alpha", common::v1::VIEWER);
-    stack_->CreateUser("member", "alpha", common::v1::MEMBER);
-    stack_->CreateUser("tadmin", "alpha", common::v1::TENANT_ADMIN);
-    target_ = stack_->CreateUser("target", "alpha", common::v1::MEMBER);
-    spare_ = stack_->CreateUser("spare", "alpha", common::v1::MEMBER);
+    stack_->CreateUser("viewer", "alpha", common::v1::ROLE_VIEWER);
+    stack_->CreateUser("member", "alpha", common::v1::ROLE_MEMBER);
+    stack_->CreateUser("tadmin", "alpha", common::v1::ROLE_TENANT_ADMIN);
+    target_ = stack_->CreateUser("target", "alpha", common::v1::ROLE_MEMBER);
+    spare_ = stack_->CreateUser("spare", "alpha", common::v1::ROLE_MEMBER);
 
     pb::CreateUserRequest svc;
     svc.mutable_user()->set_user_name("robot");
-    svc.mutable_user()->set_global_role(common::v1::SERVICE);
+    svc.mutable_user()->set_global_role(common::v1::ROLE_SERVICE);
     svc.set_password(AuthStack::PasswordOf("robot"));
     pb::User robot;
     ASSERT_TRUE(stub().CreateUser(AuthStack::Ctx(admin_).get(), svc, &robot).ok());
@@ -113,7 +113,7 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          r.mutable_user()->set_user_name("made-" + std::to_string(++counter_));
          r.set_password("long enough password");
          r.set_tenant_id("alpha");
-         r.set_role(common::v1::MEMBER);
+         r.set_role(common::v1::ROLE_MEMBER);
          pb::User out;
          return stub().CreateUser(Ctx(t).get(), r, &out);
        }},
@@ -141,7 +141,7 @@ std::vector<Case> AuthPermissionsTest::Cases() {
       {"DeleteUser(other member)", platform,
        [this](const std::string& t) {
          std::string victim = stack_->CreateUser("victim-" + std::to_string(++counter_), "alpha",
-                                                 common::v1::MEMBER);
+                                                 common::v1::ROLE_MEMBER);
          pb::DeleteUserRequest r;
          r.set_user_id(victim);
          pb::DeleteUserResponse out;
@@ -157,7 +157,7 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          pb::AddMemberRequest r;
          r.set_tenant_id("alpha");
          r.set_user_id(spare_);
-         r.set_role(common::v1::VIEWER);
+         r.set_role(common::v1::ROLE_VIEWER);
          pb::Membership out;
          return stub().AddMember(Ctx(t).get(), r, &out);
        }},
@@ -166,7 +166,7 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          pb::UpdateMemberRequest r;
          r.set_tenant_id("alpha");
          r.set_user_id(target_);
-         r.set_role(++counter_ % 2 ? common::v1::VIEWER : common::v1::MEMBER);
+         r.set_role(++counter_ % 2 ? common::v1::ROLE_VIEWER : common::v1::ROLE_MEMBER);
          pb::Membership out;
          return stub().UpdateMember(Ctx(t).get(), r, &out);
        }},
@@ -175,7 +175,7 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          pb::AddMemberRequest add;
          add.set_tenant_id("alpha");
          add.set_user_id(spare_);
-         add.set_role(common::v1::VIEWER);
+         add.set_role(common::v1::ROLE_VIEWER);
          pb::Membership ignored;
          (void)stub().AddMember(Ctx(admin_).get(), add, &ignored);
          pb::RemoveMemberRequest r;

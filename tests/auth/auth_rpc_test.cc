@@ -84,7 +84,7 @@ TEST_F(AuthRpcTest, UserLifecycle) {
   create.mutable_user()->set_display_name("Alice");
   create.set_password("correct horse battery");
   create.set_tenant_id("lab");
-  create.set_role(common::v1::MEMBER);
+  create.set_role(common::v1::ROLE_MEMBER);
   pb::User alice;
   ASSERT_RPC_OK(stub().CreateUser(AuthStack::Ctx(admin_).get(), create, &alice));
   EXPECT_FALSE(alice.user_id().empty());
@@ -127,25 +127,25 @@ TEST_F(AuthRpcTest, UserLifecycle) {
 TEST_F(AuthRpcTest, Memberships) {
   stack_->CreateTenant("lab");
   stack_->CreateTenant("studio");
-  std::string bob = stack_->CreateUser("bob", "lab", common::v1::TENANT_ADMIN);
-  std::string carol = stack_->CreateUser("carol", "studio", common::v1::MEMBER);
+  std::string bob = stack_->CreateUser("bob", "lab", common::v1::ROLE_TENANT_ADMIN);
+  std::string carol = stack_->CreateUser("carol", "studio", common::v1::ROLE_MEMBER);
 
   pb::AddMemberRequest add;
   add.set_tenant_id("lab");
   add.set_user_id(carol);
-  add.set_role(common::v1::VIEWER);
+  add.set_role(common::v1::ROLE_VIEWER);
   pb::Membership m;
   std::string bob_token = stack_->Login("bob", AuthStack::PasswordOf("bob"));
   ASSERT_RPC_OK(stub().AddMember(AuthStack::Ctx(bob_token).get(), add, &m));
-  EXPECT_EQ(m.role(), common::v1::VIEWER);
+  EXPECT_EQ(m.role(), common::v1::ROLE_VIEWER);
   EXPECT_EQ(m.user_name(), "carol");
 
   pb::UpdateMemberRequest update;
   update.set_tenant_id("lab");
   update.set_user_id(carol);
-  update.set_role(common::v1::MEMBER);
+  update.set_role(common::v1::ROLE_MEMBER);
   ASSERT_RPC_OK(stub().UpdateMember(AuthStack::Ctx(bob_token).get(), update, &m));
-  EXPECT_EQ(m.role(), common::v1::MEMBER);
+  EXPECT_EQ(m.role(), common::v1::ROLE_MEMBER);
 
   pb::ListMembersRequest list;
   list.set_tenant_id("lab");
@@ -165,11 +165,11 @@ TEST_F(AuthRpcTest, Memberships) {
 TEST_F(AuthRpcTest, LoginWhoAmIRefreshLogout) {
   stack_->CreateTenant("personal-dan");
   stack_->CreateTenant("team");
-  std::string dan = stack_->CreateUser("dan", "personal-dan", common::v1::TENANT_ADMIN);
+  std::string dan = stack_->CreateUser("dan", "personal-dan", common::v1::ROLE_TENANT_ADMIN);
   pb::AddMemberRequest add;
   add.set_tenant_id("team");
   add.set_user_id(dan);
-  add.set_role(common::v1::VIEWER);
+  add.set_role(common::v1::ROLE_VIEWER);
   pb::Membership m;
   ASSERT_RPC_OK(stub().AddMember(AuthStack::Ctx(admin_).get(), add, &m));
 
@@ -180,18 +180,18 @@ TEST_F(AuthRpcTest, LoginWhoAmIRefreshLogout) {
   pb::TokenResponse tokens;
   ASSERT_RPC_OK(stub().Login(AuthStack::Ctx().get(), login, &tokens));
   EXPECT_EQ(tokens.tenant_id(), "personal-dan");
-  EXPECT_EQ(tokens.role(), common::v1::TENANT_ADMIN);
+  EXPECT_EQ(tokens.role(), common::v1::ROLE_TENANT_ADMIN);
   EXPECT_EQ(tokens.token_type(), "Bearer");
   login.set_tenant_id("team");
   ASSERT_RPC_OK(stub().Login(AuthStack::Ctx().get(), login, &tokens));
   EXPECT_EQ(tokens.tenant_id(), "team");
-  EXPECT_EQ(tokens.role(), common::v1::VIEWER);
+  EXPECT_EQ(tokens.role(), common::v1::ROLE_VIEWER);
 
   pb::WhoAmIResponse me;
   ASSERT_RPC_OK(stub().WhoAmI(AuthStack::Ctx(tokens.access_token()).get(), {}, &me));
   EXPECT_EQ(me.user_name(), "dan");
   EXPECT_EQ(me.tenant_id(), "team");
-  EXPECT_EQ(me.role(), common::v1::VIEWER);
+  EXPECT_EQ(me.role(), common::v1::ROLE_VIEWER);
   EXPECT_THAT(me.memberships(), SizeIs(2));
 
   pb::RefreshRequest refresh;
@@ -213,12 +213,12 @@ TEST_F(AuthRpcTest, LoginWhoAmIRefreshLogout) {
 
 TEST_F(AuthRpcTest, ApiKeys) {
   stack_->CreateTenant("render");
-  stack_->CreateUser("erin", "render", common::v1::MEMBER);
+  stack_->CreateUser("erin", "render", common::v1::ROLE_MEMBER);
   std::string erin = stack_->Login("erin", AuthStack::PasswordOf("erin"));
 
   pb::CreateApiKeyRequest create;
   create.set_name("ci pipeline");
-  create.set_role(common::v1::VIEWER);
+  create.set_role(common::v1::ROLE_VIEWER);
   pb::CreateApiKeyResponse key;
   ASSERT_RPC_OK(stub().CreateApiKey(AuthStack::Ctx(erin).get(), create, &key));
   EXPECT_FALSE(key.secret().empty());
@@ -233,7 +233,7 @@ TEST_F(AuthRpcTest, ApiKeys) {
   exchange.set_secret(key.secret());
   pb::TokenResponse token;
   ASSERT_RPC_OK(stub().ExchangeApiKey(AuthStack::Ctx().get(), exchange, &token));
-  EXPECT_EQ(token.role(), common::v1::VIEWER);
+  EXPECT_EQ(token.role(), common::v1::ROLE_VIEWER);
   EXPECT_TRUE(token.refresh_token().empty());
   pb::WhoAmIResponse me;
   ASSERT_RPC_OK(stub().WhoAmI(AuthStack::Ctx(token.access_token()).get(), {}, &me));

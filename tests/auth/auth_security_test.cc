@@ -28,7 +28,7 @@ class AuthSecurityTest : public AuthStackTest {
     authz::Claims c;
     c.iss = "gpuaas-auth";
     c.sub = me.user_id();
-    c.role = common::v1::PLATFORM_ADMIN;
+    c.role = common::v1::ROLE_PLATFORM_ADMIN;
     c.iat = absl::Now();
     c.exp = c.iat + absl::Minutes(5);
     c.jti = NewId("jti_");
@@ -40,8 +40,8 @@ class AuthSecurityTest : public AuthStackTest {
 TEST_F(AuthSecurityTest, OtherTenantsResourcesAreNotFound) {
   stack_->CreateTenant("tenant-a");
   stack_->CreateTenant("tenant-b");
-  stack_->CreateUser("ada", "tenant-a", common::v1::TENANT_ADMIN);
-  std::string bo = stack_->CreateUser("boris", "tenant-b", common::v1::TENANT_ADMIN);
+  stack_->CreateUser("ada", "tenant-a", common::v1::ROLE_TENANT_ADMIN);
+  std::string bo = stack_->CreateUser("boris", "tenant-b", common::v1::ROLE_TENANT_ADMIN);
   std::string ada = stack_->Login("ada", AuthStack::PasswordOf("ada"));
 
   pb::ListMembersRequest members;
@@ -60,7 +60,7 @@ TEST_F(AuthSecurityTest, OtherTenantsResourcesAreNotFound) {
   pb::AddMemberRequest add;
   add.set_tenant_id("tenant-b");
   add.set_user_id(bo);
-  add.set_role(common::v1::VIEWER);
+  add.set_role(common::v1::ROLE_VIEWER);
   pb::Membership m;
   EXPECT_EQ(stub().AddMember(Ctx(ada).get(), add, &m).error_code(), grpc::StatusCode::NOT_FOUND);
   // A tenant that does not exist answers the same as one the caller may not see.
@@ -71,11 +71,11 @@ TEST_F(AuthSecurityTest, OtherTenantsResourcesAreNotFound) {
 TEST_F(AuthSecurityTest, ATokenActsForOneTenantEvenWhenTheUserBelongsToBoth) {
   stack_->CreateTenant("tenant-a");
   stack_->CreateTenant("tenant-b");
-  std::string cy = stack_->CreateUser("cyrus", "tenant-a", common::v1::TENANT_ADMIN);
+  std::string cy = stack_->CreateUser("cyrus", "tenant-a", common::v1::ROLE_TENANT_ADMIN);
   pb::AddMemberRequest add;
   add.set_tenant_id("tenant-b");
   add.set_user_id(cy);
-  add.set_role(common::v1::TENANT_ADMIN);
+  add.set_role(common::v1::ROLE_TENANT_ADMIN);
   pb::Membership m;
   ASSERT_TRUE(stub().AddMember(Ctx(admin_).get(), add, &m).ok());
 
@@ -168,7 +168,7 @@ TEST_F(AuthSecurityTest, RefreshTokenReuseRevokesTheChain) {
 
 TEST_F(AuthSecurityTest, DisabledUsersCannotLogInOrRefresh) {
   stack_->CreateTenant("lab");
-  std::string fay = stack_->CreateUser("fay", "lab", common::v1::MEMBER);
+  std::string fay = stack_->CreateUser("fay", "lab", common::v1::ROLE_MEMBER);
   pb::LoginRequest login;
   login.set_user_name("fay");
   login.set_password(AuthStack::PasswordOf("fay"));
@@ -295,7 +295,7 @@ TEST_F(AuthSecurityTest, BadInputIsInvalidArgumentNamingTheField) {
          pb::AddMemberRequest r;
          r.set_tenant_id("some-tenant");
          r.set_user_id("usr_x");
-         r.set_role(common::v1::PLATFORM_ADMIN);
+         r.set_role(common::v1::ROLE_PLATFORM_ADMIN);
          pb::Membership out;
          return s.AddMember(AuthStack::Ctx(t).get(), r, &out);
        },

@@ -14,11 +14,11 @@ namespace {
 namespace pb = ::gpuaas::common::v1;
 
 constexpr std::array<std::pair<std::string_view, Role>, 5> kRoles = {{
-    {"viewer", pb::VIEWER},
-    {"member", pb::MEMBER},
-    {"tenant-admin", pb::TENANT_ADMIN},
-    {"platform-admin", pb::PLATFORM_ADMIN},
-    {"service", pb::SERVICE},
+    {"viewer", pb::ROLE_VIEWER},
+    {"member", pb::ROLE_MEMBER},
+    {"tenant-admin", pb::ROLE_TENANT_ADMIN},
+    {"platform-admin", pb::ROLE_PLATFORM_ADMIN},
+    {"service", pb::ROLE_SERVICE},
 }};
 
 }  // namespace

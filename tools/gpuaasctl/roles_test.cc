@@ -8,13 +8,13 @@ namespace {
 namespace pb = ::gpuaas::common::v1;
 
 TEST(ParseRoleTest, AcceptsEveryNameInAnyCase) {
-  EXPECT_EQ(*ParseRole("tenant-admin"), pb::TENANT_ADMIN);
-  EXPECT_EQ(*ParseRole("TENANT_ADMIN"), pb::TENANT_ADMIN);
-  EXPECT_EQ(*ParseRole("Tenant-Admin"), pb::TENANT_ADMIN);
-  EXPECT_EQ(*ParseRole("member"), pb::MEMBER);
-  EXPECT_EQ(*ParseRole("VIEWER"), pb::VIEWER);
-  EXPECT_EQ(*ParseRole("platform_admin"), pb::PLATFORM_ADMIN);
-  EXPECT_EQ(*ParseRole(" service "), pb::SERVICE);
+  EXPECT_EQ(*ParseRole("tenant-admin"), pb::ROLE_TENANT_ADMIN);
+  EXPECT_EQ(*ParseRole("TENANT_ADMIN"), pb::ROLE_TENANT_ADMIN);
+  EXPECT_EQ(*ParseRole("Tenant-Admin"), pb::ROLE_TENANT_ADMIN);
+  EXPECT_EQ(*ParseRole("member"), pb::ROLE_MEMBER);
+  EXPECT_EQ(*ParseRole("VIEWER"), pb::ROLE_VIEWER);
+  EXPECT_EQ(*ParseRole("platform_admin"), pb::ROLE_PLATFORM_ADMIN);
+  EXPECT_EQ(*ParseRole(" service "), pb::ROLE_SERVICE);
 }
 
 TEST(ParseRoleTest, RejectsUnknownAndUnspecified) {
@@ -27,7 +27,7 @@ TEST(ParseRoleTest, RejectsUnknownAndUnspecified) {
 }
 
 TEST(RoleDisplayNameTest, RoundTripsThroughParse) {
-  for (Role r : {pb::VIEWER, pb::MEMBER, pb::TENANT_ADMIN, pb::PLATFORM_ADMIN, pb::SERVICE}) {
+  for (Role r : {pb::ROLE_VIEWER, pb::ROLE_MEMBER, pb::ROLE_TENANT_ADMIN, pb::ROLE_PLATFORM_ADMIN, pb::ROLE_SERVICE}) {
     EXPECT_EQ(*ParseRole(RoleDisplayName(r)), r);
   }
   EXPECT_EQ(RoleDisplayName(pb::ROLE_UNSPECIFIED), "");

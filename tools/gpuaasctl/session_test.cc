@@ -30,7 +30,7 @@ class FakeAuth final : public authpb::AuthService::Service {
     resp->set_refresh_token(valid_refresh);
     resp->mutable_expire_time()->set_seconds(absl::ToUnixSeconds(kNow + absl::Minutes(15)));
     resp->set_tenant_id("studio-a");
-    resp->set_role(common::v1::MEMBER);
+    resp->set_role(common::v1::ROLE_MEMBER);
     return grpc::Status::OK;
   }
 

@@ -1,0 +1,108 @@
+#include "libs/authz/roles.h"
+
+#include <iterator>
+
+namespace gpuaas::authz {
+namespace {
+
+using ::gpuaas::common::v1::ROLE_MEMBER;
+using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
+using ::gpuaas::common::v1::ROLE_SERVICE;
+using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
+using ::gpuaas::common::v1::ROLE_UNSPECIFIED;
+using ::gpuaas::common::v1::ROLE_VIEWER;
+
+constexpr uint32_t Bit(Power p) { return static_cast<uint32_t>(p); }
+
+constexpr uint32_t kViewer = Bit(Power::kRead);
+constexpr uint32_t kMember = kViewer | Bit(Power::kUse);
+constexpr uint32_t kTenantAdmin = kMember | Bit(Power::kManagePeople);
+constexpr uint32_t kService = kMember | Bit(Power::kAnyTenant) | Bit(Power::kServiceCalls);
+constexpr uint32_t kPlatformAdmin = kTenantAdmin | kService | Bit(Power::kPlatform);
+
+// Strongest first, for Meet.
+constexpr Role kByStrength[] = {ROLE_PLATFORM_ADMIN, ROLE_SERVICE, ROLE_TENANT_ADMIN, ROLE_MEMBER,
+                                ROLE_VIEWER};
+
+bool Within(uint32_t inner, uint32_t outer) { return (inner & ~outer) == 0; }
+
+}  // namespace
+
+uint32_t PowersOf(Role role) {
+  switch (role) {
+    case ROLE_VIEWER:
+      return kViewer;
+    case ROLE_MEMBER:
+      return kMember;
+    case ROLE_TENANT_ADMIN:
+      return kTenantAdmin;
+    case ROLE_SERVICE:
+      return kService;
+    case ROLE_PLATFORM_ADMIN:
+      return kPlatformAdmin;
+    default:
+      return 0;
+  }
+}
+
+bool Holds(Role role, Power power) { return (PowersOf(role) & Bit(power)) != 0; }
+
+bool MayGrant(Role holder, Role granted) {
+  const uint32_t want = PowersOf(granted);
+  return want != 0 && Within(want, PowersOf(holder));
+}
+
+Role Meet(Role a, Role b) {
+  const uint32_t both = PowersOf(a) & PowersOf(b);
+  for (Role r : kByStrength) {
+    if (Within(PowersOf(r), both)) {
+      return r;
+    }
+  }
+  return ROLE_UNSPECIFIED;
+}
+
+Role WeakestHolder(Power power) {
+  for (auto it = std::rbegin(kByStrength); it != std::rend(kByStrength); ++it) {
+    if (Holds(*it, power)) {
+      return *it;
+    }
+  }
+  return ROLE_PLATFORM_ADMIN;
+}
+
+bool IsTenantRole(Role role) {
+  return role == ROLE_VIEWER || role == ROLE_MEMBER || role == ROLE_TENANT_ADMIN;
+}
+
+bool IsGlobalRole(Role role) { return role == ROLE_PLATFORM_ADMIN || role == ROLE_SERVICE; }
+
+std::string_view RoleName(Role role) {
+  switch (role) {
+    case ROLE_UNSPECIFIED:
+      return "ROLE_UNSPECIFIED";
+    case ROLE_VIEWER:
+      return "VIEWER";
+    case ROLE_MEMBER:
+      return "MEMBER";
+    case ROLE_TENANT_ADMIN:
+      return "TENANT_ADMIN";
+    case ROLE_PLATFORM_ADMIN:
+      return "PLATFORM_ADMIN";
+    case ROLE_SERVICE:
+      return "SERVICE";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+std::optional<Role> RoleFromName(std::string_view name) {
+  for (Role r : kByStrength) {
+    if (RoleName(r) == name) {
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuaas::authz

@@ -1,0 +1,93 @@
+// The role model's grant matrix, spelled out in full so a change to any power shows up here.
+#include "libs/authz/roles.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuaas::authz {
+namespace {
+
+using ::gpuaas::common::v1::ROLE_MEMBER;
+using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
+using ::gpuaas::common::v1::ROLE_SERVICE;
+using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
+using ::gpuaas::common::v1::ROLE_UNSPECIFIED;
+using ::gpuaas::common::v1::ROLE_VIEWER;
+
+constexpr Role kUnknown = static_cast<Role>(42);
+
+TEST(MayGrant, Matrix) {
+  // Rows: holder; columns: granted VIEWER, MEMBER, TENANT_ADMIN, SERVICE, PLATFORM_ADMIN.
+  const Role kGranted[] = {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE,
+                           ROLE_PLATFORM_ADMIN};
+  struct Row {
+    Role holder;
+    bool may[5];
+  };
+  const Row kRows[] = {
+      {ROLE_VIEWER, {true, false, false, false, false}},
+      {ROLE_MEMBER, {true, true, false, false, false}},
+      {ROLE_TENANT_ADMIN, {true, true, true, false, false}},
+      {ROLE_SERVICE, {true, true, false, true, false}},
+      {ROLE_PLATFORM_ADMIN, {true, true, true, true, true}},
+      {ROLE_UNSPECIFIED, {false, false, false, false, false}},
+      {kUnknown, {false, false, false, false, false}},
+  };
+  for (const Row& row : kRows) {
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(MayGrant(row.holder, kGranted[i]), row.may[i])
+          << RoleName(row.holder) << " grants " << RoleName(kGranted[i]);
+    }
+    EXPECT_FALSE(MayGrant(row.holder, ROLE_UNSPECIFIED)) << RoleName(row.holder);
+    EXPECT_FALSE(MayGrant(row.holder, kUnknown)) << RoleName(row.holder);
+  }
+}
+
+TEST(MayGrant, ServiceNeverManagesPeople) {
+  EXPECT_FALSE(Holds(ROLE_SERVICE, Power::kManagePeople));
+  EXPECT_FALSE(MayGrant(ROLE_SERVICE, ROLE_TENANT_ADMIN));
+  EXPECT_FALSE(Holds(Meet(ROLE_SERVICE, ROLE_TENANT_ADMIN), Power::kManagePeople));
+}
+
+TEST(Meet, StaysWithinBoth) {
+  EXPECT_EQ(Meet(ROLE_SERVICE, ROLE_TENANT_ADMIN), ROLE_MEMBER);
+  EXPECT_EQ(Meet(ROLE_TENANT_ADMIN, ROLE_SERVICE), ROLE_MEMBER);
+  EXPECT_EQ(Meet(ROLE_PLATFORM_ADMIN, ROLE_TENANT_ADMIN), ROLE_TENANT_ADMIN);
+  EXPECT_EQ(Meet(ROLE_PLATFORM_ADMIN, ROLE_SERVICE), ROLE_SERVICE);
+  EXPECT_EQ(Meet(ROLE_MEMBER, ROLE_TENANT_ADMIN), ROLE_MEMBER);
+  EXPECT_EQ(Meet(ROLE_VIEWER, ROLE_SERVICE), ROLE_VIEWER);
+  EXPECT_EQ(Meet(ROLE_UNSPECIFIED, ROLE_MEMBER), ROLE_UNSPECIFIED);
+  EXPECT_EQ(Meet(kUnknown, ROLE_PLATFORM_ADMIN), ROLE_UNSPECIFIED);
+  // Whatever the pair, the meet is grantable by both.
+  const Role kAll[] = {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE,
+                       ROLE_PLATFORM_ADMIN};
+  for (Role a : kAll) {
+    for (Role b : kAll) {
+      const Role m = Meet(a, b);
+      EXPECT_TRUE(MayGrant(a, m) && MayGrant(b, m)) << RoleName(a) << " ^ " << RoleName(b);
+    }
+  }
+}
+
+TEST(Roles, Kinds) {
+  for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN}) {
+    EXPECT_TRUE(IsTenantRole(r));
+    EXPECT_FALSE(IsGlobalRole(r));
+  }
+  for (Role r : {ROLE_SERVICE, ROLE_PLATFORM_ADMIN}) {
+    EXPECT_FALSE(IsTenantRole(r));
+    EXPECT_TRUE(IsGlobalRole(r));
+  }
+  EXPECT_FALSE(IsTenantRole(ROLE_UNSPECIFIED));
+  EXPECT_FALSE(IsGlobalRole(ROLE_UNSPECIFIED));
+}
+
+TEST(Roles, WeakestHolder) {
+  EXPECT_EQ(WeakestHolder(Power::kRead), ROLE_VIEWER);
+  EXPECT_EQ(WeakestHolder(Power::kUse), ROLE_MEMBER);
+  EXPECT_EQ(WeakestHolder(Power::kManagePeople), ROLE_TENANT_ADMIN);
+  EXPECT_EQ(WeakestHolder(Power::kServiceCalls), ROLE_SERVICE);
+  EXPECT_EQ(WeakestHolder(Power::kPlatform), ROLE_PLATFORM_ADMIN);
+}
+
+}  // namespace
+}  // namespace gpuaas::authz
