@@ -1,9 +1,6 @@
 #include "libs/authz/principal.h"
 
 #include <string>
-
-#include "absl/strings/str_cat.h"
-
 namespace gpuaas::authz {
 
 bool Principal::IsGlobal() const { return Has(Power::kAnyTenant); }
@@ -17,8 +14,8 @@ absl::Status RequireRole(const Principal& p, Role at_least) {
   if (any || MayGrant(p.role, at_least)) {
     return absl::OkStatus();
   }
-  return absl::PermissionDeniedError(absl::StrCat("permission denied: requires role ",
-                                                  RoleName(at_least)));
+  return absl::PermissionDeniedError("permission denied: requires role " +
+                                     std::string(RoleName(at_least)));
 }
 
 absl::Status RequirePlatformAdmin(const Principal& p) {
@@ -30,7 +27,8 @@ absl::Status RequirePower(const Principal& p, Power power, std::string_view what
     return absl::OkStatus();
   }
   return absl::PermissionDeniedError(
-      absl::StrCat("permission denied: ", what, " requires role ", RoleName(WeakestHolder(power))));
+      "permission denied: " + std::string(what) + " requires role " +
+      std::string(RoleName(WeakestHolder(power))));
 }
 
 absl::Status RequireTenant(const Principal& p, std::string_view tenant_id, std::string_view what) {
@@ -40,7 +38,7 @@ absl::Status RequireTenant(const Principal& p, std::string_view tenant_id, std::
   if (!p.tenant_id.empty() && p.tenant_id == tenant_id) {
     return absl::OkStatus();
   }
-  return absl::NotFoundError(absl::StrCat(what, " not found"));
+  return absl::NotFoundError(std::string(what) + " not found");
 }
 
 }  // namespace gpuaas::authz

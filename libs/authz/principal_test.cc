@@ -71,7 +71,7 @@ TEST(RequireRole, MessageNamesTheRole) {
 }
 
 TEST(RequirePlatformAdmin, OnlyPlatformAdmin) {
-  EXPECT_TRUE(RequirePlatformAdmin(Make(PLATFORM_ADMIN, "")).ok());
+  EXPECT_TRUE(RequirePlatformAdmin(Make(ROLE_PLATFORM_ADMIN, "")).ok());
   for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE, ROLE_UNSPECIFIED}) {
     absl::Status s = RequirePlatformAdmin(Make(r));
     EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << RoleName(r);
@@ -80,13 +80,13 @@ TEST(RequirePlatformAdmin, OnlyPlatformAdmin) {
 }
 
 TEST(RequireTenant, OwnTenantOnlyUnlessGlobal) {
-  EXPECT_TRUE(RequireTenant(Make(VIEWER, "ten_a"), "ten_a", "instance").ok());
-  absl::Status other = RequireTenant(Make(TENANT_ADMIN, "ten_a"), "ten_b", "instance");
+  EXPECT_TRUE(RequireTenant(Make(ROLE_VIEWER, "ten_a"), "ten_a", "instance").ok());
+  absl::Status other = RequireTenant(Make(ROLE_TENANT_ADMIN, "ten_a"), "ten_b", "instance");
   EXPECT_EQ(other.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(other.message(), "instance not found");
-  EXPECT_EQ(RequireTenant(Make(MEMBER, ""), "", "storage").code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(RequireTenant(Make(PLATFORM_ADMIN, ""), "ten_b", "instance").ok());
-  EXPECT_TRUE(RequireTenant(Make(SERVICE, ""), "ten_b", "instance").ok());
+  EXPECT_EQ(RequireTenant(Make(ROLE_MEMBER, ""), "", "storage").code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(RequireTenant(Make(ROLE_PLATFORM_ADMIN, ""), "ten_b", "instance").ok());
+  EXPECT_TRUE(RequireTenant(Make(ROLE_SERVICE, ""), "ten_b", "instance").ok());
 }
 
 TEST(Principal, GlobalRoles) {

@@ -1,9 +1,8 @@
 // PostgreSQL access for every service: a connection pool, transactions with retry, the
 // mapping of libpqxx errors to absl::Status, and embedded forward-only migrations.
 //
-// libpqxx stays behind this folder's API as far as it can: repositories see pqxx::result
-// rows but call Tx::Exec rather than exec_params, so moving to libpqxx 7/8 (`pqxx::params`)
-// touches only libs/db.
+// libpqxx stays behind this folder's API: repositories call Tx::Exec and read db::Result and
+// db::Row (rows.h), so moving to libpqxx 7/8 (`pqxx::params`) touches only libs/db.
 #pragma once
 
 #include <functional>
@@ -19,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "libs/db/migration.h"
+#include "libs/db/rows.h"
 
 namespace gpuaas::db {
 
@@ -40,15 +40,18 @@ class Tx final {
  public:
   explicit Tx(pqxx::transaction_base& work) : work_(work) {}
 
-  // Runs `sql` with $1..$n bound to `args` (std::optional<T> binds NULL). Throws pqxx errors,
-  // which RunInTransaction turns into a Status. `sql` is one statement; the server parses and
-  // plans it once per connection (a prepared statement), not on every call.
+  // Runs `sql` with $1..$n bound to `args` (std::optional<T> binds NULL; enums bind their
+  // numbers, db::Bytes binds bytea, absl::Time binds epoch microseconds: see rows.h). Throws
+  // libpqxx errors, which RunInTransaction turns into a Status. `sql` is one statement, a named
+  // constant; the server parses and plans it once per connection (a prepared statement).
   template <typename... Args>
-  pqxx::result Exec(std::string_view sql, Args&&... args) {
-    return work_.exec_prepared(Prepare(sql), std::forward<Args>(args)...);
+  Result Exec(std::string_view sql, const Args&... args) {
+    return Result(work_.exec_prepared(Prepare(sql), internal::Bind(args)...));
   }
 
-  pqxx::transaction_base& raw() { return work_; }
+  // Runs a script of one or more statements without parameters (simple-query protocol, not
+  // prepared): for migrations and DDL built from trusted names only, never from input.
+  Result ExecScript(std::string_view sql) { return Result(work_.exec(std::string(sql))); }
 
  private:
   // Registers `sql` on this connection under a name derived from its text and returns the name.

@@ -58,9 +58,9 @@ void LockAndPrepare(Tx& tx, const std::string& schema) {
   // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists, and
   // a service role that was handed its schema by the operator has no such right.
   if (tx.Exec("SELECT 1 FROM pg_namespace WHERE nspname = $1", std::string(schema)).empty()) {
-    tx.raw().exec(absl::StrCat("CREATE SCHEMA ", schema));
+    tx.ExecScript(absl::StrCat("CREATE SCHEMA ", schema));
   }
-  tx.raw().exec(absl::StrCat("CREATE TABLE IF NOT EXISTS ", schema,
+  tx.ExecScript(absl::StrCat("CREATE TABLE IF NOT EXISTS ", schema,
                              ".schema_migrations (version int PRIMARY KEY, name text NOT NULL, "
                              "applied_at timestamptz NOT NULL DEFAULT now())"));
 }
@@ -70,9 +70,9 @@ absl::StatusOr<std::set<int>> AppliedVersions(Pool& pool, const std::string& sch
   GPUAAS_RETURN_IF_ERROR(pool.RunInTransaction("db.migrate.read", [&](Tx& tx) {
     applied.clear();  // the callback may run more than once
     LockAndPrepare(tx, schema);
-    pqxx::result rows =
-        tx.raw().exec(absl::StrCat("SELECT version FROM ", schema, ".schema_migrations"));
-    for (const pqxx::row& row : rows) applied.insert(row[0].as<int>());
+    Result rows =
+        tx.ExecScript(absl::StrCat("SELECT version FROM ", schema, ".schema_migrations"));
+    for (const Row& row : rows) applied.insert(row.Get<int>(0));
     return absl::OkStatus();
   }));
   return applied;
@@ -91,14 +91,14 @@ absl::Status Migrate(Pool& pool, std::string_view schema_view,
     absl::Status status = pool.RunInTransaction("db.migrate.apply", [&](Tx& tx) {
       LockAndPrepare(tx, schema);
       // Re-checked under the lock: another process may have applied it since we looked.
-      pqxx::result done = tx.Exec(
+      Result done = tx.Exec(
           absl::StrCat("SELECT 1 FROM ", schema, ".schema_migrations WHERE version = $1"),
           m.version);
       ran = done.empty();
       if (!ran) return absl::OkStatus();
-      tx.raw().exec(absl::StrCat("SET LOCAL search_path TO ", schema));
+      tx.ExecScript(absl::StrCat("SET LOCAL search_path TO ", schema));
       // Simple-query protocol: a migration file may hold many statements.
-      tx.raw().exec(std::string(m.sql));
+      tx.ExecScript(std::string(m.sql));
       tx.Exec(absl::StrCat("INSERT INTO ", schema,
                            ".schema_migrations (version, name) VALUES ($1, $2)"),
               m.version, std::string(m.name));

@@ -31,7 +31,7 @@ class MigrateTest : public ::gpuaas::testing::PgTest {
   absl::StatusOr<std::vector<int>> Column(const std::string& sql) {
     return pool_->Read<std::vector<int>>("read", [&](Tx& tx) -> absl::StatusOr<std::vector<int>> {
       std::vector<int> out;
-      for (const auto& row : tx.Exec(sql)) out.push_back(row[0].as<int>());
+      for (const Row& row : tx.Exec(sql)) out.push_back(row.Get<int>(0));
       return out;
     });
   }

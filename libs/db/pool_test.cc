@@ -33,7 +33,7 @@ class PoolTest : public ::gpuaas::testing::PgTest {
 
   absl::StatusOr<int64_t> Count() {
     return pool_->Read<int64_t>("count", [](Tx& tx) -> absl::StatusOr<int64_t> {
-      return tx.Exec("SELECT count(*) FROM kv")[0][0].as<int64_t>();
+      return tx.Exec("SELECT count(*) FROM kv")[0].Get<int64_t>(0);
     });
   }
 
@@ -70,7 +70,7 @@ TEST_F(PoolTest, RollsBackWhenCallbackThrows) {
 
 TEST_F(PoolTest, AppliesTheStatementTimeout) {
   auto timeout = pool_->Read<std::string>("show", [](Tx& tx) -> absl::StatusOr<std::string> {
-    return tx.Exec("SHOW statement_timeout")[0][0].as<std::string>();
+    return tx.Exec("SHOW statement_timeout")[0].Get<std::string>(0);
   });
   EXPECT_THAT(timeout, IsOkAndHolds("30s"));  // MakePool's setting
 }
@@ -80,13 +80,13 @@ TEST_F(PoolTest, SerializableIsolationWhenAsked) {
   ASSERT_OK(pool_->RunInTransaction(
       "show",
       [&](Tx& tx) {
-        level = tx.Exec("SHOW transaction_isolation")[0][0].as<std::string>();
+        level = tx.Exec("SHOW transaction_isolation")[0].Get<std::string>(0);
         return absl::OkStatus();
       },
       /*serializable=*/true));
   EXPECT_EQ(level, "serializable");
   ASSERT_OK(pool_->RunInTransaction("show", [&](Tx& tx) {
-    level = tx.Exec("SHOW transaction_isolation")[0][0].as<std::string>();
+    level = tx.Exec("SHOW transaction_isolation")[0].Get<std::string>(0);
     return absl::OkStatus();
   }));
   EXPECT_EQ(level, "read committed");
@@ -96,7 +96,7 @@ TEST_F(PoolTest, ReusesConnectionsUpToSize) {
   std::set<int> backends;
   for (int i = 0; i < 10; ++i) {
     ASSERT_OK(pool_->RunInTransaction("pid", [&](Tx& tx) {
-      backends.insert(tx.Exec("SELECT pg_backend_pid()")[0][0].as<int>());
+      backends.insert(tx.Exec("SELECT pg_backend_pid()")[0].Get<int>(0));
       return absl::OkStatus();
     }));
   }

@@ -38,7 +38,7 @@ class RetryTest : public ::gpuaas::testing::PgTest {
         "withdraw",
         [&](Tx& tx) {
           ++attempts;
-          const int total = tx.Exec("SELECT sum(balance) FROM accounts")[0][0].as<int>();
+          const int total = tx.Exec("SELECT sum(balance) FROM accounts")[0].Get<int>(0);
           if (first) {
             first = false;
             both_read.arrive_and_wait();
@@ -52,7 +52,7 @@ class RetryTest : public ::gpuaas::testing::PgTest {
 
   absl::StatusOr<int> Total() {
     return pool_->Read<int>("total", [](Tx& tx) -> absl::StatusOr<int> {
-      return tx.Exec("SELECT sum(balance) FROM accounts")[0][0].as<int>();
+      return tx.Exec("SELECT sum(balance) FROM accounts")[0].Get<int>(0);
     });
   }
 
