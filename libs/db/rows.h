@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -68,6 +70,16 @@ class Result final {
   Row operator[](size_t i) const { return Row(result_[static_cast<pqxx::result::size_type>(i)]); }
   // The first row, or nullopt for an empty result.
   std::optional<Row> First() const;
+  // Each row converted by `from_row(const Row&)`, in order.
+  template <typename FromRow>
+  auto Map(FromRow from_row) const -> std::vector<std::invoke_result_t<FromRow, const Row&>> {
+    std::vector<std::invoke_result_t<FromRow, const Row&>> out;
+    out.reserve(result_.size());
+    for (size_t i = 0; i < result_.size(); ++i) {
+      out.push_back(from_row((*this)[i]));
+    }
+    return out;
+  }
   // Rows inserted, updated or deleted.
   int64_t affected_rows() const { return static_cast<int64_t>(result_.affected_rows()); }
 

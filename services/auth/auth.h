@@ -19,7 +19,9 @@
 #include "libs/db/db.h"
 #include "services/auth/credentials/login_throttle.h"
 #include "services/auth/key_store.h"
+#include "libs/service/request_log.h"
 #include "services/auth/repository.h"
+#include "services/auth/token_answers.h"
 
 namespace gpuaas::auth {
 
@@ -61,8 +63,8 @@ class Auth final {
   absl::Status ListMembers(const Principal& p, const pb::ListMembersRequest& req,
                            pb::ListMembersResponse& out);
 
-  absl::Status Login(const pb::LoginRequest& req, pb::TokenResponse& out);
-  absl::Status Refresh(const pb::RefreshRequest& req, pb::TokenResponse& out);
+  absl::Status Login(const pb::LoginRequest& req, pb::LoginResponse& out);
+  absl::Status Refresh(const pb::RefreshRequest& req, pb::RefreshResponse& out);
   absl::Status Logout(const pb::LogoutRequest& req);
   absl::Status WhoAmI(const Principal& p, pb::WhoAmIResponse& out);
 
@@ -71,9 +73,10 @@ class Auth final {
   absl::Status ListApiKeys(const Principal& p, const pb::ListApiKeysRequest& req,
                            pb::ListApiKeysResponse& out);
   absl::Status RevokeApiKey(const Principal& p, const pb::RevokeApiKeyRequest& req, pb::ApiKey& out);
-  absl::Status ExchangeApiKey(const pb::ExchangeApiKeyRequest& req, pb::TokenResponse& out);
+  absl::Status ExchangeApiKey(const pb::ExchangeApiKeyRequest& req,
+                              pb::ExchangeApiKeyResponse& out);
 
-  absl::Status GetJwks(pb::Jwks& out);
+  absl::Status GetJwks(pb::GetJwksResponse& out);
   absl::Status RotateSigningKey(const Principal& p, pb::SigningKey& out);
 
  private:
@@ -86,14 +89,16 @@ class Auth final {
   // Picks the tenant and role for `user` (requested tenant, or the only/first membership).
   absl::StatusOr<Grant> ResolveGrant(db::Tx& tx, const UserRecord& user,
                                      const std::string& requested_tenant);
-  // Signs an access token; fills access_token, expire_time, token_type, tenant, role.
-  absl::Status IssueAccessToken(const std::string& user_id, const Grant& grant,
-                                const std::string& api_key_id, pb::TokenResponse& out);
+  absl::StatusOr<IssuedToken> IssueAccessToken(const std::string& user_id, const Grant& grant,
+                                               const std::string& api_key_id);
   // Stores a new refresh token in `chain_id` and returns its wire form.
   std::string IssueRefreshToken(db::Tx& tx, const std::string& user_id, const Grant& grant,
                                 const std::string& chain_id);
-  // The caller may manage members of `tenant_id`: platform admin, or its tenant admin.
-  absl::Status RequireTenantAdmin(const Principal& p, const std::string& tenant_id);
+  // The caller may manage members of `tenant_id`: it acts there and holds kManagePeople.
+  absl::Status RequireManagePeople(const Principal& p, const std::string& tenant_id);
+  // CreateUser's insert: the user and its first membership; returns the user id.
+  absl::StatusOr<std::string> InsertUser(db::Tx& tx, const UserRecord& rec,
+                                         const pb::CreateUserRequest& req);
   absl::Status RequireSeeUser(db::Tx& tx, const Principal& p, const std::string& user_id);
 
   db::Pool& pool_;
@@ -102,6 +107,7 @@ class Auth final {
   LoginThrottle& throttle_;
   const Clock& clock_;
   const AuthOptions options_;
+  const service::RequestLog requests_{"auth"};
 };
 
 }  // namespace gpuaas::auth

@@ -1,11 +1,16 @@
 // API keys: long-lived credentials for scripts and services, exchanged for access tokens.
-// A key acts in its creator's tenant with at most its creator's role.
-#include "absl/strings/str_cat.h"
+// A key acts in its creator's tenant with a role its creator may grant (libs/authz/roles.h), and
+// its tokens never carry more than the creator holds there at exchange time.
+#include "libs/authz/roles.h"
 #include "libs/common/ids.h"
+#include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
+#include "libs/service/paging.h"
+#include "libs/service/validate.h"
 #include "services/auth/auth.h"
 #include "services/auth/credentials/password.h"
 #include "services/auth/credentials/secret_hash.h"
+#include "services/auth/token_answers.h"
 #include "services/auth/validate.h"
 
 namespace gpuaas::auth {
@@ -18,43 +23,42 @@ absl::Status KeyNotFound() { return absl::NotFoundError("api key not found"); }
 
 absl::Status BadKey() { return absl::UnauthenticatedError("invalid, expired or revoked api key"); }
 
-// Tenant roles rank VIEWER < MEMBER < TENANT_ADMIN; global roles outrank them all.
-int Rank(common::v1::Role r) {
-  switch (r) {
-    case common::v1::ROLE_VIEWER: return 1;
-    case common::v1::ROLE_MEMBER: return 2;
-    case common::v1::ROLE_TENANT_ADMIN: return 3;
-    case common::v1::ROLE_SERVICE: return 4;
-    case common::v1::ROLE_PLATFORM_ADMIN: return 5;
-    default: return 0;
-  }
+bool MayManageKey(const Principal& p, const pb::ApiKey& k) {
+  if (p.Has(authz::Power::kPlatform)) return true;
+  if (k.tenant_id() != p.tenant_id) return false;
+  return k.user_id() == p.user_id || p.Has(authz::Power::kManagePeople);
 }
 
-bool MayManageKey(const Principal& p, const pb::ApiKey& k) {
-  if (p.IsPlatformAdmin()) return true;
-  if (k.tenant_id() != p.tenant_id) return false;
-  return k.user_id() == p.user_id || p.role == common::v1::ROLE_TENANT_ADMIN;
+// The role a new key gets, checked against what the caller may grant.
+absl::StatusOr<common::v1::Role> KeyRole(const Principal& p, common::v1::Role requested) {
+  const common::v1::Role role =
+      requested == common::v1::ROLE_UNSPECIFIED ? p.role : requested;
+  if (authz::PowersOf(role) == 0) return service::InvalidField("role", "unknown role");
+  if (!authz::MayGrant(p.role, role)) {
+    return absl::PermissionDeniedError("role: " + std::string(authz::RoleName(role)) +
+                                       " is more than the caller may grant");
+  }
+  // A tenant role means nothing without the tenant it is held in.
+  if (authz::IsTenantRole(role) && p.tenant_id.empty()) {
+    return absl::FailedPreconditionError(
+        "role: a tenant role needs a token that acts for a tenant; log in with a tenant");
+  }
+  return role;
 }
 
 }  // namespace
 
 absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyRequest& req,
                                 pb::CreateApiKeyResponse& out) {
-  if (req.name().empty()) return absl::InvalidArgumentError("name: required");
-  GPUAAS_RETURN_IF_ERROR(ValidateDisplayName("name", req.name()));
-  GPUAAS_RETURN_IF_ERROR(ValidateRequestId("request_id", req.request_id()));
-  if (req.ttl_seconds() < 0) return absl::InvalidArgumentError("ttl_seconds: must be >= 0");
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("name", req.name()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("name", req.name()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequestId("request_id", req.request_id()));
+  const absl::Duration ttl = FromProtoDuration(req.ttl());
+  if (ttl < absl::ZeroDuration()) return service::InvalidField("ttl", "must not be negative");
   if (!p.api_key_id.empty()) {
     return absl::PermissionDeniedError("an API key cannot create API keys; log in as a user");
   }
-  common::v1::Role role = req.role() == common::v1::ROLE_UNSPECIFIED ? p.role : req.role();
-  if (Rank(role) == 0) return absl::InvalidArgumentError("role: unknown role");
-  if (Rank(role) > Rank(p.role)) {
-    return absl::PermissionDeniedError("role: an API key cannot outrank its creator");
-  }
-  if ((role == common::v1::ROLE_PLATFORM_ADMIN || role == common::v1::ROLE_SERVICE) && !p.IsGlobal()) {
-    return absl::PermissionDeniedError("role: only global principals hold global roles");
-  }
+  GPUAAS_ASSIGN_OR_RETURN(common::v1::Role role, KeyRole(p, req.role()));
 
   ApiKeyRecord rec;
   rec.key.set_api_key_id(NewId("gak_"));
@@ -62,34 +66,28 @@ absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyReques
   rec.key.set_tenant_id(p.tenant_id);
   rec.key.set_user_id(p.user_id);
   rec.key.set_role(role);
-  if (req.ttl_seconds() > 0) {
-    rec.key.mutable_expire_time()->set_seconds(absl::ToUnixSeconds(clock_.Now()) +
-                                               req.ttl_seconds());
+  if (ttl > absl::ZeroDuration()) {
+    *rec.key.mutable_expire_time() = ToProtoTime(clock_.Now() + absl::Trunc(ttl, absl::Seconds(1)));
   }
-  std::string secret = RandomToken(kSecretBytes);
+  const std::string secret = RandomToken(kSecretBytes);
   rec.secret_hash = HashSecret(secret);
 
   return pool_.RunInTransaction(
       "auth.create_api_key",
       [&](db::Tx& tx) -> absl::Status {
+        GPUAAS_ASSIGN_OR_RETURN(
+            service::CreateOutcome created,
+            requests_.Create(tx, {kCreateApiKey, p.user_id, req.request_id()}, req,
+                             [&](db::Tx& tx) -> absl::StatusOr<std::string> {
+                               repo_.InsertApiKey(tx, rec);
+                               return rec.key.api_key_id();
+                             }));
+        std::optional<ApiKeyRecord> stored = repo_.GetApiKey(tx, created.id);
+        if (!stored) return KeyNotFound();
         out.Clear();
-        if (!req.request_id().empty()) {
-          if (auto prior =
-                  repo_.FindRequest(tx, std::string(kCreateApiKey), p.user_id, req.request_id())) {
-            // The secret was shown once, in the first answer; a retry gets the key alone.
-            std::optional<ApiKeyRecord> existing = repo_.GetApiKey(tx, *prior);
-            if (!existing) return KeyNotFound();
-            *out.mutable_api_key() = existing->key;
-            return absl::OkStatus();
-          }
-        }
-        repo_.InsertApiKey(tx, rec);
-        if (!req.request_id().empty()) {
-          repo_.RecordRequest(tx, std::string(kCreateApiKey), p.user_id, req.request_id(),
-                              rec.key.api_key_id());
-        }
-        *out.mutable_api_key() = repo_.GetApiKey(tx, rec.key.api_key_id())->key;
-        out.set_secret(absl::StrCat(rec.key.api_key_id(), ".", secret));
+        *out.mutable_api_key() = stored->key;
+        // The secret is shown once, in the first answer; a retry gets the key alone.
+        if (created.first) out.set_secret(rec.key.api_key_id() + "." + secret);
         return absl::OkStatus();
       },
       /*serializable=*/true);
@@ -97,26 +95,22 @@ absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyReques
 
 absl::Status Auth::ListApiKeys(const Principal& p, const pb::ListApiKeysRequest& req,
                                pb::ListApiKeysResponse& out) {
-  GPUAAS_ASSIGN_OR_RETURN(PageQuery page, ParsePage(req.page_size(), req.page_token()));
-  // Tenant admins and platform admins see the tenant's keys; others their own.
+  GPUAAS_ASSIGN_OR_RETURN(service::PageRequest page,
+                          service::ParsePage(req.page_size(), req.page_token()));
+  // Those who manage the tenant's people see all its keys; others their own.
   std::optional<std::string> only_user;
-  if (!p.IsPlatformAdmin() && p.role != common::v1::ROLE_TENANT_ADMIN) only_user = p.user_id;
+  if (!p.Has(authz::Power::kManagePeople)) only_user = p.user_id;
   return pool_.RunInTransaction("auth.list_api_keys", [&](db::Tx& tx) -> absl::Status {
-    out.Clear();
-    for (pb::ApiKey& k : repo_.ListApiKeys(tx, p.tenant_id, only_user, page)) {
-      *out.add_api_keys() = std::move(k);
-    }
-    if (out.api_keys_size() > 0) {
-      out.set_next_page_token(NextPageToken(page, static_cast<size_t>(out.api_keys_size()),
-                                            out.api_keys().rbegin()->api_key_id()));
-    }
+    service::FillPage(page, repo_.ListApiKeys(tx, p.tenant_id, only_user, page),
+                      *out.mutable_api_keys(), *out.mutable_next_page_token(),
+                      [](const pb::ApiKey& k) { return k.api_key_id(); });
     return absl::OkStatus();
   });
 }
 
 absl::Status Auth::RevokeApiKey(const Principal& p, const pb::RevokeApiKeyRequest& req,
                                 pb::ApiKey& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateId("api_key_id", req.api_key_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateServerId("api_key_id", req.api_key_id()));
   return pool_.RunInTransaction("auth.revoke_api_key", [&](db::Tx& tx) -> absl::Status {
     std::optional<ApiKeyRecord> k = repo_.GetApiKey(tx, req.api_key_id());
     if (!k || !MayManageKey(p, k->key)) return KeyNotFound();
@@ -126,8 +120,9 @@ absl::Status Auth::RevokeApiKey(const Principal& p, const pb::RevokeApiKeyReques
   });
 }
 
-absl::Status Auth::ExchangeApiKey(const pb::ExchangeApiKeyRequest& req, pb::TokenResponse& out) {
-  if (req.secret().empty()) return absl::InvalidArgumentError("secret: required");
+absl::Status Auth::ExchangeApiKey(const pb::ExchangeApiKeyRequest& req,
+                                  pb::ExchangeApiKeyResponse& out) {
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("secret", req.secret()));
   std::optional<IdSecret> parts = ParseIdSecret(req.secret());
   if (!parts) return BadKey();
   std::string user_id;
@@ -136,22 +131,25 @@ absl::Status Auth::ExchangeApiKey(const pb::ExchangeApiKeyRequest& req, pb::Toke
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("auth.exchange_api_key", [&](db::Tx& tx) {
     std::optional<ApiKeyRecord> k = repo_.GetApiKey(tx, parts->id);
     if (!k || !VerifySecret(parts->secret, k->secret_hash) || k->key.revoked()) return BadKey();
-    if (k->key.has_expire_time() &&
-        absl::ToUnixSeconds(clock_.Now()) >= k->key.expire_time().seconds()) {
+    if (k->key.has_expire_time() && clock_.Now() >= FromProtoTime(k->key.expire_time())) {
       return BadKey();
     }
     std::optional<UserRecord> user = repo_.GetUser(tx, k->key.user_id());
     if (!user || user->user.disabled()) return BadKey();
-    // The key never outranks what its creator holds now.
+    // The key never does more than its creator may do there now.
     absl::StatusOr<Grant> now = ResolveGrant(tx, *user, k->key.tenant_id());
     if (!now.ok()) return BadKey();
     grant = *now;
-    if (Rank(k->key.role()) < Rank(grant.role)) grant.role = k->key.role();
+    grant.role = authz::Meet(now->role, k->key.role());
+    if (grant.role == common::v1::ROLE_UNSPECIFIED) return BadKey();
+    if (authz::IsTenantRole(grant.role) && grant.tenant_id.empty()) return BadKey();
     user_id = k->key.user_id();
     api_key_id = k->key.api_key_id();
     return absl::OkStatus();
   }));
-  return IssueAccessToken(user_id, grant, api_key_id, out);
+  GPUAAS_ASSIGN_OR_RETURN(IssuedToken token, IssueAccessToken(user_id, grant, api_key_id));
+  FillTokenAnswer(token, out);
+  return absl::OkStatus();
 }
 
 }  // namespace gpuaas::auth

@@ -1,7 +1,8 @@
 // Memberships: a tenant admin manages its own tenant's members; platform admins any tenant's.
 // Nobody grants a global role through a membership.
-#include "absl/strings/str_cat.h"
 #include "libs/common/status_macros.h"
+#include "libs/service/paging.h"
+#include "libs/service/validate.h"
 #include "services/auth/auth.h"
 #include "services/auth/validate.h"
 
@@ -12,21 +13,28 @@ absl::Status MemberNotFound() { return absl::NotFoundError("membership not found
 
 }  // namespace
 
-absl::Status Auth::RequireTenantAdmin(const Principal& p, const std::string& tenant_id) {
+absl::Status Auth::RequireManagePeople(const Principal& p, const std::string& tenant_id) {
   GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, tenant_id, "tenant"));
-  if (p.IsPlatformAdmin()) return absl::OkStatus();
-  if (p.role != common::v1::ROLE_TENANT_ADMIN) {
-    return absl::PermissionDeniedError("managing members needs TENANT_ADMIN");
-  }
-  return absl::OkStatus();
+  return authz::RequirePower(p, authz::Power::kManagePeople, "managing members");
 }
+
+namespace {
+
+// A membership role is one the caller may grant (a tenant admin grants up to TENANT_ADMIN).
+absl::Status RequireGrantable(const Principal& p, common::v1::Role role) {
+  if (authz::MayGrant(p.role, role)) return absl::OkStatus();
+  return absl::PermissionDeniedError("role: more than the caller may grant");
+}
+
+}  // namespace
 
 absl::Status Auth::AddMember(const Principal& p, const pb::AddMemberRequest& req,
                              pb::Membership& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
-  GPUAAS_RETURN_IF_ERROR(ValidateId("user_id", req.user_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateServerId("user_id", req.user_id()));
   GPUAAS_RETURN_IF_ERROR(ValidateTenantRole("role", req.role()));
-  GPUAAS_RETURN_IF_ERROR(RequireTenantAdmin(p, req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(RequireManagePeople(p, req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(RequireGrantable(p, req.role()));
   return pool_.RunInTransaction("auth.add_member", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.GetTenant(tx, req.tenant_id())) return absl::NotFoundError("tenant not found");
     if (!repo_.GetUser(tx, req.user_id())) return absl::NotFoundError("user not found");
@@ -45,16 +53,17 @@ absl::Status Auth::AddMember(const Principal& p, const pb::AddMemberRequest& req
 
 absl::Status Auth::UpdateMember(const Principal& p, const pb::UpdateMemberRequest& req,
                                 pb::Membership& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
-  GPUAAS_RETURN_IF_ERROR(ValidateId("user_id", req.user_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateServerId("user_id", req.user_id()));
   GPUAAS_RETURN_IF_ERROR(ValidateTenantRole("role", req.role()));
-  GPUAAS_RETURN_IF_ERROR(RequireTenantAdmin(p, req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(RequireManagePeople(p, req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(RequireGrantable(p, req.role()));
   return pool_.RunInTransaction("auth.update_member", [&](db::Tx& tx) -> absl::Status {
     std::optional<pb::Membership> m = repo_.GetMember(tx, req.tenant_id(), req.user_id());
     if (!m) return MemberNotFound();
     m->set_role(req.role());
     repo_.UpdateMember(tx, *m);
-    if (repo_.CountTenantAdmins(tx, req.tenant_id()) == 0 && !p.IsPlatformAdmin()) {
+    if (repo_.CountTenantAdmins(tx, req.tenant_id()) == 0 && !p.Has(authz::Power::kPlatform)) {
       return absl::FailedPreconditionError("a tenant must keep at least one TENANT_ADMIN");
     }
     out = *repo_.GetMember(tx, req.tenant_id(), req.user_id());
@@ -63,12 +72,12 @@ absl::Status Auth::UpdateMember(const Principal& p, const pb::UpdateMemberReques
 }
 
 absl::Status Auth::RemoveMember(const Principal& p, const pb::RemoveMemberRequest& req) {
-  GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
-  GPUAAS_RETURN_IF_ERROR(ValidateId("user_id", req.user_id()));
-  GPUAAS_RETURN_IF_ERROR(RequireTenantAdmin(p, req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateServerId("user_id", req.user_id()));
+  GPUAAS_RETURN_IF_ERROR(RequireManagePeople(p, req.tenant_id()));
   return pool_.RunInTransaction("auth.remove_member", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.DeleteMember(tx, req.tenant_id(), req.user_id())) return MemberNotFound();
-    if (repo_.CountTenantAdmins(tx, req.tenant_id()) == 0 && !p.IsPlatformAdmin()) {
+    if (repo_.CountTenantAdmins(tx, req.tenant_id()) == 0 && !p.Has(authz::Power::kPlatform)) {
       return absl::FailedPreconditionError("a tenant must keep at least one TENANT_ADMIN");
     }
     return absl::OkStatus();
@@ -77,20 +86,16 @@ absl::Status Auth::RemoveMember(const Principal& p, const pb::RemoveMemberReques
 
 absl::Status Auth::ListMembers(const Principal& p, const pb::ListMembersRequest& req,
                                pb::ListMembersResponse& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
   GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, req.tenant_id(), "tenant"));
-  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_VIEWER));
-  GPUAAS_ASSIGN_OR_RETURN(PageQuery page, ParsePage(req.page_size(), req.page_token()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "listing members"));
+  GPUAAS_ASSIGN_OR_RETURN(service::PageRequest page,
+                          service::ParsePage(req.page_size(), req.page_token()));
   return pool_.RunInTransaction("auth.list_members", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.GetTenant(tx, req.tenant_id())) return absl::NotFoundError("tenant not found");
-    out.Clear();
-    for (pb::Membership& m : repo_.ListMembers(tx, req.tenant_id(), page)) {
-      *out.add_members() = std::move(m);
-    }
-    if (out.members_size() > 0) {
-      out.set_next_page_token(NextPageToken(page, static_cast<size_t>(out.members_size()),
-                                            out.members().rbegin()->user_id()));
-    }
+    service::FillPage(page, repo_.ListMembers(tx, req.tenant_id(), page),
+                      *out.mutable_members(), *out.mutable_next_page_token(),
+                      [](const pb::Membership& m) { return m.user_id(); });
     return absl::OkStatus();
   });
 }

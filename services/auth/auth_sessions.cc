@@ -6,6 +6,7 @@
 #include "services/auth/auth.h"
 #include "services/auth/credentials/password.h"
 #include "services/auth/credentials/secret_hash.h"
+#include "libs/service/validate.h"
 #include "services/auth/validate.h"
 
 namespace gpuaas::auth {
@@ -54,8 +55,9 @@ absl::StatusOr<Auth::Grant> Auth::ResolveGrant(db::Tx& tx, const UserRecord& use
   return Grant{memberships[0].tenant_id(), memberships[0].role()};
 }
 
-absl::Status Auth::IssueAccessToken(const std::string& user_id, const Grant& grant,
-                                    const std::string& api_key_id, pb::TokenResponse& out) {
+absl::StatusOr<IssuedToken> Auth::IssueAccessToken(const std::string& user_id,
+                                                   const Grant& grant,
+                                                   const std::string& api_key_id) {
   authz::Claims claims;
   claims.iss = options_.issuer;
   claims.sub = user_id;
@@ -66,12 +68,7 @@ absl::Status Auth::IssueAccessToken(const std::string& user_id, const Grant& gra
   claims.jti = NewId("jti_");
   claims.api_key_id = api_key_id;
   GPUAAS_ASSIGN_OR_RETURN(std::string token, keys_.Sign(claims));
-  out.set_access_token(std::move(token));
-  out.mutable_expire_time()->set_seconds(absl::ToUnixSeconds(claims.exp));
-  out.set_token_type("Bearer");
-  out.set_tenant_id(grant.tenant_id);
-  out.set_role(grant.role);
-  return absl::OkStatus();
+  return IssuedToken{std::move(token), claims.exp, grant.tenant_id, grant.role};
 }
 
 std::string Auth::IssueRefreshToken(db::Tx& tx, const std::string& user_id, const Grant& grant,
@@ -88,14 +85,14 @@ std::string Auth::IssueRefreshToken(db::Tx& tx, const std::string& user_id, cons
   return absl::StrCat(r.token_id, ".", secret);
 }
 
-absl::Status Auth::Login(const pb::LoginRequest& req, pb::TokenResponse& out) {
+absl::Status Auth::Login(const pb::LoginRequest& req, pb::LoginResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateUserName("user_name", req.user_name()));
-  if (req.password().empty()) return absl::InvalidArgumentError("password: required");
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("password", req.password()));
   if (req.password().size() > 1024) {
-    return absl::InvalidArgumentError("password: must be at most 1024 bytes");
+    return service::InvalidField("password", "must be at most 1024 bytes");
   }
   if (!req.tenant_id().empty()) {
-    GPUAAS_RETURN_IF_ERROR(ValidateTenantId("tenant_id", req.tenant_id()));
+    GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
   }
   GPUAAS_RETURN_IF_ERROR(throttle_.Check(req.user_name()));
 
@@ -120,13 +117,14 @@ absl::Status Auth::Login(const pb::LoginRequest& req, pb::TokenResponse& out) {
     refresh = IssueRefreshToken(tx, user->user.user_id(), grant, NewId("chn_"));
     return absl::OkStatus();
   }));
-  GPUAAS_RETURN_IF_ERROR(IssueAccessToken(user->user.user_id(), grant, "", out));
+  GPUAAS_ASSIGN_OR_RETURN(IssuedToken token, IssueAccessToken(user->user.user_id(), grant, ""));
+  FillTokenAnswer(token, out);
   out.set_refresh_token(refresh);
   return absl::OkStatus();
 }
 
-absl::Status Auth::Refresh(const pb::RefreshRequest& req, pb::TokenResponse& out) {
-  if (req.refresh_token().empty()) return absl::InvalidArgumentError("refresh_token: required");
+absl::Status Auth::Refresh(const pb::RefreshRequest& req, pb::RefreshResponse& out) {
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("refresh_token", req.refresh_token()));
   std::optional<IdSecret> parts = ParseIdSecret(req.refresh_token());
   if (!parts) return BadRefreshToken();
 
@@ -169,13 +167,14 @@ absl::Status Auth::Refresh(const pb::RefreshRequest& req, pb::TokenResponse& out
     return absl::OkStatus();
   }));
   GPUAAS_RETURN_IF_ERROR(verdict);
-  GPUAAS_RETURN_IF_ERROR(IssueAccessToken(user_id, grant, "", out));
+  GPUAAS_ASSIGN_OR_RETURN(IssuedToken token, IssueAccessToken(user_id, grant, ""));
+  FillTokenAnswer(token, out);
   out.set_refresh_token(refresh);
   return absl::OkStatus();
 }
 
 absl::Status Auth::Logout(const pb::LogoutRequest& req) {
-  if (req.refresh_token().empty()) return absl::InvalidArgumentError("refresh_token: required");
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("refresh_token", req.refresh_token()));
   std::optional<IdSecret> parts = ParseIdSecret(req.refresh_token());
   if (!parts) return BadRefreshToken();
   absl::Status verdict;
@@ -209,7 +208,7 @@ absl::Status Auth::WhoAmI(const Principal& p, pb::WhoAmIResponse& out) {
   });
 }
 
-absl::Status Auth::GetJwks(pb::Jwks& out) {
+absl::Status Auth::GetJwks(pb::GetJwksResponse& out) {
   GPUAAS_ASSIGN_OR_RETURN(std::string json, keys_.JwksJson());
   GPUAAS_ASSIGN_OR_RETURN(std::vector<authz::PublicJwk> keys, authz::ParseJwksJson(json));
   out.Clear();

@@ -60,13 +60,13 @@ grpc::ServerUnaryReactor* AuthServiceImpl::RotateSigningKey(grpc::CallbackServer
 // Public methods: the credential is in the request itself.
 grpc::ServerUnaryReactor* AuthServiceImpl::Login(grpc::CallbackServerContext* ctx,
                                                  const pb::LoginRequest* req,
-                                                 pb::TokenResponse* resp) {
+                                                 pb::LoginResponse* resp) {
   return cpu_handler_.RunPublic(ctx, [this, req, resp] { return auth_.Login(*req, *resp); });
 }
 
 grpc::ServerUnaryReactor* AuthServiceImpl::Refresh(grpc::CallbackServerContext* ctx,
                                                    const pb::RefreshRequest* req,
-                                                   pb::TokenResponse* resp) {
+                                                   pb::RefreshResponse* resp) {
   return handler_.RunPublic(ctx, [this, req, resp] { return auth_.Refresh(*req, *resp); });
 }
 
@@ -78,12 +78,12 @@ grpc::ServerUnaryReactor* AuthServiceImpl::Logout(grpc::CallbackServerContext* c
 
 grpc::ServerUnaryReactor* AuthServiceImpl::ExchangeApiKey(grpc::CallbackServerContext* ctx,
                                                           const pb::ExchangeApiKeyRequest* req,
-                                                          pb::TokenResponse* resp) {
+                                                          pb::ExchangeApiKeyResponse* resp) {
   return handler_.RunPublic(ctx, [this, req, resp] { return auth_.ExchangeApiKey(*req, *resp); });
 }
 
 grpc::ServerUnaryReactor* AuthServiceImpl::GetJwks(grpc::CallbackServerContext* ctx,
-                                                   const pb::GetJwksRequest*, pb::Jwks* resp) {
+                                                   const pb::GetJwksRequest*, pb::GetJwksResponse* resp) {
   return handler_.RunPublic(ctx, [this, resp] { return auth_.GetJwks(*resp); });
 }
 

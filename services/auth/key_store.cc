@@ -32,7 +32,7 @@ absl::StatusOr<std::shared_ptr<const KeyStore::Snapshot>> KeyStore::Reload() {
         for (const SigningKeyRecord& r : records) has_current |= !r.retire_time.has_value();
         if (has_current) return absl::OkStatus();
         // Serialise first-key creation between replicas starting together.
-        tx.Exec("SELECT pg_advisory_xact_lock(hashtext('auth.signing_keys'))");
+        repo_.LockFirstStart(tx);
         records = repo_.PublishedSigningKeys(tx, clock_.Now() - options_.publish_retired_for);
         for (const SigningKeyRecord& r : records) has_current |= !r.retire_time.has_value();
         if (has_current) return absl::OkStatus();

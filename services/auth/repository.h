@@ -1,6 +1,7 @@
-// All SQL of the auth service. Methods run inside a caller's transaction (db::Tx) so the
-// domain decides transaction boundaries; they map rows to API messages and back.
-// Errors come from libpqxx as exceptions and are mapped by db::Pool::RunInTransaction.
+// All SQL of the auth service, each statement a named constant next to the method that runs it.
+// Methods run inside a caller's transaction (db::Tx) so the domain decides transaction
+// boundaries; they map rows to API messages and back. Errors are exceptions from libs/db that
+// db::Pool::RunInTransaction turns into a Status.
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/auth/v1/auth.pb.h"
 #include "libs/db/db.h"
+#include "libs/service/paging.h"
 
 namespace gpuaas::auth {
 
@@ -43,18 +45,14 @@ struct SigningKeyRecord {
   std::optional<absl::Time> retire_time;
 };
 
-// A page of results ordered by primary key; `after` is the last key of the previous page.
-struct PageQuery {
-  std::string after;
-  int limit = 50;
-};
+using service::PageRequest;
 
 class Repository final {
  public:
   // Tenants.
   void InsertTenant(db::Tx& tx, const pb::Tenant& t);
   std::optional<pb::Tenant> GetTenant(db::Tx& tx, const std::string& tenant_id);
-  std::vector<pb::Tenant> ListTenants(db::Tx& tx, const PageQuery& page);
+  std::vector<pb::Tenant> ListTenants(db::Tx& tx, const PageRequest& page);
   // Writes display name and quota as given; returns false when the tenant does not exist.
   bool UpdateTenant(db::Tx& tx, const pb::Tenant& t);
   bool DeleteTenant(db::Tx& tx, const std::string& tenant_id);
@@ -65,10 +63,14 @@ class Repository final {
   std::optional<UserRecord> GetUserByName(db::Tx& tx, const std::string& user_name);
   // All users, or only members of `tenant_id` when it is set.
   std::vector<pb::User> ListUsers(db::Tx& tx, const std::optional<std::string>& tenant_id,
-                                  const PageQuery& page);
+                                  const PageRequest& page);
   bool UpdateUser(db::Tx& tx, const UserRecord& u);
   bool DeleteUser(db::Tx& tx, const std::string& user_id);
   int64_t CountPlatformAdmins(db::Tx& tx);
+  bool HasUsers(db::Tx& tx);
+  // Holds a transaction lock that serializes first-start work (bootstrap admin, first signing
+  // key) between replicas starting at once.
+  void LockFirstStart(db::Tx& tx);
 
   // Memberships.
   void InsertMember(db::Tx& tx, const pb::Membership& m);
@@ -77,7 +79,7 @@ class Repository final {
   bool UpdateMember(db::Tx& tx, const pb::Membership& m);
   bool DeleteMember(db::Tx& tx, const std::string& tenant_id, const std::string& user_id);
   std::vector<pb::Membership> ListMembers(db::Tx& tx, const std::string& tenant_id,
-                                          const PageQuery& page);
+                                          const PageRequest& page);
   // Every membership of a user, oldest first.
   std::vector<pb::Membership> MembershipsOf(db::Tx& tx, const std::string& user_id);
   int64_t CountTenantAdmins(db::Tx& tx, const std::string& tenant_id);
@@ -88,7 +90,7 @@ class Repository final {
   // Keys of one tenant, optionally only one user's.
   std::vector<pb::ApiKey> ListApiKeys(db::Tx& tx, const std::string& tenant_id,
                                       const std::optional<std::string>& user_id,
-                                      const PageQuery& page);
+                                      const PageRequest& page);
   void RevokeApiKey(db::Tx& tx, const std::string& api_key_id);
 
   // Refresh tokens.
@@ -104,12 +106,6 @@ class Repository final {
   // Keys not retired, or retired after `published_after`, newest first.
   std::vector<SigningKeyRecord> PublishedSigningKeys(db::Tx& tx, absl::Time published_after);
   void RetireSigningKeys(db::Tx& tx, const std::string& except_kid);
-
-  // Idempotency records.
-  std::optional<std::string> FindRequest(db::Tx& tx, const std::string& method,
-                                         const std::string& caller, const std::string& request_id);
-  void RecordRequest(db::Tx& tx, const std::string& method, const std::string& caller,
-                     const std::string& request_id, const std::string& result_id);
 };
 
 }  // namespace gpuaas::auth
