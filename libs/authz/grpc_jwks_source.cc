@@ -32,7 +32,7 @@ class GrpcJwksSource final : public JwksSource {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout_));
     pb::GetJwksRequest req;
-    pb::Jwks resp;
+    pb::GetJwksResponse resp;
     grpc::Status status = stub_->GetJwks(&ctx, req, &resp);
     if (!status.ok()) {
       return FromGrpc(status);

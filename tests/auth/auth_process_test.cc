@@ -87,7 +87,7 @@ std::string AdminLogin(pb::AuthService::Stub& stub) {
   pb::LoginRequest req;
   req.set_user_name("admin");
   req.set_password(std::string(kPassword));
-  pb::TokenResponse resp;
+  pb::LoginResponse resp;
   grpc::Status s = stub.Login(Ctx().get(), req, &resp);
   EXPECT_TRUE(s.ok()) << s.error_message();
   return resp.access_token();
@@ -158,7 +158,7 @@ TEST_F(AuthProcessTest, LogsNeverContainSecrets) {
   pb::LoginRequest req;
   req.set_user_name("admin");
   req.set_password(std::string(kPassword));
-  pb::TokenResponse tokens;
+  pb::LoginResponse tokens;
   ASSERT_TRUE(stub->Login(Ctx().get(), req, &tokens).ok());
   pb::WhoAmIResponse me;
   ASSERT_TRUE(stub->WhoAmI(Ctx(tokens.access_token()).get(), {}, &me).ok());
@@ -196,7 +196,7 @@ TEST_F(AuthProcessTest, MutualTlsRefusesClientsWithoutACertificateFromTheCa) {
       opts.pem_private_key = ReadFile(fs::path(cert_dir) / "client.key");
     }
     auto stub = pb::AuthService::NewStub(grpc::CreateChannel(auth.address(), grpc::SslCredentials(opts)));
-    pb::Jwks jwks;
+    pb::GetJwksResponse jwks;
     return stub->GetJwks(Ctx("", 3).get(), {}, &jwks);
   };
   // Wait for the server with the good client; then try the others.
@@ -208,7 +208,7 @@ TEST_F(AuthProcessTest, MutualTlsRefusesClientsWithoutACertificateFromTheCa) {
   EXPECT_FALSE(call(certs.string(), false).ok()) << "no client certificate";
   EXPECT_FALSE(call(strangers.string(), true).ok()) << "certificate from another CA";
   auto plain = Stub(auth.address());
-  pb::Jwks jwks;
+  pb::GetJwksResponse jwks;
   EXPECT_FALSE(plain->GetJwks(Ctx("", 3).get(), {}, &jwks).ok()) << "plaintext";
   auth.Stop();
   fs::remove_all(certs);

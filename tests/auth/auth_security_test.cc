@@ -93,7 +93,7 @@ TEST_F(AuthSecurityTest, ATokenActsForOneTenantEvenWhenTheUserBelongsToBoth) {
   login.set_user_name("cyrus");
   login.set_password(AuthStack::PasswordOf("cyrus"));
   login.set_tenant_id("tenant-c");
-  pb::TokenResponse tokens;
+  pb::LoginResponse tokens;
   EXPECT_EQ(stub().Login(Ctx().get(), login, &tokens).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
@@ -145,15 +145,15 @@ TEST_F(AuthSecurityTest, RefreshTokenReuseRevokesTheChain) {
   pb::LoginRequest login;
   login.set_user_name("admin");
   login.set_password(std::string(kAdminPassword));
-  pb::TokenResponse first;
+  pb::LoginResponse first;
   ASSERT_TRUE(stub().Login(Ctx().get(), login, &first).ok());
 
   pb::RefreshRequest refresh;
   refresh.set_refresh_token(first.refresh_token());
-  pb::TokenResponse second;
+  pb::RefreshResponse second;
   ASSERT_TRUE(stub().Refresh(Ctx().get(), refresh, &second).ok());
   // The old token again: reuse, so the whole chain dies, including the new token.
-  pb::TokenResponse third;
+  pb::RefreshResponse third;
   grpc::Status reused = stub().Refresh(Ctx().get(), refresh, &third);
   EXPECT_EQ(reused.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_THAT(reused.error_message(), HasSubstr("reused"));
@@ -172,7 +172,7 @@ TEST_F(AuthSecurityTest, DisabledUsersCannotLogInOrRefresh) {
   pb::LoginRequest login;
   login.set_user_name("fay");
   login.set_password(AuthStack::PasswordOf("fay"));
-  pb::TokenResponse tokens;
+  pb::LoginResponse tokens;
   ASSERT_TRUE(stub().Login(Ctx().get(), login, &tokens).ok());
 
   pb::UpdateUserRequest disable;
@@ -182,12 +182,13 @@ TEST_F(AuthSecurityTest, DisabledUsersCannotLogInOrRefresh) {
   pb::User u;
   ASSERT_TRUE(stub().UpdateUser(Ctx(admin_).get(), disable, &u).ok());
 
-  pb::TokenResponse again;
+  pb::LoginResponse again;
   EXPECT_EQ(stub().Login(Ctx().get(), login, &again).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   pb::RefreshRequest refresh;
   refresh.set_refresh_token(tokens.refresh_token());
-  EXPECT_EQ(stub().Refresh(Ctx().get(), refresh, &again).error_code(),
+  pb::RefreshResponse refreshed;
+  EXPECT_EQ(stub().Refresh(Ctx().get(), refresh, &refreshed).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
 }
 
@@ -195,7 +196,7 @@ TEST_F(AuthSecurityTest, RepeatedFailedLoginsAreThrottled) {
   pb::LoginRequest login;
   login.set_user_name("admin");
   login.set_password("wrong password");
-  pb::TokenResponse tokens;
+  pb::LoginResponse tokens;
   grpc::StatusCode last = grpc::StatusCode::OK;
   for (int i = 0; i < 10; ++i) last = stub().Login(Ctx().get(), login, &tokens).error_code();
   EXPECT_EQ(last, grpc::StatusCode::RESOURCE_EXHAUSTED);

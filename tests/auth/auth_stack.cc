@@ -51,7 +51,7 @@ std::string AuthStack::Login(const std::string& user, const std::string& passwor
   req.set_user_name(user);
   req.set_password(password);
   req.set_tenant_id(tenant);
-  pb::TokenResponse resp;
+  pb::LoginResponse resp;
   grpc::Status s = stub_->Login(Ctx().get(), req, &resp);
   EXPECT_TRUE(s.ok()) << user << ": " << s.error_message();
   return resp.access_token();
