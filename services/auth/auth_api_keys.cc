@@ -10,6 +10,7 @@
 #include "services/auth/auth.h"
 #include "services/auth/credentials/password.h"
 #include "services/auth/credentials/secret_hash.h"
+#include "services/auth/policy.h"
 #include "services/auth/token_answers.h"
 #include "services/auth/validate.h"
 
@@ -23,29 +24,6 @@ absl::Status KeyNotFound() { return absl::NotFoundError("api key not found"); }
 
 absl::Status BadKey() { return absl::UnauthenticatedError("invalid, expired or revoked api key"); }
 
-bool MayManageKey(const Principal& p, const pb::ApiKey& k) {
-  if (p.Has(authz::Power::kPlatform)) return true;
-  if (k.tenant_id() != p.tenant_id) return false;
-  return k.user_id() == p.user_id || p.Has(authz::Power::kManagePeople);
-}
-
-// The role a new key gets, checked against what the caller may grant.
-absl::StatusOr<common::v1::Role> KeyRole(const Principal& p, common::v1::Role requested) {
-  const common::v1::Role role =
-      requested == common::v1::ROLE_UNSPECIFIED ? p.role : requested;
-  if (authz::PowersOf(role) == 0) return service::InvalidField("role", "unknown role");
-  if (!authz::MayGrant(p.role, role)) {
-    return absl::PermissionDeniedError("role: " + std::string(authz::RoleName(role)) +
-                                       " is more than the caller may grant");
-  }
-  // A tenant role means nothing without the tenant it is held in.
-  if (authz::IsTenantRole(role) && p.tenant_id.empty()) {
-    return absl::FailedPreconditionError(
-        "role: a tenant role needs a token that acts for a tenant; log in with a tenant");
-  }
-  return role;
-}
-
 }  // namespace
 
 absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyRequest& req,
@@ -58,7 +36,7 @@ absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyReques
   if (!p.api_key_id.empty()) {
     return absl::PermissionDeniedError("an API key cannot create API keys; log in as a user");
   }
-  GPUAAS_ASSIGN_OR_RETURN(common::v1::Role role, KeyRole(p, req.role()));
+  GPUAAS_ASSIGN_OR_RETURN(common::v1::Role role, ApiKeyRole(p, req.role()));
 
   ApiKeyRecord rec;
   rec.key.set_api_key_id(NewId("gak_"));

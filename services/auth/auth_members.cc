@@ -4,6 +4,7 @@
 #include "libs/service/paging.h"
 #include "libs/service/validate.h"
 #include "services/auth/auth.h"
+#include "services/auth/policy.h"
 #include "services/auth/validate.h"
 
 namespace gpuaas::auth {
@@ -17,16 +18,6 @@ absl::Status Auth::RequireManagePeople(const Principal& p, const std::string& te
   GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, tenant_id, "tenant"));
   return authz::RequirePower(p, authz::Power::kManagePeople, "managing members");
 }
-
-namespace {
-
-// A membership role is one the caller may grant (a tenant admin grants up to TENANT_ADMIN).
-absl::Status RequireGrantable(const Principal& p, common::v1::Role role) {
-  if (authz::MayGrant(p.role, role)) return absl::OkStatus();
-  return absl::PermissionDeniedError("role: more than the caller may grant");
-}
-
-}  // namespace
 
 absl::Status Auth::AddMember(const Principal& p, const pb::AddMemberRequest& req,
                              pb::Membership& out) {

@@ -6,6 +6,7 @@
 #include "libs/service/update_mask.h"
 #include "libs/service/validate.h"
 #include "services/auth/auth.h"
+#include "services/auth/policy.h"
 #include "services/auth/credentials/password.h"
 #include "services/auth/validate.h"
 
@@ -83,9 +84,7 @@ absl::Status Auth::CreateUser(const Principal& p, const pb::CreateUserRequest& r
           "creating a user outside a tenant needs PLATFORM_ADMIN; set tenant_id and role");
     }
     GPUAAS_RETURN_IF_ERROR(RequireManagePeople(p, req.tenant_id()));
-    if (!authz::MayGrant(p.role, req.role())) {
-      return absl::PermissionDeniedError("role: more than the caller may grant");
-    }
+    GPUAAS_RETURN_IF_ERROR(RequireGrantable(p, req.role()));
   }
 
   UserRecord rec;

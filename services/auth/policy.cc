@@ -1,0 +1,45 @@
+#include "services/auth/policy.h"
+
+#include <string>
+
+#include "libs/authz/roles.h"
+#include "libs/service/validate.h"
+
+namespace gpuaas::auth {
+
+absl::StatusOr<common::v1::Role> ApiKeyRole(const authz::Principal& p,
+                                            common::v1::Role requested) {
+  const common::v1::Role role = requested == common::v1::ROLE_UNSPECIFIED ? p.role : requested;
+  if (authz::PowersOf(role) == 0) {
+    return service::InvalidField("role", "unknown role");
+  }
+  if (!authz::MayGrant(p.role, role)) {
+    return absl::PermissionDeniedError("role: " + std::string(authz::RoleName(role)) +
+                                       " is more than the caller may grant");
+  }
+  if (authz::IsTenantRole(role) && p.tenant_id.empty()) {
+    return absl::FailedPreconditionError(
+        "role: a tenant role needs a token that acts for a tenant; log in with a tenant");
+  }
+  return role;
+}
+
+bool MayManageKey(const authz::Principal& p, const auth::v1::ApiKey& key) {
+  if (p.Has(authz::Power::kPlatform)) {
+    return true;
+  }
+  if (key.tenant_id() != p.tenant_id) {
+    return false;
+  }
+  return key.user_id() == p.user_id || p.Has(authz::Power::kManagePeople);
+}
+
+absl::Status RequireGrantable(const authz::Principal& p, common::v1::Role role) {
+  if (authz::MayGrant(p.role, role)) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError("role: " + std::string(authz::RoleName(role)) +
+                                     " is more than the caller may grant");
+}
+
+}  // namespace gpuaas::auth
