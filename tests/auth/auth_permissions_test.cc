@@ -1,5 +1,5 @@
-// The permission matrix: every role × every authenticated method → allowed or denied.
-// Callers act in tenant "alpha" (or globally); targets live in "alpha".
+// The permission matrix: every role × every authenticated method × own or another tenant →
+// the exact answer. Callers act in tenant "alpha"; targets live in "alpha" or "beta".
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -24,11 +24,22 @@ constexpr Caller kCallers[] = {kViewer, kMember, kService, kTenantAdmin, kPlatfo
 constexpr const char* kCallerNames[] = {"viewer", "member", "service", "tenant-admin",
                                         "platform-admin"};
 
+// How a call must end for a caller that is not allowed: kDenied (PERMISSION_DENIED: it may see
+// the target but its role is too low) or kHidden (NOT_FOUND: it may not even see the target).
+enum Refusal { kDenied, kHidden };
+
 struct Case {
   const char* method;
   std::set<Caller> allowed;
-  // Performs the call with `token`; may prepare targets first with the admin token.
-  std::function<grpc::Status(const std::string& token)> call;
+  // Callers that may not see the target in their own tenant (NOT_FOUND instead of
+  // PERMISSION_DENIED).
+  std::set<Caller> hidden;
+  // Whether the call names a tenant's resource; if so it also runs against tenant "beta", where
+  // tenant roles get NOT_FOUND and global roles the same answer as in "alpha".
+  bool tenant_scoped;
+  // Performs the call with `token` against a target in `tenant`; may prepare targets first
+  // with the admin token.
+  std::function<grpc::Status(const std::string& token, const std::string& tenant)> call;
 };
 
 class AuthPermissionsTest : public AuthStackTest {
@@ -36,12 +47,15 @@ class AuthPermissionsTest : public AuthStackTest {
   void SetUp() override {
     AuthStackTest::SetUp();
     if (IsSkipped()) return;
-    stack_->CreateTenant("alpha");
+    for (const char* tenant : {"alpha", "beta"}) {
+      stack_->CreateTenant(tenant);
+      const std::string t(tenant);
+      target_[t] = stack_->CreateUser("target-" + t, t, common::v1::ROLE_MEMBER);
+      spare_[t] = stack_->CreateUser("spare-" + t, t, common::v1::ROLE_MEMBER);
+    }
     stack_->CreateUser("viewer", "alpha", common::v1::ROLE_VIEWER);
     stack_->CreateUser("member", "alpha", common::v1::ROLE_MEMBER);
     stack_->CreateUser("tadmin", "alpha", common::v1::ROLE_TENANT_ADMIN);
-    target_ = stack_->CreateUser("target", "alpha", common::v1::ROLE_MEMBER);
-    spare_ = stack_->CreateUser("spare", "alpha", common::v1::ROLE_MEMBER);
 
     pb::CreateUserRequest svc;
     svc.mutable_user()->set_user_name("robot");
@@ -53,14 +67,14 @@ class AuthPermissionsTest : public AuthStackTest {
     tokens_[kViewer] = stack_->Login("viewer", AuthStack::PasswordOf("viewer"));
     tokens_[kMember] = stack_->Login("member", AuthStack::PasswordOf("member"));
     tokens_[kTenantAdmin] = stack_->Login("tadmin", AuthStack::PasswordOf("tadmin"));
-    tokens_[kService] = stack_->Login("robot", AuthStack::PasswordOf("robot"));
+    tokens_[kService] = stack_->Login("robot", AuthStack::PasswordOf("robot"), "alpha");
     tokens_[kPlatformAdmin] = stack_->Login("admin", std::string(kAdminPassword), "alpha");
   }
 
   std::vector<Case> Cases();
 
-  std::string target_;
-  std::string spare_;
+  std::map<std::string, std::string> target_;
+  std::map<std::string, std::string> spare_;
   std::map<Caller, std::string> tokens_;
   int counter_ = 0;
 };
@@ -69,148 +83,151 @@ std::vector<Case> AuthPermissionsTest::Cases() {
   const std::set<Caller> everyone(std::begin(kCallers), std::end(kCallers));
   const std::set<Caller> admins = {kTenantAdmin, kPlatformAdmin};
   const std::set<Caller> platform = {kPlatformAdmin};
+  const std::set<Caller> none;
+  const std::set<Caller> members = {kViewer, kMember};
   return {
-      {"CreateTenant", platform,
-       [this](const std::string& t) {
+      {"CreateTenant", platform, none, false,
+       [this](const std::string& t, const std::string&) {
          pb::CreateTenantRequest r;
          r.mutable_tenant()->set_tenant_id("new-" + std::to_string(++counter_));
          pb::Tenant out;
          return stub().CreateTenant(Ctx(t).get(), r, &out);
        }},
-      {"GetTenant", everyone,
-       [this](const std::string& t) {
+      {"GetTenant", everyone, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::GetTenantRequest r;
-         r.set_tenant_id("alpha");
+         r.set_tenant_id(tenant);
          pb::Tenant out;
          return stub().GetTenant(Ctx(t).get(), r, &out);
        }},
-      {"ListTenants", {kService, kPlatformAdmin},
-       [this](const std::string& t) {
+      {"ListTenants", {kService, kPlatformAdmin}, none, false,
+       [this](const std::string& t, const std::string&) {
          pb::ListTenantsResponse out;
          return stub().ListTenants(Ctx(t).get(), {}, &out);
        }},
-      {"UpdateTenant(display_name)", admins,
-       [this](const std::string& t) {
+      {"UpdateTenant(display_name)", admins, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::UpdateTenantRequest r;
-         r.mutable_tenant()->set_tenant_id("alpha");
-         r.mutable_tenant()->set_display_name("Alpha " + std::to_string(++counter_));
+         r.mutable_tenant()->set_tenant_id(tenant);
+         r.mutable_tenant()->set_display_name("Renamed " + std::to_string(++counter_));
          r.mutable_update_mask()->add_paths("display_name");
          pb::Tenant out;
          return stub().UpdateTenant(Ctx(t).get(), r, &out);
        }},
-      {"UpdateTenant(quota)", platform,
-       [this](const std::string& t) {
+      {"UpdateTenant(quota)", platform, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::UpdateTenantRequest r;
-         r.mutable_tenant()->set_tenant_id("alpha");
+         r.mutable_tenant()->set_tenant_id(tenant);
          r.mutable_tenant()->mutable_quota()->set_max_gpus(++counter_);
          r.mutable_update_mask()->add_paths("quota.max_gpus");
          pb::Tenant out;
          return stub().UpdateTenant(Ctx(t).get(), r, &out);
        }},
-      {"CreateUser(in tenant)", admins,
-       [this](const std::string& t) {
+      {"CreateUser(in tenant)", admins, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::CreateUserRequest r;
          r.mutable_user()->set_user_name("made-" + std::to_string(++counter_));
          r.set_password("long enough password");
-         r.set_tenant_id("alpha");
+         r.set_tenant_id(tenant);
          r.set_role(common::v1::ROLE_MEMBER);
          pb::User out;
          return stub().CreateUser(Ctx(t).get(), r, &out);
        }},
-      {"GetUser(other member)", {kTenantAdmin, kService, kPlatformAdmin},
-       [this](const std::string& t) {
+      {"GetUser(other member)", {kTenantAdmin, kService, kPlatformAdmin}, members, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::GetUserRequest r;
-         r.set_user_id(target_);
+         r.set_user_id(target_[tenant]);
          pb::User out;
          return stub().GetUser(Ctx(t).get(), r, &out);
        }},
-      {"ListUsers", {kTenantAdmin, kService, kPlatformAdmin},
-       [this](const std::string& t) {
+      {"ListUsers", {kTenantAdmin, kService, kPlatformAdmin}, none, false,
+       [this](const std::string& t, const std::string&) {
          pb::ListUsersResponse out;
          return stub().ListUsers(Ctx(t).get(), {}, &out);
        }},
-      {"UpdateUser(other member)", platform,
-       [this](const std::string& t) {
+      {"UpdateUser(other member)", platform, members, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::UpdateUserRequest r;
-         r.mutable_user()->set_user_id(target_);
+         r.mutable_user()->set_user_id(target_[tenant]);
          r.mutable_user()->set_display_name("renamed");
          r.mutable_update_mask()->add_paths("display_name");
          pb::User out;
          return stub().UpdateUser(Ctx(t).get(), r, &out);
        }},
-      {"DeleteUser(other member)", platform,
-       [this](const std::string& t) {
-         std::string victim = stack_->CreateUser("victim-" + std::to_string(++counter_), "alpha",
+      {"DeleteUser(other member)", platform, members, true,
+       [this](const std::string& t, const std::string& tenant) {
+         std::string victim = stack_->CreateUser("victim-" + std::to_string(++counter_), tenant,
                                                  common::v1::ROLE_MEMBER);
          pb::DeleteUserRequest r;
          r.set_user_id(victim);
          pb::DeleteUserResponse out;
          return stub().DeleteUser(Ctx(t).get(), r, &out);
        }},
-      {"AddMember", admins,
-       [this](const std::string& t) {
+      {"AddMember", admins, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::RemoveMemberRequest rm;
-         rm.set_tenant_id("alpha");
-         rm.set_user_id(spare_);
+         rm.set_tenant_id(tenant);
+         rm.set_user_id(spare_[tenant]);
          pb::RemoveMemberResponse ignored;
          (void)stub().RemoveMember(Ctx(admin_).get(), rm, &ignored);
          pb::AddMemberRequest r;
-         r.set_tenant_id("alpha");
-         r.set_user_id(spare_);
+         r.set_tenant_id(tenant);
+         r.set_user_id(spare_[tenant]);
          r.set_role(common::v1::ROLE_VIEWER);
          pb::Membership out;
          return stub().AddMember(Ctx(t).get(), r, &out);
        }},
-      {"UpdateMember", admins,
-       [this](const std::string& t) {
+      {"UpdateMember", admins, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::UpdateMemberRequest r;
-         r.set_tenant_id("alpha");
-         r.set_user_id(target_);
+         r.set_tenant_id(tenant);
+         r.set_user_id(target_[tenant]);
          r.set_role(++counter_ % 2 ? common::v1::ROLE_VIEWER : common::v1::ROLE_MEMBER);
          pb::Membership out;
          return stub().UpdateMember(Ctx(t).get(), r, &out);
        }},
-      {"RemoveMember", admins,
-       [this](const std::string& t) {
+      {"RemoveMember", admins, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::AddMemberRequest add;
-         add.set_tenant_id("alpha");
-         add.set_user_id(spare_);
+         add.set_tenant_id(tenant);
+         add.set_user_id(spare_[tenant]);
          add.set_role(common::v1::ROLE_VIEWER);
          pb::Membership ignored;
          (void)stub().AddMember(Ctx(admin_).get(), add, &ignored);
          pb::RemoveMemberRequest r;
-         r.set_tenant_id("alpha");
-         r.set_user_id(spare_);
+         r.set_tenant_id(tenant);
+         r.set_user_id(spare_[tenant]);
          pb::RemoveMemberResponse out;
          return stub().RemoveMember(Ctx(t).get(), r, &out);
        }},
-      {"ListMembers", everyone,
-       [this](const std::string& t) {
+      {"ListMembers", everyone, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::ListMembersRequest r;
-         r.set_tenant_id("alpha");
+         r.set_tenant_id(tenant);
          pb::ListMembersResponse out;
          return stub().ListMembers(Ctx(t).get(), r, &out);
        }},
-      {"WhoAmI", everyone,
-       [this](const std::string& t) {
+      {"WhoAmI", everyone, none, false,
+       [this](const std::string& t, const std::string&) {
          pb::WhoAmIResponse out;
          return stub().WhoAmI(Ctx(t).get(), {}, &out);
        }},
-      {"CreateApiKey", everyone,
-       [this](const std::string& t) {
+      {"CreateApiKey", everyone, none, false,
+       [this](const std::string& t, const std::string&) {
          pb::CreateApiKeyRequest r;
          r.set_name("key");
          pb::CreateApiKeyResponse out;
          return stub().CreateApiKey(Ctx(t).get(), r, &out);
        }},
-      {"ListApiKeys", everyone,
-       [this](const std::string& t) {
+      {"ListApiKeys", everyone, none, false,
+       [this](const std::string& t, const std::string&) {
          pb::ListApiKeysResponse out;
          return stub().ListApiKeys(Ctx(t).get(), {}, &out);
        }},
-      {"RevokeApiKey(another member's)", admins,
-       [this](const std::string& t) {
-         std::string owner = stack_->Login("target", AuthStack::PasswordOf("target"));
+      {"RevokeApiKey(another member's)", admins, {kViewer, kMember, kService}, true,
+       [this](const std::string& t, const std::string& tenant) {
+         std::string owner =
+             stack_->Login("target-" + tenant, AuthStack::PasswordOf("target-" + tenant));
          pb::CreateApiKeyRequest c;
          c.set_name("owned by target");
          pb::CreateApiKeyResponse key;
@@ -220,33 +237,41 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          pb::ApiKey out;
          return stub().RevokeApiKey(Ctx(t).get(), r, &out);
        }},
-      {"RotateSigningKey", platform,
-       [this](const std::string& t) {
+      {"RotateSigningKey", platform, none, false,
+       [this](const std::string& t, const std::string&) {
          pb::SigningKey out;
          return stub().RotateSigningKey(Ctx(t).get(), {}, &out);
        }},
-      // Last: it deletes the tenant the others act in.
-      {"DeleteTenant", platform,
-       [this](const std::string& t) {
+      // Last: it deletes the tenants the others act in (the platform admin is the last caller).
+      {"DeleteTenant", platform, none, true,
+       [this](const std::string& t, const std::string& tenant) {
          pb::DeleteTenantRequest r;
-         r.set_tenant_id("alpha");
+         r.set_tenant_id(tenant);
          pb::DeleteTenantResponse out;
          return stub().DeleteTenant(Ctx(t).get(), r, &out);
        }},
   };
 }
 
-TEST_F(AuthPermissionsTest, RoleByMethodMatrix) {
+bool IsGlobal(Caller c) { return c == kService || c == kPlatformAdmin; }
+
+// Each role × its own tenant ("alpha") × another tenant ("beta"), with the exact code expected:
+// OK, PERMISSION_DENIED (may see, role too low) or NOT_FOUND (may not see; another tenant's).
+TEST_F(AuthPermissionsTest, RoleByMethodByTenantMatrix) {
   for (const Case& c : Cases()) {
     for (Caller caller : kCallers) {
-      grpc::Status s = c.call(tokens_[caller]);
-      if (c.allowed.count(caller)) {
-        EXPECT_TRUE(s.ok()) << c.method << " as " << kCallerNames[caller] << " should be allowed: "
-                            << s.error_code() << " " << s.error_message();
-      } else {
-        EXPECT_TRUE(s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
-                    s.error_code() == grpc::StatusCode::NOT_FOUND)
-            << c.method << " as " << kCallerNames[caller] << " should be denied, got "
+      for (const std::string tenant : {"alpha", "beta"}) {
+        if (tenant == "beta" && !c.tenant_scoped) continue;
+        grpc::StatusCode want = grpc::StatusCode::OK;
+        if (tenant == "beta" && !IsGlobal(caller)) {
+          want = grpc::StatusCode::NOT_FOUND;
+        } else if (!c.allowed.count(caller)) {
+          want = c.hidden.count(caller) ? grpc::StatusCode::NOT_FOUND
+                                        : grpc::StatusCode::PERMISSION_DENIED;
+        }
+        grpc::Status s = c.call(tokens_[caller], tenant);
+        EXPECT_EQ(s.error_code(), want)
+            << c.method << " as " << kCallerNames[caller] << " on " << tenant << ": got "
             << s.error_code() << " " << s.error_message();
       }
     }
