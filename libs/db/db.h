@@ -115,6 +115,11 @@ class Pool final {
 // The message names the constraint where there is one, never the SQL or its parameters.
 absl::Status MapException(const std::exception& e);
 
+// Runs one statement that cannot run inside a transaction (CREATE DATABASE, DROP DATABASE) on
+// a connection of its own to `dsn`, for administration tools and test fixtures. `sql` is built
+// from trusted names only. Blocks. Errors: as MapException.
+absl::Status ExecWithoutTransaction(const std::string& dsn, std::string_view sql);
+
 // Applies the migrations of `schema` that are not yet recorded in <schema>.schema_migrations,
 // in version order, each in its own transaction, under a transaction-scoped advisory lock so
 // two processes starting at once apply each migration exactly once. Creates the schema and

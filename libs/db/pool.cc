@@ -128,4 +128,15 @@ absl::Status Pool::RunInTransaction(std::string_view name,
   }
 }
 
+absl::Status ExecWithoutTransaction(const std::string& dsn, std::string_view sql) {
+  try {
+    pqxx::connection conn(dsn);
+    pqxx::nontransaction tx(conn);
+    tx.exec(std::string(sql));
+    return absl::OkStatus();
+  } catch (const std::exception& e) {
+    return MapException(e);
+  }
+}
+
 }  // namespace gpuaas::db

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <random>
 
-#include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "libs/db/dsn.h"
@@ -57,25 +56,19 @@ void PgTest::SetUp() {
     GTEST_SKIP() << kHow;
   }
   database_ = RandomDatabaseName();
-  try {
-    pqxx::connection conn(admin_dsn_);
-    pqxx::nontransaction tx(conn);
-    tx.exec(absl::StrCat("CREATE DATABASE ", database_));
-  } catch (const std::exception& e) {
+  if (absl::Status s = db::ExecWithoutTransaction(admin_dsn_, "CREATE DATABASE " + database_);
+      !s.ok()) {
     database_.clear();
-    FAIL() << "creating the test database on " << admin_dsn_ << ": " << e.what();
+    FAIL() << "creating the test database on " << admin_dsn_ << ": " << s;
   }
   dsn_ = DsnForDatabase(admin_dsn_, database_);
 }
 
 void PgTest::TearDown() {
   if (database_.empty()) return;
-  try {
-    pqxx::connection conn(admin_dsn_);
-    pqxx::nontransaction tx(conn);
-    tx.exec(absl::StrCat("DROP DATABASE IF EXISTS ", database_, " WITH (FORCE)"));
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "dropping test database " << database_ << ": " << e.what();
+  const std::string drop = "DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)";
+  if (absl::Status s = db::ExecWithoutTransaction(admin_dsn_, drop); !s.ok()) {
+    ADD_FAILURE() << "dropping test database " << database_ << ": " << s;
   }
 }
 
