@@ -27,12 +27,7 @@ class AuthGrantTest : public AuthStackTest {
     stack_->CreateUser("viewer", "alpha", common::v1::ROLE_VIEWER);
     stack_->CreateUser("member", "alpha", common::v1::ROLE_MEMBER);
     stack_->CreateUser("tadmin", "alpha", common::v1::ROLE_TENANT_ADMIN);
-    pb::CreateUserRequest svc;
-    svc.mutable_user()->set_user_name("robot");
-    svc.mutable_user()->set_global_role(common::v1::ROLE_SERVICE);
-    svc.set_password(AuthStack::PasswordOf("robot"));
-    pb::User robot;
-    ASSERT_TRUE(stub().CreateUser(Ctx(admin_).get(), svc, &robot).ok());
+    stack_->CreateServiceUser("robot");
     creators_[common::v1::ROLE_VIEWER] = stack_->Login("viewer", AuthStack::PasswordOf("viewer"));
     creators_[common::v1::ROLE_MEMBER] = stack_->Login("member", AuthStack::PasswordOf("member"));
     creators_[common::v1::ROLE_TENANT_ADMIN] =

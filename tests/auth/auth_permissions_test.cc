@@ -57,12 +57,7 @@ class AuthPermissionsTest : public AuthStackTest {
     stack_->CreateUser("member", "alpha", common::v1::ROLE_MEMBER);
     stack_->CreateUser("tadmin", "alpha", common::v1::ROLE_TENANT_ADMIN);
 
-    pb::CreateUserRequest svc;
-    svc.mutable_user()->set_user_name("robot");
-    svc.mutable_user()->set_global_role(common::v1::ROLE_SERVICE);
-    svc.set_password(AuthStack::PasswordOf("robot"));
-    pb::User robot;
-    ASSERT_TRUE(stub().CreateUser(AuthStack::Ctx(admin_).get(), svc, &robot).ok());
+    stack_->CreateServiceUser("robot");
 
     tokens_[kViewer] = stack_->Login("viewer", AuthStack::PasswordOf("viewer"));
     tokens_[kMember] = stack_->Login("member", AuthStack::PasswordOf("member"));

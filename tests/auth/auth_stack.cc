@@ -83,4 +83,16 @@ std::string AuthStack::CreateUser(const std::string& user_name, const std::strin
   return resp.user_id();
 }
 
+std::string AuthStack::CreateServiceUser(const std::string& user_name) {
+  if (admin_token_.empty()) admin_token_ = AdminToken();
+  pb::CreateUserRequest req;
+  req.mutable_user()->set_user_name(user_name);
+  req.mutable_user()->set_global_role(common::v1::ROLE_SERVICE);
+  req.set_password(PasswordOf(user_name));
+  pb::User resp;
+  grpc::Status s = stub_->CreateUser(Ctx(admin_token_).get(), req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return resp.user_id();
+}
+
 }  // namespace gpuaas::auth::testing
