@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "absl/status/status.h"
+#include "libs/rpc/status.h"
 
 namespace gpuaas::bench {
 namespace {
@@ -28,11 +28,6 @@ int64_t Percentile(const std::vector<int64_t>& sorted, double q) {
   return sorted[rank - 1];
 }
 
-std::string StatusCodeName(grpc::StatusCode code) {
-  // grpc::StatusCode and absl::StatusCode share their numbering.
-  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
-}
-
 LatencySummary LatencyRecorder::Summarize() const {
   std::vector<int64_t> sorted;
   LatencySummary s;
@@ -43,7 +38,7 @@ LatencySummary LatencyRecorder::Summarize() const {
       if (code == grpc::StatusCode::OK) {
         s.ok = n;
       } else {
-        s.errors[StatusCodeName(code)] = n;
+        s.errors[std::string(rpc::StatusCodeName(code))] = n;
       }
     }
   }

@@ -3,12 +3,12 @@
 // there is no reason to trade accuracy for a histogram's memory).
 #pragma once
 
+#include <grpcpp/support/status_code_enum.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <grpcpp/support/status_code_enum.h>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -16,9 +16,9 @@
 namespace gpuaas::bench {
 
 struct LatencySummary {
-  int64_t completed = 0;                   // calls that finished (any status)
+  int64_t completed = 0;  // calls that finished (any status)
   int64_t ok = 0;
-  std::map<std::string, int64_t> errors;   // status code name -> count
+  std::map<std::string, int64_t> errors;  // status code name -> count
   // Of all completed calls, successes and failures alike: a failing call still cost its caller.
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
 };
@@ -38,8 +38,5 @@ class LatencyRecorder final {
 
 // The nearest-rank percentile (q in [0, 1]) of sorted values; 0 when empty.
 int64_t Percentile(const std::vector<int64_t>& sorted, double q);
-
-// "OK", "UNAVAILABLE" ...
-std::string StatusCodeName(grpc::StatusCode code);
 
 }  // namespace gpuaas::bench

@@ -1,19 +1,19 @@
 // gpuaas_loadgen: open-loop gRPC load at a fixed rate against one method, reporting latency
 // percentiles measured from each call's scheduled send time. Wiring only.
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "bench/loadgen/methods.h"
 #include "bench/loadgen/report.h"
-#include "gpuaas/auth/v1/auth.grpc.pb.h"
-#include "tools/gpuaasctl/channel.h"
-#include "tools/gpuaasctl/config.h"
+#include "libs/client/auth_client.h"
+#include "libs/client/channel.h"
+#include "libs/client/endpoint.h"
+#include "libs/client/settings.h"
 
 namespace gpuaas::bench {
 namespace {
@@ -70,30 +70,25 @@ absl::StatusOr<std::string> ReadPassword(const std::string& file) {
 // Logs in once before the run so token-checked methods measure only the token check.
 absl::StatusOr<std::string> LoginOnce(const std::shared_ptr<grpc::Channel>& channel,
                                       const MethodArgs& args) {
-  auto stub = auth::v1::AuthService::NewStub(channel);
   auth::v1::LoginRequest req;
   req.set_user_name(args.user);
   req.set_password(args.password);
   req.set_tenant_id(args.tenant);
-  auth::v1::TokenResponse resp;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(absl::ToChronoTime(absl::Now() + kLoginTimeout));
-  grpc::Status s = stub->Login(&ctx, req, &resp);
-  if (!s.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                        absl::StrCat("login as ", args.user, ": ", s.error_message()));
+  absl::StatusOr<auth::v1::LoginResponse> resp =
+      client::AuthClient(channel, kLoginTimeout).Login(req);
+  if (!resp.ok()) {
+    return absl::Status(resp.status().code(),
+                        absl::StrCat("login as ", args.user, ": ", resp.status().message()));
   }
-  return resp.access_token();
+  return resp->access_token();
 }
 
 // Spreads calls round-robin over several connections: one HTTP/2 connection is served by one
 // server thread at a time in some stacks, which would cap the load below what we ask for.
 Invoker RoundRobin(std::vector<Invoker> invokers) {
   auto next = std::make_shared<std::atomic<uint64_t>>(0);
-  return [invokers = std::move(invokers), next](grpc::ClientContext* ctx,
-                                               std::function<void(grpc::Status)> done) {
-    invokers[next->fetch_add(1, std::memory_order_relaxed) % invokers.size()](ctx,
-                                                                              std::move(done));
+  return [invokers = std::move(invokers), next](std::function<void(grpc::Status)> done) {
+    invokers[next->fetch_add(1, std::memory_order_relaxed) % invokers.size()](std::move(done));
   };
 }
 
@@ -106,10 +101,11 @@ int Run(const Flags& f) {
   OpenLoopOptions options;
   options.rate = f.rate;
   options.max_in_flight = f.max_in_flight;
+  MethodArgs args;
   for (auto [flag, value, out, zero] :
        {std::tuple{"--duration", &f.duration, &options.duration, false},
         std::tuple{"--warmup", &f.warmup, &options.warmup, true},
-        std::tuple{"--timeout", &f.timeout, &options.timeout, false}}) {
+        std::tuple{"--timeout", &f.timeout, &args.timeout, false}}) {
     absl::StatusOr<absl::Duration> d = ParsePositive(flag, *value, zero);
     if (!d.ok()) {
       return Fail(d.status());
@@ -119,9 +115,14 @@ int Run(const Flags& f) {
   // Same discovery as gpuaasctl; against a `tools/gpuaas up` stack the admin credentials from
   // stack.env are the default, so `gpuaas_loadgen --method WhoAmI` needs no flags at all.
   std::error_code ec;
-  ctl::Settings settings(ctl::ProcessEnv(), std::filesystem::current_path(ec));
-  absl::StatusOr<ctl::Endpoint> endpoint =
-      settings.AuthEndpoint({f.addr, {f.ca_file, f.cert_file, f.key_file}});
+  client::Settings settings(client::ProcessEnv(), std::filesystem::current_path(ec));
+  client::Endpoint flags;
+  flags.address = f.addr;
+  flags.tls.ca_file = f.ca_file;
+  flags.tls.cert_file = f.cert_file;
+  flags.tls.key_file = f.key_file;
+  absl::StatusOr<client::Endpoint> endpoint =
+      client::ResolveEndpoint(client::Service::kAuth, flags, settings);
   absl::StatusOr<std::string> user = settings.Get(f.user, "GPUAAS_ADMIN_USER");
   absl::StatusOr<std::string> password_file =
       settings.Get(f.password_file, "GPUAAS_ADMIN_PASSWORD_FILE");
@@ -131,7 +132,6 @@ int Run(const Flags& f) {
     }
   }
 
-  MethodArgs args;
   args.user = *user;
   args.tenant = f.tenant;
   if (!password_file->empty()) {
@@ -148,7 +148,7 @@ int Run(const Flags& f) {
     // Distinct arguments keep gRPC from sharing one subchannel (connection) between channels.
     channel_args.SetInt("gpuaas.loadgen.connection", i);
     absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-        ctl::MakeChannel(endpoint->addr, endpoint->tls, channel_args);
+        client::OpenChannel(endpoint->address, endpoint->tls, channel_args);
     if (!channel.ok()) {
       return Fail(channel.status());
     }
@@ -173,7 +173,7 @@ int Run(const Flags& f) {
   LatencyRecorder recorder;
   Report report;
   report.method = std::string(method->name);
-  report.addr = endpoint->addr;
+  report.addr = endpoint->address;
   report.options = options;
   report.connections = f.connections;
   report.run = RunOpenLoop(RoundRobin(std::move(invokers)), options, recorder);

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
+#include "libs/client/call_context.h"
 
 namespace gpuaas::bench {
 namespace {
@@ -13,21 +14,21 @@ using Callback = std::function<void(grpc::Status)>;
 
 constexpr std::string_view kAuthService = "gpuaas.auth.v1.AuthService";
 
-// Wraps one callback-API method: adds the bearer token, gives each call its own response
-// object (kept alive by the completion callback) and shares the request, which is never
-// written after this point, so concurrent calls may read it.
+// Wraps one callback-API method: each call gets a fresh context from libs/client (deadline,
+// bearer token) and its own response object, both kept alive by the completion callback, and
+// shares the request, which is never written after this point, so concurrent calls may read
+// it. The raw async stub is what is measured: the blocking AuthClient would add a thread per
+// call in flight.
 template <class Resp, class Req, class Fire>
-Invoker MakeInvoker(Req req, std::string token, Fire fire) {
+Invoker MakeInvoker(Req req, const MethodArgs& args, Fire fire) {
   auto shared_req = std::make_shared<const Req>(std::move(req));
-  std::string header = token.empty() ? "" : "Bearer " + token;
-  return [shared_req, header = std::move(header), fire](grpc::ClientContext* ctx, Callback done) {
-    if (!header.empty()) {
-      ctx->AddMetadata("authorization", header);
-    }
+  client::CallContext call;
+  call.set_timeout(args.timeout).set_bearer_token(args.token);
+  return [shared_req, call = std::move(call), fire](Callback done) {
+    std::shared_ptr<grpc::ClientContext> ctx = call.NewClientContext();
     auto resp = std::make_shared<Resp>();
-    Resp* raw = resp.get();
-    fire(ctx, shared_req.get(), raw,
-         [resp = std::move(resp), done = std::move(done)](grpc::Status s) { done(std::move(s)); });
+    fire(ctx.get(), shared_req.get(), resp.get(),
+         [ctx, resp, done = std::move(done)](grpc::Status s) { done(std::move(s)); });
   };
 }
 
@@ -38,7 +39,7 @@ AuthStub NewAuthStub(std::shared_ptr<grpc::Channel> channel) {
 absl::StatusOr<Invoker> WhoAmI(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
   AuthStub stub = NewAuthStub(std::move(ch));
   return MakeInvoker<authpb::WhoAmIResponse>(
-      authpb::WhoAmIRequest(), a.token,
+      authpb::WhoAmIRequest(), a,
       [stub](grpc::ClientContext* c, const authpb::WhoAmIRequest* q, authpb::WhoAmIResponse* r,
              Callback cb) { stub->async()->WhoAmI(c, q, r, std::move(cb)); });
 }
@@ -51,7 +52,7 @@ absl::StatusOr<Invoker> GetTenant(std::shared_ptr<grpc::Channel> ch, const Metho
   req.set_tenant_id(a.tenant);
   AuthStub stub = NewAuthStub(std::move(ch));
   return MakeInvoker<authpb::Tenant>(
-      std::move(req), a.token,
+      std::move(req), a,
       [stub](grpc::ClientContext* c, const authpb::GetTenantRequest* q, authpb::Tenant* r,
              Callback cb) { stub->async()->GetTenant(c, q, r, std::move(cb)); });
 }
@@ -59,7 +60,7 @@ absl::StatusOr<Invoker> GetTenant(std::shared_ptr<grpc::Channel> ch, const Metho
 absl::StatusOr<Invoker> ListTenants(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
   AuthStub stub = NewAuthStub(std::move(ch));
   return MakeInvoker<authpb::ListTenantsResponse>(
-      authpb::ListTenantsRequest(), a.token,
+      authpb::ListTenantsRequest(), a,
       [stub](grpc::ClientContext* c, const authpb::ListTenantsRequest* q,
              authpb::ListTenantsResponse* r,
              Callback cb) { stub->async()->ListTenants(c, q, r, std::move(cb)); });
@@ -74,9 +75,11 @@ absl::StatusOr<Invoker> Login(std::shared_ptr<grpc::Channel> ch, const MethodArg
   req.set_password(a.password);
   req.set_tenant_id(a.tenant);
   AuthStub stub = NewAuthStub(std::move(ch));
-  return MakeInvoker<authpb::TokenResponse>(
-      std::move(req), "",
-      [stub](grpc::ClientContext* c, const authpb::LoginRequest* q, authpb::TokenResponse* r,
+  MethodArgs public_call = a;
+  public_call.token.clear();  // Login takes no token
+  return MakeInvoker<authpb::LoginResponse>(
+      std::move(req), public_call,
+      [stub](grpc::ClientContext* c, const authpb::LoginRequest* q, authpb::LoginResponse* r,
              Callback cb) { stub->async()->Login(c, q, r, std::move(cb)); });
 }
 

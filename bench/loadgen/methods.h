@@ -2,29 +2,31 @@
 // token, and how to build an Invoker for it. Adding another service's method is one entry.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "bench/loadgen/open_loop.h"
 
 namespace gpuaas::bench {
 
 // Everything a request builder may use. The request is built once and shared by every call.
 struct MethodArgs {
-  std::string token;  // bearer access token; empty for public methods
+  absl::Duration timeout = absl::Seconds(5);  // deadline of each call
+  std::string token;                          // bearer access token; empty for public methods
   std::string user;
   std::string password;
   std::string tenant;
 };
 
 struct MethodSpec {
-  std::string_view name;       // "WhoAmI"
-  std::string_view service;    // "gpuaas.auth.v1.AuthService", for the report
+  std::string_view name;     // "WhoAmI"
+  std::string_view service;  // "gpuaas.auth.v1.AuthService", for the report
   bool needs_token;
   // Error: INVALID_ARGUMENT when an argument the request needs is missing.
   absl::StatusOr<Invoker> (*make)(std::shared_ptr<grpc::Channel> channel, const MethodArgs& args);

@@ -47,13 +47,6 @@ class InFlight final {
   int count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// One call's state; owned by its completion callback, which deletes it.
-struct Call {
-  grpc::ClientContext ctx;
-  SteadyClock::time_point due;
-  bool measured = false;
-};
-
 absl::Time ToAbsl(SteadyClock::time_point t) {
   // absl::Mutex deadlines are wall-clock; convert through "now" on both clocks.
   return absl::Now() + absl::FromChrono(t - SteadyClock::now());
@@ -90,17 +83,10 @@ OpenLoopResult RunOpenLoop(const Invoker& invoke, const OpenLoopOptions& options
       break;
     }
     result.sent += measured ? 1 : 0;
-    auto* call = new Call;
-    call->due = due;
-    call->measured = measured;
-    call->ctx.set_deadline(std::chrono::system_clock::now() +
-                           absl::ToChronoNanoseconds(options.timeout));
-    invoke(&call->ctx, [call, &recorder, &in_flight](grpc::Status status) {
-      const auto now = SteadyClock::now();
-      if (call->measured) {
-        recorder.Record(status.error_code(), absl::FromChrono(now - call->due));
+    invoke([due, measured, &recorder, &in_flight](grpc::Status status) {
+      if (measured) {
+        recorder.Record(status.error_code(), absl::FromChrono(SteadyClock::now() - due));
       }
-      delete call;
       in_flight.Release();
     });
   }

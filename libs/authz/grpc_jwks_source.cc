@@ -1,11 +1,8 @@
 #include "libs/authz/grpc_jwks_source.h"
 
-#include <grpcpp/client_context.h>
-
-#include <chrono>
-
-#include "gpuaas/auth/v1/auth.grpc.pb.h"
+#include "absl/strings/str_cat.h"
 #include "libs/authz/jwt.h"
+#include "libs/client/auth_client.h"
 #include "libs/common/base64url.h"
 
 namespace gpuaas::authz {
@@ -13,30 +10,18 @@ namespace {
 
 namespace pb = ::gpuaas::auth::v1;
 
-// libs/rpc owns the general mapping, but depending on it would pull the server stack into
-// every verifier; the two code enums are numerically identical, so a cast suffices.
-absl::Status FromGrpc(const grpc::Status& s) {
-  if (s.ok()) {
-    return absl::OkStatus();
-  }
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      "GetJwks: " + s.error_message());
-}
-
 class GrpcJwksSource final : public JwksSource {
  public:
   GrpcJwksSource(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout)
-      : stub_(pb::AuthService::NewStub(channel)), timeout_(timeout) {}
+      : auth_(std::move(channel), timeout) {}
 
   absl::StatusOr<std::string> FetchJwks() override {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout_));
-    pb::GetJwksRequest req;
-    pb::GetJwksResponse resp;
-    grpc::Status status = stub_->GetJwks(&ctx, req, &resp);
-    if (!status.ok()) {
-      return FromGrpc(status);
+    absl::StatusOr<pb::GetJwksResponse> answer = auth_.GetJwks(pb::GetJwksRequest());
+    if (!answer.ok()) {
+      return absl::Status(answer.status().code(),
+                          absl::StrCat("GetJwks: ", answer.status().message()));
     }
+    const pb::GetJwksResponse& resp = *answer;
     if (!resp.json().empty()) {
       return resp.json();
     }
@@ -56,8 +41,7 @@ class GrpcJwksSource final : public JwksSource {
   }
 
  private:
-  const std::unique_ptr<pb::AuthService::Stub> stub_;
-  const absl::Duration timeout_;
+  const client::AuthClient auth_;
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
-// A JwksSource that asks the auth service (gpuaas.auth.v1.AuthService/GetJwks) over gRPC.
-// Kept in its own target, gpuaas::authz_grpc, so code that only verifies tokens (and the auth
-// service itself) need not link the auth stubs.
+// A JwksSource that asks the auth service (gpuaas.auth.v1.AuthService/GetJwks) through
+// client::AuthClient. Kept in its own target, gpuaas::authz_grpc, so code that only verifies
+// tokens (and the auth service itself) need not link the auth client.
 #pragma once
 
 #include <grpcpp/channel.h>

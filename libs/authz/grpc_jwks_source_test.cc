@@ -20,7 +20,8 @@ namespace pb = ::gpuaas::auth::v1;
 // Canned GetJwks replies; every other method stays unimplemented.
 class FakeAuthService final : public pb::AuthService::Service {
  public:
-  grpc::Status GetJwks(grpc::ServerContext*, const pb::GetJwksRequest*, pb::GetJwksResponse* resp) override {
+  grpc::Status GetJwks(grpc::ServerContext*, const pb::GetJwksRequest*,
+                       pb::GetJwksResponse* resp) override {
     if (block_ != nullptr) {
       block_->WaitForNotification();
     }

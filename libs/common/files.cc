@@ -18,6 +18,17 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return content.str();
 }
 
+absl::StatusOr<std::string> ReadNonEmptyFile(const std::string& path) {
+  absl::StatusOr<std::string> content = ReadFile(path);
+  if (!content.ok()) {
+    return absl::FailedPreconditionError("cannot read " + path);
+  }
+  if (content->empty()) {
+    return absl::FailedPreconditionError("empty file " + path);
+  }
+  return content;
+}
+
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   absl::StatusOr<std::string> content = ReadFile(path);
   if (!content.ok()) {

@@ -11,6 +11,10 @@ namespace gpuaas {
 // opened or read.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+// ReadFile for configuration that is never empty (certificates, keys). Errors:
+// FAILED_PRECONDITION naming the file when it cannot be read or is empty.
+absl::StatusOr<std::string> ReadNonEmptyFile(const std::string& path);
+
 // The file's first line without its line ending: for password and secret files written by
 // `echo` or an editor. Error: NOT_FOUND as ReadFile, INVALID_ARGUMENT when the file is empty.
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path);

@@ -1,6 +1,6 @@
 // Test-only pieces shared by the libs/rpc tests: an Authenticator that accepts
-// "Bearer good-<user>@<tenant>", the echo callback service built on Handler, and a
-// grpc.health.v1 client that needs no generated code.
+// "Bearer good-<user>@<tenant>", the echo callback service built on Handler, channels and call
+// contexts from libs/client, and a grpc.health.v1 client that needs no generated code.
 #pragma once
 
 #include <grpcpp/generic/generic_stub.h>
@@ -15,10 +15,12 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "gpuaas/testing/v1/echo.grpc.pb.h"
 #include "libs/authz/verifier.h"
-#include "libs/rpc/channel.h"
+#include "libs/client/call_context.h"
+#include "libs/client/channel.h"
 #include "libs/rpc/handler.h"
 #include "libs/rpc/status.h"
 
@@ -95,6 +97,20 @@ class EchoService final : public pb::EchoService::CallbackService {
   absl::Notification blocked_started_;
   absl::Notification release_;
 };
+
+// A plaintext channel to a test server on this host. Plaintext channels cannot fail to open.
+inline std::shared_ptr<grpc::Channel> LocalChannel(int port) {
+  return *client::OpenChannel(absl::StrCat("127.0.0.1:", port), client::TlsOptions{});
+}
+
+// A context for one raw stub call: deadline now + `timeout`, the bearer token when given.
+inline std::unique_ptr<grpc::ClientContext> NewClientContext(absl::Duration timeout,
+                                                             std::string_view bearer_token = {}) {
+  return client::CallContext()
+      .set_timeout(timeout)
+      .set_bearer_token(bearer_token)
+      .NewClientContext();
+}
 
 // grpc.health.v1.Health/Check by hand: HealthCheckRequest{service = 1} and
 // HealthCheckResponse{status = 1} are one field each. Returns the ServingStatus number

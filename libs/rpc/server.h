@@ -21,7 +21,6 @@
 
 #include "absl/status/statusor.h"
 #include "libs/authz/verifier.h"
-#include "libs/rpc/channel.h"
 #include "libs/rpc/handler.h"
 #include "libs/rpc/tls.h"
 

@@ -52,12 +52,10 @@ class ServerTest : public ::testing::Test {
     server_.reset();  // before echo_, which it serves
   }
 
-  std::shared_ptr<grpc::Channel> NewChannel() const {
-    return MakeChannel(absl::StrCat("127.0.0.1:", server_->port()), TlsOptions{});
-  }
+  std::shared_ptr<grpc::Channel> NewChannel() const { return test::LocalChannel(server_->port()); }
 
   grpc::Status Echo(const EchoRequest& req, EchoResponse* resp, std::string_view token) {
-    auto ctx = NewClientContext(kCallTimeout, token);
+    auto ctx = test::NewClientContext(kCallTimeout, token);
     return stub_->Echo(ctx.get(), req, resp);
   }
 
@@ -127,7 +125,7 @@ TEST_F(ServerTest, PublicMethodNeedsNoToken) {
   EchoRequest req;
   req.set_message("anyone");
   EchoResponse resp;
-  auto ctx = NewClientContext(kCallTimeout);
+  auto ctx = test::NewClientContext(kCallTimeout);
   grpc::Status s = stub_->PublicEcho(ctx.get(), req, &resp);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(resp.message(), "anyone");
@@ -138,7 +136,7 @@ TEST_F(ServerTest, PublicMethodExceptionBecomesInternal) {
   EchoRequest req;
   req.set_throw_message("boom");
   EchoResponse resp;
-  auto ctx = NewClientContext(kCallTimeout);
+  auto ctx = test::NewClientContext(kCallTimeout);
   grpc::Status s = stub_->PublicEcho(ctx.get(), req, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL);
   EXPECT_EQ(s.error_message(), "internal error");
@@ -183,7 +181,7 @@ TEST_F(ServerTest, ShutdownLetsAnInFlightCallFinish) {
   req.set_message("slow");
   req.set_block(true);
   EchoResponse resp;
-  auto ctx = NewClientContext(kCallTimeout, "good-alice@acme");
+  auto ctx = test::NewClientContext(kCallTimeout, "good-alice@acme");
   std::promise<grpc::Status> done;
   stub_->async()->Echo(ctx.get(), &req, &resp,
                        [&done](grpc::Status s) { done.set_value(std::move(s)); });
@@ -247,7 +245,7 @@ TEST_F(ServerTest, CallWhoseClientGaveUpIsStillLoggedAndCounted) {
   EchoRequest req;
   req.set_block(true);
   EchoResponse resp;
-  auto ctx = NewClientContext(absl::Milliseconds(50), "good-alice@acme");
+  auto ctx = test::NewClientContext(absl::Milliseconds(50), "good-alice@acme");
   std::promise<grpc::Status> done;
   stub_->async()->Echo(ctx.get(), &req, &resp,
                        [&done](grpc::Status s) { done.set_value(std::move(s)); });
@@ -278,13 +276,13 @@ TEST(ServerOverloadTest, RefusesCallsBeyondTheQueueAtOnce) {
   EchoService echo(server->handler());
   server->AddService(&echo);
   ASSERT_TRUE(server->Start().ok());
-  auto stub = test::pb::EchoService::NewStub(
-      MakeChannel(absl::StrCat("127.0.0.1:", server->port()), TlsOptions{}));
+  auto stub = test::pb::EchoService::NewStub(test::LocalChannel(server->port()));
 
   struct Call {
     EchoRequest req;
     EchoResponse resp;
-    std::unique_ptr<grpc::ClientContext> ctx = NewClientContext(kCallTimeout, "good-alice@acme");
+    std::unique_ptr<grpc::ClientContext> ctx =
+        test::NewClientContext(kCallTimeout, "good-alice@acme");
     std::promise<grpc::Status> done;
     std::future<grpc::Status> result = done.get_future();
   };
@@ -331,11 +329,10 @@ TEST(ServerWithoutAuthenticatorTest, RefusesAuthenticatedMethods) {
   EchoService echo(server.handler());
   server.AddService(&echo);
   ASSERT_TRUE(server.Start().ok());
-  auto stub = test::pb::EchoService::NewStub(
-      MakeChannel(absl::StrCat("127.0.0.1:", server.port()), TlsOptions{}));
+  auto stub = test::pb::EchoService::NewStub(test::LocalChannel(server.port()));
   EchoRequest req;
   EchoResponse resp;
-  auto ctx = NewClientContext(kCallTimeout, "good-alice@acme");
+  auto ctx = test::NewClientContext(kCallTimeout, "good-alice@acme");
   EXPECT_EQ(stub->Echo(ctx.get(), req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   server.Shutdown();
 }
@@ -345,12 +342,6 @@ TEST(PeerAddressTest, StripsSchemeAndPort) {
   EXPECT_EQ(PeerAddress("ipv6:[::1]:50051"), "::1");
   EXPECT_EQ(PeerAddress("ipv6:%5B::1%5D:50051"), "::1");
   EXPECT_EQ(PeerAddress("unix:/run/gpuaas.sock"), "/run/gpuaas.sock");
-}
-
-TEST(NewClientContextTest, SetsDeadlineAndBearer) {
-  auto ctx = NewClientContext(absl::Seconds(5), "abc");
-  EXPECT_LT(ctx->deadline(), absl::ToChronoTime(absl::Now() + absl::Seconds(6)));
-  EXPECT_GT(ctx->deadline(), absl::ToChronoTime(absl::Now()));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // The one mapping between absl::Status and grpc::Status (the code enums are numerically equal).
+// Its own target, gpuaas::rpc_status, shared by the server stack (libs/rpc) and libs/client.
 #pragma once
 
 #include <grpcpp/support/status.h>

@@ -53,16 +53,15 @@ absl::Status Create(Context& ctx, Session& s, const ApiKeyFlags& f) {
       return absl::InvalidArgumentError(
           absl::StrCat("--ttl: want a positive duration like 720h, got \"", f.ttl, "\""));
     }
-    req.set_ttl_seconds(absl::ToInt64Seconds(ttl));
+    // The server keeps whole seconds; round up so a sub-second --ttl never means "forever" (0).
+    req.mutable_ttl()->set_seconds(absl::ToInt64Seconds(absl::Ceil(ttl, absl::Seconds(1))));
   }
   req.set_request_id(RequestIdOrNew(f.request_id));
-  authpb::CreateApiKeyResponse resp;
-  if (absl::Status st = s.Call(&Session::Stub::CreateApiKey, req, resp); !st.ok()) {
-    return st;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(authpb::CreateApiKeyResponse resp,
+                          s.Call(&AuthClient::CreateApiKey, req));
   return ctx.Print(resp, [&] {
-    return absl::StrCat(OneKey(resp.api_key()), "\nsecret (shown once, store it now): ",
-                        resp.secret(), "\n");
+    return absl::StrCat(OneKey(resp.api_key()),
+                        "\nsecret (shown once, store it now): ", resp.secret(), "\n");
   });
 }
 
@@ -73,17 +72,13 @@ absl::Status Exchange(Context& ctx, Session& s, const ApiKeyFlags& f) {
   }
   authpb::ExchangeApiKeyRequest req;
   req.set_secret(*secret);
-  authpb::TokenResponse resp;
-  if (absl::Status st = s.CallPublic(&Session::Stub::ExchangeApiKey, req, resp); !st.ok()) {
-    return st;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(authpb::ExchangeApiKeyResponse resp,
+                          s.CallPublic(&AuthClient::ExchangeApiKey, req));
   if (f.no_save) {
     // The caller asked for the token itself (e.g. to export GPUAAS_TOKEN), so print it.
     return ctx.Print(resp, [&] { return resp.access_token() + "\n"; });
   }
-  if (absl::Status st = s.SaveToken(resp, ""); !st.ok()) {
-    return st;
-  }
+  GPUAAS_RETURN_IF_ERROR(s.SaveApiKeyExchange(resp));
   resp.clear_access_token();
   return ctx.Print(resp, [&] {
     Fields out;
@@ -105,11 +100,8 @@ void AddApiKeyCommands(CLI::App& root, Context& ctx) {
   AddPageFlags(sub, list->page);
   OnRun(sub, ctx, [&ctx, list](Session& s) {
     authpb::ListApiKeysResponse resp;
-    if (absl::Status st = ListPages(s, &Session::Stub::ListApiKeys, authpb::ListApiKeysRequest(),
-                                    list->page, resp);
-        !st.ok()) {
-      return st;
-    }
+    GPUAAS_RETURN_IF_ERROR(
+        ListPages(s, &AuthClient::ListApiKeys, authpb::ListApiKeysRequest(), list->page, resp));
     return ctx.Print(resp, [&] { return KeyTable(resp.api_keys()); });
   });
 
@@ -127,10 +119,7 @@ void AddApiKeyCommands(CLI::App& root, Context& ctx) {
   OnRun(sub, ctx, [&ctx, revoke](Session& s) {
     authpb::RevokeApiKeyRequest req;
     req.set_api_key_id(revoke->api_key_id);
-    authpb::ApiKey resp;
-    if (absl::Status st = s.Call(&Session::Stub::RevokeApiKey, req, resp); !st.ok()) {
-      return st;
-    }
+    GPUAAS_ASSIGN_OR_RETURN(authpb::ApiKey resp, s.Call(&AuthClient::RevokeApiKey, req));
     return ctx.Print(resp, [&] { return OneKey(resp); });
   });
 

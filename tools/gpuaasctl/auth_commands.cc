@@ -18,7 +18,7 @@ struct LoginFlags {
 
 // What login prints: the token response without the tokens, which belong in the token file
 // only (terminal scrollback and CI logs are not private).
-authpb::TokenResponse Redacted(authpb::TokenResponse resp) {
+authpb::LoginResponse Redacted(authpb::LoginResponse resp) {
   resp.clear_access_token();
   resp.clear_refresh_token();
   return resp;
@@ -33,13 +33,8 @@ absl::Status Login(Context& ctx, Session& session, const LoginFlags& f) {
   req.set_user_name(f.user);
   req.set_password(*password);
   req.set_tenant_id(f.tenant);
-  authpb::TokenResponse resp;
-  if (absl::Status s = session.CallPublic(&Session::Stub::Login, req, resp); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = session.SaveToken(resp, f.user); !s.ok()) {
-    return s;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(authpb::LoginResponse resp, session.CallPublic(&AuthClient::Login, req));
+  GPUAAS_RETURN_IF_ERROR(session.SaveLogin(resp, f.user));
   return ctx.Print(Redacted(resp), [&] {
     Fields out;
     out.Add("logged in as", f.user);
@@ -65,8 +60,7 @@ absl::Status Logout(Context& ctx, Session& session) {
   if (!(*stored)->refresh_token.empty()) {
     authpb::LogoutRequest req;
     req.set_refresh_token((*stored)->refresh_token);
-    authpb::LogoutResponse resp;
-    server = session.Call(&Session::Stub::Logout, req, resp);
+    server = session.Call(&AuthClient::Logout, req).status();
   }
   // Forget the local session even when the server is unreachable: the user asked to log out
   // here, and the refresh token expires on its own. The server error is still reported.
@@ -74,20 +68,16 @@ absl::Status Logout(Context& ctx, Session& session) {
     return s;
   }
   if (!server.ok() && !absl::IsUnauthenticated(server)) {
-    return absl::Status(server.code(),
-                        absl::StrCat("local session removed, but the server said: ",
-                                     server.message()));
+    return absl::Status(server.code(), absl::StrCat("local session removed, but the server said: ",
+                                                    server.message()));
   }
   ctx.Note("logged out");
   return absl::OkStatus();
 }
 
 absl::Status WhoAmI(Context& ctx, Session& session) {
-  authpb::WhoAmIResponse resp;
-  if (absl::Status s = session.Call(&Session::Stub::WhoAmI, authpb::WhoAmIRequest(), resp);
-      !s.ok()) {
-    return s;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(authpb::WhoAmIResponse resp,
+                          session.Call(&AuthClient::WhoAmI, authpb::WhoAmIRequest()));
   return ctx.Print(resp, [&] {
     Fields who;
     who.Add("user", resp.user_name());

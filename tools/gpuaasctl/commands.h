@@ -1,23 +1,23 @@
 // The command groups of gpuaasctl, one file each, and the helpers they share.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <iostream>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "absl/status/status.h"
+#include "libs/common/status_macros.h"
 #include "tools/gpuaasctl/context.h"
 #include "tools/gpuaasctl/session.h"
 
 namespace gpuaas::ctl {
 
-void AddAuthCommands(CLI::App& root, Context& ctx);     // login, logout, whoami
-void AddTenantCommands(CLI::App& root, Context& ctx);   // tenants ...
-void AddUserCommands(CLI::App& root, Context& ctx);     // users ...
-void AddMemberCommands(CLI::App& root, Context& ctx);   // members ...
-void AddApiKeyCommands(CLI::App& root, Context& ctx);   // api-keys ...
+void AddAuthCommands(CLI::App& root, Context& ctx);    // login, logout, whoami
+void AddTenantCommands(CLI::App& root, Context& ctx);  // tenants ...
+void AddUserCommands(CLI::App& root, Context& ctx);    // users ...
+void AddMemberCommands(CLI::App& root, Context& ctx);  // members ...
+void AddApiKeyCommands(CLI::App& root, Context& ctx);  // api-keys ...
 
 // Makes `sub`, when it is the command given, run `fn` with a connected session.
 void OnRun(CLI::App* sub, Context& ctx, std::function<absl::Status(Session&)> fn);
@@ -50,10 +50,7 @@ absl::Status ListPages(Session& session, Session::Method<Req, Resp> method, Req 
   // A misbehaving server could hand back the same token forever; this bounds the loop.
   constexpr int kMaxPages = 100000;
   for (int page = 0; page < kMaxPages; ++page) {
-    Resp resp;
-    if (absl::Status s = session.Call(method, req, resp); !s.ok()) {
-      return s;
-    }
+    GPUAAS_ASSIGN_OR_RETURN(Resp resp, session.Call(method, req));
     const std::string next = resp.next_page_token();
     out.MergeFrom(resp);
     out.set_next_page_token(next);

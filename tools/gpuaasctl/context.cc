@@ -3,8 +3,10 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "tools/gpuaasctl/channel.h"
-#include "tools/gpuaasctl/config.h"
+#include "libs/client/channel.h"
+#include "libs/client/endpoint.h"
+#include "libs/client/settings.h"
+#include "libs/common/status_macros.h"
 
 namespace gpuaas::ctl {
 
@@ -14,29 +16,25 @@ absl::StatusOr<Session*> Context::session() {
   }
   absl::Duration timeout;
   if (!absl::ParseDuration(options_.timeout, &timeout) || timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--timeout: want a positive duration like 10s, got \"", options_.timeout, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--timeout: want a positive duration like 10s, got \"", options_.timeout, "\""));
   }
-  const EnvLookup env = ProcessEnv();
+  const client::EnvLookup env = client::ProcessEnv();
   std::error_code ec;
-  Settings settings(env, std::filesystem::current_path(ec));
-  absl::StatusOr<Endpoint> endpoint = settings.AuthEndpoint(
-      {options_.auth_addr, {options_.ca_file, options_.cert_file, options_.key_file}});
-  if (!endpoint.ok()) {
-    return endpoint.status();
-  }
-  absl::StatusOr<std::filesystem::path> token_path = TokenPath(env);
-  if (!token_path.ok()) {
-    return token_path.status();
-  }
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      MakeChannel(endpoint->addr, endpoint->tls);
-  if (!channel.ok()) {
-    return channel.status();
-  }
-  session_ = std::make_unique<Session>(authpb::AuthService::NewStub(*channel),
-                                       TokenStore(*token_path), clock_, timeout, endpoint->addr,
-                                       env("GPUAAS_TOKEN"));
+  client::Settings settings(env, std::filesystem::current_path(ec));
+  client::Endpoint flags;
+  flags.address = options_.auth_addr;
+  flags.tls.ca_file = options_.ca_file;
+  flags.tls.cert_file = options_.cert_file;
+  flags.tls.key_file = options_.key_file;
+  GPUAAS_ASSIGN_OR_RETURN(client::Endpoint endpoint,
+                          client::ResolveEndpoint(client::Service::kAuth, flags, settings));
+  GPUAAS_ASSIGN_OR_RETURN(std::filesystem::path token_path, DefaultTokenPath(env));
+  GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                          client::OpenChannel(endpoint.address, endpoint.tls));
+  session_ =
+      std::make_unique<Session>(AuthClient(std::move(channel), timeout), TokenStore(token_path),
+                                clock_, endpoint.address, env("GPUAAS_TOKEN"));
   return session_.get();
 }
 

@@ -61,10 +61,7 @@ absl::Status SetMember(Context& ctx, Session& s, Session::Method<Req, authpb::Me
     return st;
   }
   req.set_role(role);
-  authpb::Membership resp;
-  if (absl::Status st = s.Call(method, req, resp); !st.ok()) {
-    return st;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(authpb::Membership resp, s.Call(method, req));
   return PrintMember(ctx, resp);
 }
 
@@ -86,10 +83,7 @@ void AddMemberCommands(CLI::App& root, Context& ctx) {
     authpb::ListMembersRequest req;
     req.set_tenant_id(*tenant);
     authpb::ListMembersResponse resp;
-    if (absl::Status st = ListPages(s, &Session::Stub::ListMembers, req, list->page, resp);
-        !st.ok()) {
-      return st;
-    }
+    GPUAAS_RETURN_IF_ERROR(ListPages(s, &AuthClient::ListMembers, req, list->page, resp));
     return ctx.Print(resp, [&] { return MemberTable(resp.members()); });
   });
 
@@ -99,7 +93,7 @@ void AddMemberCommands(CLI::App& root, Context& ctx) {
   sub->add_option("-t,--tenant", add->tenant, "tenant (default: the session's)");
   AddRoleOption(sub, "--role", add->role, "role in the tenant")->required();
   OnRun(sub, ctx, [&ctx, add](Session& s) {
-    return SetMember<authpb::AddMemberRequest>(ctx, s, &Session::Stub::AddMember, *add);
+    return SetMember<authpb::AddMemberRequest>(ctx, s, &AuthClient::AddMember, *add);
   });
 
   auto update = std::make_shared<MemberFlags>();
@@ -108,7 +102,7 @@ void AddMemberCommands(CLI::App& root, Context& ctx) {
   sub->add_option("-t,--tenant", update->tenant, "tenant (default: the session's)");
   AddRoleOption(sub, "--role", update->role, "new role")->required();
   OnRun(sub, ctx, [&ctx, update](Session& s) {
-    return SetMember<authpb::UpdateMemberRequest>(ctx, s, &Session::Stub::UpdateMember, *update);
+    return SetMember<authpb::UpdateMemberRequest>(ctx, s, &AuthClient::UpdateMember, *update);
   });
 
   auto remove = std::make_shared<MemberFlags>();
@@ -123,13 +117,10 @@ void AddMemberCommands(CLI::App& root, Context& ctx) {
     authpb::RemoveMemberRequest req;
     req.set_tenant_id(*tenant);
     req.set_user_id(remove->user_id);
-    authpb::RemoveMemberResponse resp;
-    if (absl::Status st = s.Call(&Session::Stub::RemoveMember, req, resp); !st.ok()) {
-      return st;
-    }
-    return ctx.Print(resp, [&] {
-      return absl::StrCat("removed ", remove->user_id, " from ", *tenant, "\n");
-    });
+    GPUAAS_ASSIGN_OR_RETURN(authpb::RemoveMemberResponse resp,
+                            s.Call(&AuthClient::RemoveMember, req));
+    return ctx.Print(
+        resp, [&] { return absl::StrCat("removed ", remove->user_id, " from ", *tenant, "\n"); });
   });
 }
 

@@ -43,8 +43,8 @@ absl::StatusOr<Format> ParseFormat(std::string_view name) {
   if (name == "json") {
     return Format::kJson;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown output format \"", std::string(name),
-                                                 "\": want table or json"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown output format \"", std::string(name), "\": want table or json"));
 }
 
 std::string ToJson(const google::protobuf::Message& message) {
@@ -52,6 +52,9 @@ std::string ToJson(const google::protobuf::Message& message) {
   options.add_whitespace = true;
   options.always_print_primitive_fields = true;
   options.always_print_enums_as_ints = false;
+  // tenant_id, not tenantId: the names grpcurl prints and the .proto declares, so a script
+  // moves between the two tools unchanged.
+  options.preserve_proto_field_names = true;
   std::string out;
   // Serialising a well-formed in-memory message cannot fail; a failure would be a bug in the
   // message types, and printing the partial text is more useful than hiding it.

@@ -1,5 +1,5 @@
-// How gpuaasctl prints results: `-o json` is the protobuf JSON mapping of the response (stable,
-// for scripts and jq); `-o table` is aligned columns for people.
+// How gpuaasctl prints results: `-o json` is the protobuf JSON mapping of the response with the
+// proto field names (stable, for scripts and jq); `-o table` is aligned columns for people.
 #pragma once
 
 #include <ostream>
@@ -18,8 +18,9 @@ enum class Format { kTable, kJson };
 // "table" or "json". Error: INVALID_ARGUMENT.
 absl::StatusOr<Format> ParseFormat(std::string_view name);
 
-// Pretty protobuf JSON with lowerCamel names; fields at their default value are printed too, so
-// scripts never have to guess whether a missing key means 0, false or "".
+// Pretty protobuf JSON with the proto field names (`tenant_id`, as grpcurl prints them); fields
+// at their default value are printed too, so scripts never have to guess whether a missing key
+// means 0, false or "". Enums print by name (`ROLE_MEMBER`).
 std::string ToJson(const google::protobuf::Message& message);
 
 // RFC 3339 in UTC, second precision; "" for an unset timestamp.

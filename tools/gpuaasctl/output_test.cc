@@ -17,9 +17,7 @@ TEST(TableTest, AlignsColumnsWithoutTrailingSpaces) {
             "b         -         128\n");
 }
 
-TEST(TableTest, HeaderOnlyWhenEmpty) {
-  EXPECT_EQ(Table({"A", "BB"}).Render(), "A  BB\n");
-}
+TEST(TableTest, HeaderOnlyWhenEmpty) { EXPECT_EQ(Table({"A", "BB"}).Render(), "A  BB\n"); }
 
 TEST(TableTest, ShortRowsArePaddedLongRowsCut) {
   Table t({"A", "B"});
@@ -41,13 +39,23 @@ TEST(ParseFormatTest, KnowsTableAndJson) {
   EXPECT_EQ(ParseFormat("yaml").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(ToJsonTest, PrintsDefaultsAndCamelCase) {
+TEST(ToJsonTest, PrintsProtoFieldNamesAndDefaults) {
   auth::v1::Tenant t;
   t.set_tenant_id("studio-a");
+  t.mutable_quota()->set_max_gpus(16);
   std::string json = ToJson(t);
-  EXPECT_NE(json.find("\"tenantId\": \"studio-a\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"displayName\": \"\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"tenant_id\": \"studio-a\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"display_name\": \"\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"max_gpus\": \"16\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("tenantId"), std::string::npos) << json;
   EXPECT_EQ(json.back(), '\n');
+}
+
+TEST(ToJsonTest, PrintsEnumsByName) {
+  auth::v1::Membership m;
+  m.set_role(common::v1::ROLE_TENANT_ADMIN);
+  std::string json = ToJson(m);
+  EXPECT_NE(json.find("\"role\": \"ROLE_TENANT_ADMIN\""), std::string::npos) << json;
 }
 
 TEST(FormatTimestampTest, UtcSeconds) {

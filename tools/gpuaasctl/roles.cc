@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 
 namespace gpuaas::ctl {
 namespace {
@@ -24,16 +25,22 @@ constexpr std::array<std::pair<std::string_view, Role>, 5> kRoles = {{
 }  // namespace
 
 absl::StatusOr<Role> ParseRole(std::string_view name) {
-  const std::string normal = absl::StrReplaceAll(
-      absl::AsciiStrToLower(absl::StripAsciiWhitespace(absl::string_view(name.data(), name.size()))),
-      {{"_", "-"}});
+  std::string normal = absl::StrReplaceAll(absl::AsciiStrToLower(absl::StripAsciiWhitespace(
+                                               absl::string_view(name.data(), name.size()))),
+                                           {{"_", "-"}});
+  // The enum's own spelling, as `-o json` prints it (ROLE_TENANT_ADMIN), works too.
+  absl::string_view unprefixed = normal;
+  if (absl::ConsumePrefix(&unprefixed, "role-")) {
+    normal = std::string(unprefixed);
+  }
   for (const auto& [n, role] : kRoles) {
     if (normal == n) {
       return role;
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown role \"", std::string(name), "\": want tenant-admin, member, viewer, platform-admin or service"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown role \"", std::string(name),
+                   "\": want tenant-admin, member, viewer, platform-admin or service"));
 }
 
 std::string RoleDisplayName(Role role) {

@@ -11,8 +11,9 @@ namespace gpuaas::ctl {
 
 using Role = ::gpuaas::common::v1::Role;
 
-// Case-insensitive; `-` and `_` are interchangeable, so `TENANT_ADMIN` (the enum name) and
-// `tenant-admin` both work. Error: INVALID_ARGUMENT listing the valid names.
+// Case-insensitive; `-` and `_` are interchangeable and a `ROLE_` prefix is optional, so
+// `tenant-admin`, `TENANT_ADMIN` and `ROLE_TENANT_ADMIN` (the enum name, as `-o json` prints
+// it) all work. Error: INVALID_ARGUMENT listing the valid names.
 absl::StatusOr<Role> ParseRole(std::string_view name);
 
 // `tenant-admin`, `member` ...; "" for ROLE_UNSPECIFIED, the number for unknown values.

@@ -12,34 +12,30 @@ absl::Time FromProto(const google::protobuf::Timestamp& ts) {
   return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
 }
 
+// LoginResponse, RefreshResponse and ExchangeApiKeyResponse carry the same token fields.
+// Fields the server left empty keep their value in `t`, so a refresh answer that omits the
+// tenant or role does not erase them.
+template <class Resp>
+void CopyTokenFields(const Resp& resp, StoredToken& t) {
+  t.access_token = resp.access_token();
+  t.expire_time = resp.has_expire_time() ? FromProto(resp.expire_time()) : absl::InfiniteFuture();
+  if (!resp.tenant_id().empty()) {
+    t.tenant_id = resp.tenant_id();
+  }
+  if (resp.role() != common::v1::ROLE_UNSPECIFIED) {
+    t.role = RoleDisplayName(resp.role());
+  }
+}
+
 }  // namespace
 
-absl::Status FromGrpc(const grpc::Status& s) {
-  if (s.ok()) {
-    return absl::OkStatus();
-  }
-  // grpc::StatusCode and absl::StatusCode are numerically identical by design.
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-}
-
-Session::Session(std::unique_ptr<Stub> stub, TokenStore store, const Clock& clock,
-                 absl::Duration timeout, std::string auth_addr,
+Session::Session(AuthClient auth, TokenStore store, const Clock& clock, std::string auth_addr,
                  std::optional<std::string> env_token)
-    : stub_(std::move(stub)),
+    : auth_(std::move(auth)),
       store_(std::move(store)),
       clock_(clock),
-      timeout_(timeout),
       auth_addr_(std::move(auth_addr)),
       env_token_(std::move(env_token)) {}
-
-std::unique_ptr<grpc::ClientContext> Session::NewContext(const std::string* bearer) const {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(absl::ToChronoTime(clock_.Now() + timeout_));
-  if (bearer != nullptr) {
-    ctx->AddMetadata("authorization", absl::StrCat("Bearer ", *bearer));
-  }
-  return ctx;
-}
 
 absl::StatusOr<std::optional<StoredToken>> Session::StoredSession() {
   if (env_token_) {
@@ -60,66 +56,61 @@ absl::StatusOr<std::optional<StoredToken>> Session::StoredSession() {
 }
 
 absl::StatusOr<StoredToken> Session::CurrentToken() {
-  absl::StatusOr<std::optional<StoredToken>> stored = StoredSession();
-  if (!stored.ok()) {
-    return stored.status();
-  }
-  if (!stored->has_value()) {
+  GPUAAS_ASSIGN_OR_RETURN(std::optional<StoredToken> stored, StoredSession());
+  if (!stored.has_value()) {
     return absl::UnauthenticatedError(kNotLoggedIn);
   }
-  StoredToken token = **stored;
+  StoredToken token = *std::move(stored);
   if (!token.Expired(clock_.Now(), kRefreshSkew)) {
     return token;
   }
   if (token.refresh_token.empty()) {
     return absl::UnauthenticatedError("session expired: run `gpuaasctl login`");
   }
-  if (absl::Status s = Refresh(token); !s.ok()) {
-    return s;
-  }
+  GPUAAS_RETURN_IF_ERROR(Refresh(token));
   return token;
+}
+
+bool Session::MayRefresh(const StoredToken& token) const {
+  return !env_token_ && !token.refresh_token.empty() && !refreshed_;
 }
 
 absl::Status Session::Refresh(StoredToken& token) {
   refreshed_ = true;
   authpb::RefreshRequest req;
   req.set_refresh_token(token.refresh_token);
-  authpb::TokenResponse resp;
-  absl::Status s = CallPublic(&Stub::Refresh, req, resp);
-  if (absl::IsUnauthenticated(s) || absl::IsNotFound(s)) {
+  absl::StatusOr<authpb::RefreshResponse> resp = CallPublic(&AuthClient::Refresh, req);
+  if (absl::IsUnauthenticated(resp.status()) || absl::IsNotFound(resp.status())) {
     return absl::UnauthenticatedError(
-        absl::StrCat("session expired (", s.message(), "): run `gpuaasctl login`"));
+        absl::StrCat("session expired (", resp.status().message(), "): run `gpuaasctl login`"));
   }
-  if (!s.ok()) {
-    return s;
-  }
-  token.access_token = resp.access_token();
+  GPUAAS_RETURN_IF_ERROR(resp.status());
+  CopyTokenFields(*resp, token);
   // A server that does not rotate refresh tokens answers with an empty one: keep ours.
-  if (!resp.refresh_token().empty()) {
-    token.refresh_token = resp.refresh_token();
+  if (!resp->refresh_token().empty()) {
+    token.refresh_token = resp->refresh_token();
   }
-  token.expire_time = FromProto(resp.expire_time());
-  if (!resp.tenant_id().empty()) {
-    token.tenant_id = resp.tenant_id();
-  }
-  if (resp.role() != common::v1::ROLE_UNSPECIFIED) {
-    token.role = RoleDisplayName(resp.role());
-  }
-  cached_ = token;
-  return store_.Save(token);
+  return Save(token);
 }
 
-absl::Status Session::SaveToken(const authpb::TokenResponse& resp, const std::string& user_name) {
+absl::Status Session::SaveLogin(const authpb::LoginResponse& resp, const std::string& user_name) {
   StoredToken t;
-  t.auth_addr = auth_addr_;
   t.user_name = user_name;
-  t.tenant_id = resp.tenant_id();
-  t.role = RoleDisplayName(resp.role());
-  t.access_token = resp.access_token();
+  CopyTokenFields(resp, t);
   t.refresh_token = resp.refresh_token();
-  t.expire_time = resp.has_expire_time() ? FromProto(resp.expire_time()) : absl::InfiniteFuture();
-  cached_ = t;
-  return store_.Save(t);
+  return Save(std::move(t));
+}
+
+absl::Status Session::SaveApiKeyExchange(const authpb::ExchangeApiKeyResponse& resp) {
+  StoredToken t;
+  CopyTokenFields(resp, t);
+  return Save(std::move(t));
+}
+
+absl::Status Session::Save(StoredToken token) {
+  token.auth_addr = auth_addr_;
+  cached_ = token;
+  return store_.Save(token);
 }
 
 absl::Status Session::ClearToken() {

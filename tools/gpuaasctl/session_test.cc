@@ -1,16 +1,19 @@
 // Session against an in-process fake AuthService: bearer tokens, deadlines and transparent
-// refresh, with an injected clock so expiry needs no sleeping.
+// refresh, with an injected clock so expiry needs no sleeping (deadlines use the real clock).
 #include "tools/gpuaasctl/session.h"
-
-#include <atomic>
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "tools/gpuaasctl/temp_dir.h"
+#include <atomic>
+
+#include "libs/client/channel.h"
+#include "libs/testing/temp_dir.h"
 
 namespace gpuaas::ctl {
 namespace {
+
+using ::gpuaas::testing::TempDir;
 
 constexpr absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
@@ -19,7 +22,7 @@ constexpr absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 class FakeAuth final : public authpb::AuthService::Service {
  public:
   grpc::Status Refresh(grpc::ServerContext*, const authpb::RefreshRequest* req,
-                       authpb::TokenResponse* resp) override {
+                       authpb::RefreshResponse* resp) override {
     ++refreshes;
     if (req->refresh_token() != valid_refresh) {
       return {grpc::StatusCode::UNAUTHENTICATED, "refresh token revoked"};
@@ -71,9 +74,10 @@ class SessionTest : public ::testing::Test {
   TokenStore Store() const { return TokenStore(dir_.path() / "gpuaas/token.json"); }
 
   std::unique_ptr<Session> NewSession(std::optional<std::string> env_token = std::nullopt) {
-    auto channel = grpc::CreateChannel(addr_, grpc::InsecureChannelCredentials());
-    return std::make_unique<Session>(authpb::AuthService::NewStub(channel), Store(), clock_,
-                                     absl::Seconds(10), addr_, std::move(env_token));
+    auto channel = client::OpenChannel(addr_, client::TlsOptions{});
+    EXPECT_TRUE(channel.ok()) << channel.status();
+    return std::make_unique<Session>(AuthClient(*channel, absl::Seconds(10)), Store(), clock_,
+                                     addr_, std::move(env_token));
   }
 
   void SaveToken(const std::string& access, const std::string& refresh, absl::Time expire) {
@@ -85,8 +89,7 @@ class SessionTest : public ::testing::Test {
   }
 
   absl::Status WhoAmI(Session& s) {
-    authpb::WhoAmIResponse resp;
-    return s.Call(&Session::Stub::WhoAmI, authpb::WhoAmIRequest(), resp);
+    return s.Call(&AuthClient::WhoAmI, authpb::WhoAmIRequest()).status();
   }
 
   TempDir dir_;
@@ -163,6 +166,41 @@ TEST_F(SessionTest, UnreachableServerIsUnavailable) {
   auto s = NewSession();
   absl::Status st = WhoAmI(*s);
   EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
+}
+
+TEST_F(SessionTest, LoginAnswerIsStoredWithItsRefreshToken) {
+  auto s = NewSession();
+  authpb::LoginResponse login;
+  login.set_access_token("access-0");
+  login.set_refresh_token("refresh-0");
+  login.mutable_expire_time()->set_seconds(absl::ToUnixSeconds(kNow + absl::Minutes(15)));
+  login.set_tenant_id("studio-a");
+  login.set_role(common::v1::ROLE_TENANT_ADMIN);
+  ASSERT_TRUE(s->SaveLogin(login, "alice").ok());
+  auto saved = Store().Load();
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  EXPECT_EQ((*saved)->user_name, "alice");
+  EXPECT_EQ((*saved)->auth_addr, addr_);
+  EXPECT_EQ((*saved)->refresh_token, "refresh-0");
+  EXPECT_EQ((*saved)->role, "tenant-admin");
+  EXPECT_EQ((*saved)->expire_time, kNow + absl::Minutes(15));
+  EXPECT_TRUE(WhoAmI(*s).ok());
+}
+
+TEST_F(SessionTest, ApiKeyExchangeIsStoredWithoutRefreshAndExpiresForGood) {
+  auto s = NewSession();
+  authpb::ExchangeApiKeyResponse exchange;
+  exchange.set_access_token("access-0");
+  exchange.mutable_expire_time()->set_seconds(absl::ToUnixSeconds(kNow + absl::Seconds(5)));
+  exchange.set_role(common::v1::ROLE_MEMBER);
+  ASSERT_TRUE(s->SaveApiKeyExchange(exchange).ok());
+  auto saved = Store().Load();
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  EXPECT_EQ((*saved)->refresh_token, "");
+  EXPECT_EQ((*saved)->role, "member");
+  // Inside the refresh skew with nothing to refresh with: a new exchange or login is needed.
+  EXPECT_EQ(WhoAmI(*s).code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(fake_.refreshes, 0);
 }
 
 }  // namespace

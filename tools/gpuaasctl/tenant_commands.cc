@@ -42,7 +42,8 @@ absl::Status PrintTenant(Context& ctx, const authpb::Tenant& tenant) {
 
 void AddQuotaFlags(CLI::App* sub, TenantFlags& f) {
   f.display_name_opt = sub->add_option("--display-name", f.display_name, "human-readable name");
-  f.max_gpus_opt = sub->add_option("--max-gpus", f.max_gpus, "GPU quota")->check(CLI::NonNegativeNumber);
+  f.max_gpus_opt =
+      sub->add_option("--max-gpus", f.max_gpus, "GPU quota")->check(CLI::NonNegativeNumber);
   f.max_instances_opt = sub->add_option("--max-instances", f.max_instances, "instance quota")
                             ->check(CLI::NonNegativeNumber);
   f.max_storage_opt = sub->add_option("--max-storage-bytes", f.max_storage_bytes, "storage quota")
@@ -78,10 +79,7 @@ absl::Status Update(Context& ctx, Session& s, const TenantFlags& f) {
         "nothing to update: give --display-name, --max-gpus, --max-instances or "
         "--max-storage-bytes");
   }
-  authpb::Tenant resp;
-  if (absl::Status st = s.Call(&Session::Stub::UpdateTenant, req, resp); !st.ok()) {
-    return st;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(authpb::Tenant resp, s.Call(&AuthClient::UpdateTenant, req));
   return PrintTenant(ctx, resp);
 }
 
@@ -95,11 +93,8 @@ void AddTenantCommands(CLI::App& root, Context& ctx) {
   AddPageFlags(sub, list->page);
   OnRun(sub, ctx, [&ctx, list](Session& s) {
     authpb::ListTenantsResponse resp;
-    if (absl::Status st = ListPages(s, &Session::Stub::ListTenants, authpb::ListTenantsRequest(),
-                                    list->page, resp);
-        !st.ok()) {
-      return st;
-    }
+    GPUAAS_RETURN_IF_ERROR(
+        ListPages(s, &AuthClient::ListTenants, authpb::ListTenantsRequest(), list->page, resp));
     return ctx.Print(resp, [&] { return TenantTable(resp.tenants()); });
   });
 
@@ -109,10 +104,7 @@ void AddTenantCommands(CLI::App& root, Context& ctx) {
   OnRun(sub, ctx, [&ctx, get](Session& s) {
     authpb::GetTenantRequest req;
     req.set_tenant_id(get->tenant_id);
-    authpb::Tenant resp;
-    if (absl::Status st = s.Call(&Session::Stub::GetTenant, req, resp); !st.ok()) {
-      return st;
-    }
+    GPUAAS_ASSIGN_OR_RETURN(authpb::Tenant resp, s.Call(&AuthClient::GetTenant, req));
     return PrintTenant(ctx, resp);
   });
 
@@ -125,10 +117,7 @@ void AddTenantCommands(CLI::App& root, Context& ctx) {
     authpb::CreateTenantRequest req;
     FillTenant(*create, *req.mutable_tenant());
     req.set_request_id(RequestIdOrNew(create->request_id));
-    authpb::Tenant resp;
-    if (absl::Status st = s.Call(&Session::Stub::CreateTenant, req, resp); !st.ok()) {
-      return st;
-    }
+    GPUAAS_ASSIGN_OR_RETURN(authpb::Tenant resp, s.Call(&AuthClient::CreateTenant, req));
     return PrintTenant(ctx, resp);
   });
 
@@ -144,10 +133,8 @@ void AddTenantCommands(CLI::App& root, Context& ctx) {
   OnRun(sub, ctx, [&ctx, del](Session& s) {
     authpb::DeleteTenantRequest req;
     req.set_tenant_id(del->tenant_id);
-    authpb::DeleteTenantResponse resp;
-    if (absl::Status st = s.Call(&Session::Stub::DeleteTenant, req, resp); !st.ok()) {
-      return st;
-    }
+    GPUAAS_ASSIGN_OR_RETURN(authpb::DeleteTenantResponse resp,
+                            s.Call(&AuthClient::DeleteTenant, req));
     return ctx.Print(resp, [&] { return absl::StrCat("deleted tenant ", del->tenant_id, "\n"); });
   });
 }

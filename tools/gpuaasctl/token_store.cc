@@ -7,10 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 
@@ -21,7 +20,8 @@ constexpr mode_t kFileMode = 0600;
 constexpr mode_t kDirMode = 0700;
 
 absl::Status ErrnoStatus(std::string_view what, const std::filesystem::path& p) {
-  return absl::UnavailableError(absl::StrCat(std::string(what), " ", p.string(), ": ", std::strerror(errno)));
+  return absl::UnavailableError(
+      absl::StrCat(std::string(what), " ", p.string(), ": ", std::strerror(errno)));
 }
 
 // Creates `dir` and missing parents; only the last component gets 0700, the parents are the
@@ -31,8 +31,8 @@ absl::Status MakePrivateDir(const std::filesystem::path& dir) {
   if (dir.has_parent_path()) {
     std::filesystem::create_directories(dir.parent_path(), ec);
     if (ec) {
-      return absl::UnavailableError(absl::StrCat("create ", dir.parent_path().string(), ": ",
-                                                 ec.message()));
+      return absl::UnavailableError(
+          absl::StrCat("create ", dir.parent_path().string(), ": ", ec.message()));
     }
   }
   if (::mkdir(dir.c_str(), kDirMode) != 0 && errno != EEXIST) {
@@ -78,14 +78,14 @@ absl::StatusOr<std::optional<StoredToken>> TokenStore::Load() const {
     t.access_token = j.at("access_token").get<std::string>();
     t.refresh_token = j.value("refresh_token", "");
     std::string err;
-    if (!absl::ParseTime(absl::RFC3339_full, j.at("expire_time").get<std::string>(),
-                         &t.expire_time, &err)) {
+    if (!absl::ParseTime(absl::RFC3339_full, j.at("expire_time").get<std::string>(), &t.expire_time,
+                         &err)) {
       return absl::DataLossError(absl::StrCat(path_.string(), ": bad expire_time: ", err));
     }
     return std::optional<StoredToken>(std::move(t));
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat(path_.string(), " is not a token file (",
-                                            e.what(), "); run `gpuaasctl logout`"));
+    return absl::DataLossError(absl::StrCat(path_.string(), " is not a token file (", e.what(),
+                                            "); run `gpuaasctl logout`"));
   }
 }
 
@@ -94,9 +94,12 @@ absl::Status TokenStore::Save(const StoredToken& t) const {
     return s;
   }
   nlohmann::json j = {
-      {"auth_addr", t.auth_addr},         {"user_name", t.user_name},
-      {"tenant_id", t.tenant_id},         {"role", t.role},
-      {"access_token", t.access_token},   {"refresh_token", t.refresh_token},
+      {"auth_addr", t.auth_addr},
+      {"user_name", t.user_name},
+      {"tenant_id", t.tenant_id},
+      {"role", t.role},
+      {"access_token", t.access_token},
+      {"refresh_token", t.refresh_token},
       {"expire_time", absl::FormatTime(absl::RFC3339_full, t.expire_time, absl::UTCTimeZone())},
   };
   const std::string data = j.dump(2) + "\n";
@@ -132,6 +135,16 @@ absl::Status TokenStore::Clear() const {
     return ErrnoStatus("remove", path_);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::filesystem::path> DefaultTokenPath(const client::EnvLookup& env) {
+  if (std::optional<std::string> xdg = env("XDG_CONFIG_HOME")) {
+    return std::filesystem::path(*xdg) / "gpuaas" / "token.json";
+  }
+  if (std::optional<std::string> home = env("HOME")) {
+    return std::filesystem::path(*home) / ".config" / "gpuaas" / "token.json";
+  }
+  return absl::FailedPreconditionError("neither XDG_CONFIG_HOME nor HOME is set");
 }
 
 }  // namespace gpuaas::ctl

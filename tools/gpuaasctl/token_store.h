@@ -12,14 +12,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "libs/client/settings.h"
 
 namespace gpuaas::ctl {
 
 struct StoredToken {
-  std::string auth_addr;      // the server that issued it, for `whoami` and warnings
+  std::string auth_addr;  // the server that issued it, for `whoami` and warnings
   std::string user_name;
   std::string tenant_id;
-  std::string role;           // display name, e.g. "tenant-admin"
+  std::string role;  // display name, e.g. "tenant-admin"
   std::string access_token;
   std::string refresh_token;  // empty after an API-key exchange
   absl::Time expire_time = absl::InfinitePast();
@@ -48,5 +49,9 @@ class TokenStore final {
  private:
   std::filesystem::path path_;
 };
+
+// $XDG_CONFIG_HOME/gpuaas/token.json, else $HOME/.config/gpuaas/token.json.
+// Error: FAILED_PRECONDITION when neither variable is set.
+absl::StatusOr<std::filesystem::path> DefaultTokenPath(const client::EnvLookup& env);
 
 }  // namespace gpuaas::ctl

@@ -1,15 +1,17 @@
 #include "tools/gpuaasctl/token_store.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
 
-#include <gtest/gtest.h>
-
-#include "tools/gpuaasctl/temp_dir.h"
+#include "libs/testing/temp_dir.h"
 
 namespace gpuaas::ctl {
 namespace {
+
+using ::gpuaas::testing::TempDir;
 
 mode_t ModeOf(const std::filesystem::path& p) {
   struct stat st {};
@@ -107,6 +109,23 @@ TEST(StoredTokenTest, ExpiredHonoursSkew) {
   EXPECT_FALSE(t.Expired(exp - absl::Minutes(1), absl::Seconds(30)));
   EXPECT_TRUE(t.Expired(exp - absl::Seconds(10), absl::Seconds(30)));
   EXPECT_TRUE(t.Expired(exp, absl::ZeroDuration()));
+}
+
+TEST(DefaultTokenPathTest, PrefersXdgConfigHome) {
+  auto p = DefaultTokenPath(client::MapEnv({{"XDG_CONFIG_HOME", "/x"}, {"HOME", "/h"}}));
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p, std::filesystem::path("/x/gpuaas/token.json"));
+}
+
+TEST(DefaultTokenPathTest, FallsBackToHome) {
+  auto p = DefaultTokenPath(client::MapEnv({{"HOME", "/h"}}));
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p, std::filesystem::path("/h/.config/gpuaas/token.json"));
+}
+
+TEST(DefaultTokenPathTest, FailsWithoutHome) {
+  EXPECT_EQ(DefaultTokenPath(client::MapEnv({})).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

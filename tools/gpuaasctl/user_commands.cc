@@ -43,8 +43,8 @@ absl::Status PrintUser(Context& ctx, const authpb::User& user) {
 }
 
 void AddPasswordFlags(CLI::App* sub, UserFlags& f) {
-  auto* pw = sub->add_option("--password", f.password,
-                             "password (visible in ps; prefer --password-file)");
+  auto* pw =
+      sub->add_option("--password", f.password, "password (visible in ps; prefer --password-file)");
   sub->add_option("--password-file", f.password_file, "read the password from this file")
       ->excludes(pw);
 }
@@ -70,10 +70,7 @@ absl::Status Create(Context& ctx, Session& s, const UserFlags& f) {
   }
   req.set_password(*pw);
   req.set_request_id(RequestIdOrNew(f.request_id));
-  authpb::User resp;
-  if (absl::Status st = s.Call(&Session::Stub::CreateUser, req, resp); !st.ok()) {
-    return st;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(authpb::User resp, s.Call(&AuthClient::CreateUser, req));
   return PrintUser(ctx, resp);
 }
 
@@ -114,10 +111,7 @@ absl::Status Update(Context& ctx, Session& s, const UserFlags& f) {
         "nothing to update: give --display-name, --disable/--enable, --password(-file) or "
         "--global-role");
   }
-  authpb::User resp;
-  if (absl::Status st = s.Call(&Session::Stub::UpdateUser, req, resp); !st.ok()) {
-    return st;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(authpb::User resp, s.Call(&AuthClient::UpdateUser, req));
   return PrintUser(ctx, resp);
 }
 
@@ -131,11 +125,8 @@ void AddUserCommands(CLI::App& root, Context& ctx) {
   AddPageFlags(sub, list->page);
   OnRun(sub, ctx, [&ctx, list](Session& s) {
     authpb::ListUsersResponse resp;
-    if (absl::Status st =
-            ListPages(s, &Session::Stub::ListUsers, authpb::ListUsersRequest(), list->page, resp);
-        !st.ok()) {
-      return st;
-    }
+    GPUAAS_RETURN_IF_ERROR(
+        ListPages(s, &AuthClient::ListUsers, authpb::ListUsersRequest(), list->page, resp));
     return ctx.Print(resp, [&] { return UserTable(resp.users()); });
   });
 
@@ -145,15 +136,13 @@ void AddUserCommands(CLI::App& root, Context& ctx) {
   OnRun(sub, ctx, [&ctx, get](Session& s) {
     authpb::GetUserRequest req;
     req.set_user_id(get->user_id);
-    authpb::User resp;
-    if (absl::Status st = s.Call(&Session::Stub::GetUser, req, resp); !st.ok()) {
-      return st;
-    }
+    GPUAAS_ASSIGN_OR_RETURN(authpb::User resp, s.Call(&AuthClient::GetUser, req));
     return PrintUser(ctx, resp);
   });
 
   auto create = std::make_shared<UserFlags>();
-  sub = group->add_subcommand("create", "create a user (password from flag, file, prompt or stdin)");
+  sub =
+      group->add_subcommand("create", "create a user (password from flag, file, prompt or stdin)");
   sub->add_option("name", create->user_name, "login name: [a-z0-9._-], 3..63")->required();
   sub->add_option("--display-name", create->display_name, "human-readable name");
   AddPasswordFlags(sub, *create);
@@ -180,10 +169,7 @@ void AddUserCommands(CLI::App& root, Context& ctx) {
   OnRun(sub, ctx, [&ctx, del](Session& s) {
     authpb::DeleteUserRequest req;
     req.set_user_id(del->user_id);
-    authpb::DeleteUserResponse resp;
-    if (absl::Status st = s.Call(&Session::Stub::DeleteUser, req, resp); !st.ok()) {
-      return st;
-    }
+    GPUAAS_ASSIGN_OR_RETURN(authpb::DeleteUserResponse resp, s.Call(&AuthClient::DeleteUser, req));
     return ctx.Print(resp, [&] { return absl::StrCat("deleted user ", del->user_id, "\n"); });
   });
 }

@@ -1,24 +1,19 @@
-#include "tools/gpuaasctl/config.h"
+#include "libs/client/settings.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <system_error>
-#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace gpuaas::ctl {
+namespace gpuaas::client {
 namespace {
 
 constexpr std::string_view kStackEnvPath = ".gpuaas/stack.env";
-constexpr std::string_view kTlsCaEnv = "GPUAAS_TLS_CA";
-constexpr std::string_view kTlsCertEnv = "GPUAAS_TLS_CERT";
-constexpr std::string_view kTlsKeyEnv = "GPUAAS_TLS_KEY";
 
 // Debian's abseil keeps its own string_view type, so string helpers work on absl::string_view.
 absl::string_view Unquote(absl::string_view v) {
@@ -37,6 +32,16 @@ EnvLookup ProcessEnv() {
       return std::nullopt;
     }
     return std::string(v);
+  };
+}
+
+EnvLookup MapEnv(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
+    auto it = vars.find(std::string(name));
+    if (it == vars.end() || it->second.empty()) {
+      return std::nullopt;
+    }
+    return it->second;
   };
 }
 
@@ -89,16 +94,18 @@ absl::StatusOr<std::string> Settings::Get(std::string_view flag, std::string_vie
     return *v;
   }
   if (!stack_) {
-    stack_.emplace();
+    std::map<std::string, std::string> loaded;
     if (std::optional<std::filesystem::path> file = FindStackEnv(cwd_)) {
       std::ifstream in(*file);
       if (!in) {
+        // Not cached: every later lookup reports the same error instead of a silent default.
         return absl::FailedPreconditionError("cannot read " + file->string());
       }
       std::stringstream text;
       text << in.rdbuf();
-      stack_ = ParseStackEnv(text.str());
+      loaded = ParseStackEnv(text.str());
     }
+    stack_ = std::move(loaded);
   }
   if (auto it = stack_->find(std::string(var)); it != stack_->end() && !it->second.empty()) {
     return it->second;
@@ -106,36 +113,4 @@ absl::StatusOr<std::string> Settings::Get(std::string_view flag, std::string_vie
   return std::string(fallback);
 }
 
-absl::StatusOr<Endpoint> Settings::AuthEndpoint(const Endpoint& flags) {
-  Endpoint out;
-  for (auto [flag, var, fallback, dst] : {
-           std::tuple{&flags.addr, kAuthAddrEnv, kDefaultAuthAddr, &out.addr},
-           std::tuple{&flags.tls.ca_file, kTlsCaEnv, std::string_view(), &out.tls.ca_file},
-           std::tuple{&flags.tls.cert_file, kTlsCertEnv, std::string_view(), &out.tls.cert_file},
-           std::tuple{&flags.tls.key_file, kTlsKeyEnv, std::string_view(), &out.tls.key_file},
-       }) {
-    absl::StatusOr<std::string> v = Get(*flag, var, fallback);
-    if (!v.ok()) {
-      return v.status();
-    }
-    *dst = *std::move(v);
-  }
-  return out;
-}
-
-absl::StatusOr<std::string> ResolveAuthAddr(std::string_view flag, const EnvLookup& env,
-                                            const std::filesystem::path& cwd) {
-  return Settings(env, cwd).Get(flag, kAuthAddrEnv, kDefaultAuthAddr);
-}
-
-absl::StatusOr<std::filesystem::path> TokenPath(const EnvLookup& env) {
-  if (std::optional<std::string> xdg = env("XDG_CONFIG_HOME")) {
-    return std::filesystem::path(*xdg) / "gpuaas" / "token.json";
-  }
-  if (std::optional<std::string> home = env("HOME")) {
-    return std::filesystem::path(*home) / ".config" / "gpuaas" / "token.json";
-  }
-  return absl::FailedPreconditionError("neither XDG_CONFIG_HOME nor HOME is set");
-}
-
-}  // namespace gpuaas::ctl
+}  // namespace gpuaas::client

@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <string>
 
-namespace gpuaas::ctl {
+namespace gpuaas::testing {
 
 class TempDir final {
  public:
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuaasctl_test.XXXXXX").string();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuaas_test.XXXXXX").string();
     path_ = ::mkdtemp(tmpl.data());
   }
   ~TempDir() {
@@ -27,4 +27,4 @@ class TempDir final {
   std::filesystem::path path_;
 };
 
-}  // namespace gpuaas::ctl
+}  // namespace gpuaas::testing
