@@ -53,11 +53,13 @@ struct Server::Impl {
       : options(std::move(opts)),
         authenticator(auth ? std::move(auth) : std::make_unique<RejectAllAuthenticator>()),
         logger(Logger(options.name.empty() ? "rpc" : options.name)),
-        pool(std::make_unique<ThreadPool>(std::max(options.worker_threads, 1),
-                                          static_cast<size_t>(std::max(options.max_queued_calls, 1)))),
+        pool(std::make_unique<ThreadPool>(
+            std::max(options.worker_threads, 1),
+            static_cast<size_t>(std::max(options.max_queued_calls, 1)))),
         cpu_pool(std::make_unique<ThreadPool>(
-            options.cpu_threads > 0 ? options.cpu_threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+            options.cpu_threads > 0
+                ? options.cpu_threads
+                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
             static_cast<size_t>(std::max(options.cpu_max_queued_calls, 1)))),
         handler(*authenticator, *pool, &calls),
         cpu_handler(*authenticator, *cpu_pool, &calls) {
