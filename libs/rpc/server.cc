@@ -4,6 +4,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <poll.h>
+#include <prometheus/registry.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,7 +24,8 @@
 #include "libs/rpc/interceptor.h"
 #include "libs/rpc/internal/service_names.h"
 #include "libs/rpc/metrics.h"
-#include "libs/rpc/metrics_http.h"
+#include "libs/rpc/metrics_endpoint.h"
+#include "libs/rpc/process_metrics.h"
 #include "libs/rpc/signals.h"
 
 namespace gpuaas::rpc {
@@ -81,7 +83,9 @@ struct Server::Impl {
   std::unique_ptr<authz::Authenticator> authenticator;
   std::shared_ptr<spdlog::logger> logger;
   CallRegistry calls;
-  RpcMetrics metrics;
+  // Shared: prometheus-cpp's exposer holds its collectables by (weak) shared pointer.
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  RpcMetrics metrics{*registry};
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<ThreadPool> cpu_pool;
   Handler handler;
@@ -89,7 +93,7 @@ struct Server::Impl {
   std::vector<grpc::Service*> services;
   std::vector<std::string> service_names;  // filled while the server is built
   std::unique_ptr<grpc::Server> server;
-  std::unique_ptr<MetricsHttpServer> metrics_http;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   int port = 0;
   int metrics_port = 0;
   int signal_read = -1;
@@ -165,16 +169,15 @@ absl::Status Server::Start() {
   }
 
   if (!impl.options.metrics_address.empty()) {
-    impl.metrics_http = std::make_unique<MetricsHttpServer>(
-        [&impl] { return absl::StrCat(impl.metrics.Render(), RenderProcessMetrics()); });
-    absl::StatusOr<int> metrics_port = impl.metrics_http->Start(impl.options.metrics_address);
-    if (!metrics_port.ok()) {
+    absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = MetricsEndpoint::Start(
+        impl.options.metrics_address, {impl.registry, std::make_shared<ProcessMetrics>()});
+    if (!endpoint.ok()) {
       impl.server->Shutdown();
       impl.server.reset();
-      impl.metrics_http.reset();
-      return metrics_port.status();
+      return endpoint.status();
     }
-    impl.metrics_port = *metrics_port;
+    impl.metrics_endpoint = *std::move(endpoint);
+    impl.metrics_port = impl.metrics_endpoint->port();
   }
 
   impl.signal_read = InstallTerminationSignalPipe();
@@ -222,9 +225,7 @@ void Server::Shutdown() {
       impl.server->Shutdown(absl::ToChronoTime(absl::Now() + kDrainTimeout));
       impl.logger->info("{} stopped", impl.options.name);
     }
-    if (impl.metrics_http != nullptr) {
-      impl.metrics_http->Stop();
-    }
+    impl.metrics_endpoint.reset();
     if (impl.wake_write >= 0) {
       char byte = 1;
       [[maybe_unused]] ssize_t n = write(impl.wake_write, &byte, 1);
