@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "grpc/health/v1/health.pb.h"
 #include "libs/common/logging.h"
 #include "libs/common/thread_pool.h"
 #include "libs/rpc/call_registry.h"
@@ -40,6 +41,13 @@ class RejectAllAuthenticator final : public authz::Authenticator {
     return absl::UnauthenticatedError("this server accepts no bearer tokens");
   }
 };
+
+// gRPC's built-in health service is written on upb and carries no C++ descriptors, so
+// reflection lists grpc.health.v1.Health yet answers "Symbol not found" when a client such as
+// grpcurl asks for its proto. Naming a generated health message here makes the linker keep
+// health.pb.o from its static library (an unreferenced object is dropped), and that object's
+// static initializer registers health.proto in the generated pool that reflection serves.
+void RegisterHealthProtoForReflection() { grpc::health::v1::HealthCheckRequest::descriptor(); }
 
 std::string_view TransportName(const TlsOptions& tls) {
   if (tls.cert_file.empty()) {
@@ -142,6 +150,7 @@ absl::Status Server::Start() {
   // Both are process-wide switches read when the builder is created.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  RegisterHealthProtoForReflection();
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(impl.options.listen_address, *creds, &impl.port);
