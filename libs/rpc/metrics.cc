@@ -1,101 +1,136 @@
 #include "libs/rpc/metrics.h"
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include <utility>
+
+#include "absl/hash/hash.h"
 #include "libs/rpc/status.h"
 
 namespace gpuaas::rpc {
 namespace {
 
-// Label values come from method names today, but escaping keeps the output valid whatever
-// a future label carries.
-std::string Escape(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\' || c == '"') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out.append("\\n");
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
+// gRPC defines codes 0 (OK) to 16 (UNAUTHENTICATED); any other value is one more slot,
+// matching StatusCodeName's single "UNKNOWN_CODE" label.
+constexpr int kDefinedCodes = static_cast<int>(grpc::StatusCode::UNAUTHENTICATED) + 1;
+constexpr int kCodeSlots = kDefinedCodes + 1;
+
+int CodeSlot(grpc::StatusCode code) {
+  int value = static_cast<int>(code);
+  return value >= 0 && value < kDefinedCodes ? value : kDefinedCodes;
 }
 
-std::pair<std::string, std::string> SplitMethod(std::string_view full_method) {
+prometheus::Labels MethodLabels(std::string_view full_method) {
   if (!full_method.empty() && full_method.front() == '/') {
     full_method.remove_prefix(1);
   }
   size_t slash = full_method.find('/');
   if (slash == std::string_view::npos) {
-    return {"", std::string(full_method)};
+    return {{"service", ""}, {"method", std::string(full_method)}};
   }
-  return {std::string(full_method.substr(0, slash)), std::string(full_method.substr(slash + 1))};
+  return {{"service", std::string(full_method.substr(0, slash))},
+          {"method", std::string(full_method.substr(slash + 1))}};
 }
 
 }  // namespace
 
+// The references point into families the registry owns; prometheus-cpp never moves them.
+struct RpcMetrics::MethodSeries {
+  const std::string full_method;
+  const prometheus::Labels labels;  // service, method
+  prometheus::Counter& requests;
+  prometheus::Histogram& latency;
+  // Filled on the first error with each code, so codes never seen export no series.
+  std::array<std::atomic<prometheus::Counter*>, kCodeSlots> errors{};
+};
+
+RpcMetrics::RpcMetrics(prometheus::Registry& registry)
+    : requests_(prometheus::BuildCounter()
+                    .Name("gpuaas_rpc_requests_total")
+                    .Help("RPCs completed, by method.")
+                    .Register(registry)),
+      errors_(prometheus::BuildCounter()
+                  .Name("gpuaas_rpc_errors_total")
+                  .Help("RPCs that ended with a non-OK status, by code.")
+                  .Register(registry)),
+      latency_(prometheus::BuildHistogram()
+                   .Name("gpuaas_rpc_latency_seconds")
+                   .Help("Time from call start to status sent.")
+                   .Register(registry)),
+      in_flight_(prometheus::BuildGauge()
+                     .Name("gpuaas_rpc_in_flight")
+                     .Help("RPCs started and not yet finished.")
+                     .Register(registry)
+                     .Add({})) {}
+
+RpcMetrics::~RpcMetrics() = default;
+
 void RpcMetrics::Record(std::string_view full_method, grpc::StatusCode code,
                         absl::Duration latency) {
-  double seconds = absl::ToDoubleSeconds(latency);
-  Key key = SplitMethod(full_method);
-  absl::MutexLock lock(&mu_);
-  MethodStats& stats = methods_[key];
-  ++stats.requests;
-  stats.latency_sum += seconds;
-  for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-    if (seconds <= kLatencyBuckets[i]) {
-      ++stats.buckets[i];
-      break;
-    }
-  }
+  MethodSeries& series = SeriesFor(full_method);
+  series.requests.Increment();
+  series.latency.Observe(absl::ToDoubleSeconds(latency));
   if (code != grpc::StatusCode::OK) {
-    ++stats.errors[std::string(StatusCodeName(code))];
+    ErrorCounter(series, code).Increment();
   }
 }
 
-std::string RpcMetrics::Render() const {
-  std::string requests =
-      "# HELP gpuaas_rpc_requests_total RPCs completed, by method.\n"
-      "# TYPE gpuaas_rpc_requests_total counter\n";
-  std::string errors =
-      "# HELP gpuaas_rpc_errors_total RPCs that ended with a non-OK status, by code.\n"
-      "# TYPE gpuaas_rpc_errors_total counter\n";
-  std::string latency =
-      "# HELP gpuaas_rpc_latency_seconds Time from call start to status sent.\n"
-      "# TYPE gpuaas_rpc_latency_seconds histogram\n";
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& [key, stats] : methods_) {
-      std::string labels =
-          absl::StrCat("service=\"", Escape(key.first), "\",method=\"", Escape(key.second), "\"");
-      absl::StrAppend(&requests, "gpuaas_rpc_requests_total{", labels, "} ", stats.requests, "\n");
-      for (const auto& [code, count] : stats.errors) {
-        absl::StrAppend(&errors, "gpuaas_rpc_errors_total{", labels, ",code=\"", code, "\"} ",
-                        count, "\n");
-      }
-      uint64_t cumulative = 0;
-      for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-        cumulative += stats.buckets[i];
-        absl::StrAppend(&latency, "gpuaas_rpc_latency_seconds_bucket{", labels, ",le=\"",
-                        kLatencyBuckets[i], "\"} ", cumulative, "\n");
-      }
-      absl::StrAppend(&latency, "gpuaas_rpc_latency_seconds_bucket{", labels, ",le=\"+Inf\"} ",
-                      stats.requests, "\n");
-      absl::StrAppend(&latency, "gpuaas_rpc_latency_seconds_sum{", labels, "} ",
-                      absl::StrFormat("%.6f", stats.latency_sum), "\n");
-      absl::StrAppend(&latency, "gpuaas_rpc_latency_seconds_count{", labels, "} ", stats.requests,
-                      "\n");
+RpcMetrics::MethodSeries& RpcMetrics::SeriesFor(std::string_view full_method) {
+  size_t hash = absl::Hash<std::string_view>{}(full_method);
+  if (MethodSeries* series = FindCached(full_method, hash); series != nullptr) {
+    return *series;
+  }
+  return AddSeries(full_method, hash);
+}
+
+RpcMetrics::MethodSeries* RpcMetrics::FindCached(std::string_view full_method, size_t hash) const {
+  for (size_t i = 0; i < kCacheSlots; ++i) {
+    // Acquire pairs with the release in AddSeries: a series seen here is fully built.
+    MethodSeries* series = cache_[(hash + i) % kCacheSlots].load(std::memory_order_acquire);
+    if (series == nullptr) {  // slots fill in probe order, so the method is not cached
+      return nullptr;
+    }
+    if (series->full_method == full_method) {
+      return series;
     }
   }
-  return absl::StrCat(requests, errors, latency,
-                      "# HELP gpuaas_rpc_in_flight RPCs started and not yet finished.\n"
-                      "# TYPE gpuaas_rpc_in_flight gauge\n"
-                      "gpuaas_rpc_in_flight ",
-                      in_flight_.load(std::memory_order_relaxed), "\n");
+  return nullptr;
+}
+
+RpcMetrics::MethodSeries& RpcMetrics::AddSeries(std::string_view full_method, size_t hash) {
+  // Debian's abseil has its own string_view type, which the map's hash takes.
+  absl::string_view key(full_method.data(), full_method.size());
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<MethodSeries>& series = methods_[key];
+  if (series != nullptr) {  // added by another thread, or beyond the cache
+    return *series;
+  }
+  prometheus::Labels labels = MethodLabels(full_method);
+  prometheus::Counter& requests = requests_.Add(labels);
+  prometheus::Histogram& latency = latency_.Add(
+      labels,
+      prometheus::Histogram::BucketBoundaries(kLatencyBuckets.begin(), kLatencyBuckets.end()));
+  series.reset(new MethodSeries{std::string(full_method), std::move(labels), requests, latency});
+  if (cached_ < kCacheSlots / 2) {  // half full at most keeps probe sequences short
+    size_t slot = hash % kCacheSlots;
+    while (cache_[slot].load(std::memory_order_relaxed) != nullptr) {
+      slot = (slot + 1) % kCacheSlots;
+    }
+    cache_[slot].store(series.get(), std::memory_order_release);
+    ++cached_;
+  }
+  return *series;
+}
+
+prometheus::Counter& RpcMetrics::ErrorCounter(MethodSeries& series, grpc::StatusCode code) {
+  std::atomic<prometheus::Counter*>& slot = series.errors[CodeSlot(code)];
+  prometheus::Counter* counter = slot.load(std::memory_order_acquire);
+  if (counter == nullptr) {
+    // Family::Add returns the existing counter when two threads race here.
+    prometheus::Labels labels = series.labels;
+    labels.emplace("code", StatusCodeName(code));
+    counter = &errors_.Add(labels);
+    slot.store(counter, std::memory_order_release);
+  }
+  return *counter;
 }
 
 }  // namespace gpuaas::rpc

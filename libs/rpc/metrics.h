@@ -1,17 +1,26 @@
-// Per-method RPC counters and latency histograms, rendered in the Prometheus text format
-// (version 0.0.4). The server interceptor feeds it; the metrics HTTP endpoint renders it.
+// Per-method RPC counters, a latency histogram and the in-flight gauge, kept in a
+// prometheus-cpp registry. The server interceptor feeds it; MetricsEndpoint serves it.
+//
+//   gpuaas_rpc_requests_total{service,method}       counter, every finished call
+//   gpuaas_rpc_errors_total{service,method,code}    counter, non-OK calls by code name
+//   gpuaas_rpc_latency_seconds{service,method}      histogram over kLatencyBuckets
+//   gpuaas_rpc_in_flight                            gauge, calls started and not finished
 #pragma once
 
 #include <grpcpp/support/status.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
 
 #include <array>
 #include <atomic>
-#include <cstdint>
-#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -23,32 +32,44 @@ inline constexpr std::array<double, 14> kLatencyBuckets = {
 
 class RpcMetrics final {
  public:
+  // Adds the four families to `registry`, which must outlive this object.
+  explicit RpcMetrics(prometheus::Registry& registry);
+  ~RpcMetrics();
+
+  RpcMetrics(const RpcMetrics&) = delete;
+  RpcMetrics& operator=(const RpcMetrics&) = delete;
+
   // `full_method` is gRPC's "/package.Service/Method". Thread-safe; never blocks on I/O.
+  // A method's series are created on its first call and cached, so later calls take no lock
+  // of ours and do no label hashing inside prometheus-cpp (the histogram still locks its
+  // own mutex); error series appear on the first error with that code.
   void Record(std::string_view full_method, grpc::StatusCode code, absl::Duration latency);
 
-  void CallStarted() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
-  void CallEnded() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
-
-  // gpuaas_rpc_requests_total{service,method}, gpuaas_rpc_errors_total{service,method,code},
-  // gpuaas_rpc_latency_seconds{service,method} and gpuaas_rpc_in_flight.
-  std::string Render() const;
+  void CallStarted() { in_flight_.Increment(); }
+  void CallEnded() { in_flight_.Decrement(); }
 
  private:
-  struct MethodStats {
-    uint64_t requests = 0;
-    std::array<uint64_t, kLatencyBuckets.size()> buckets{};  // non-cumulative
-    double latency_sum = 0;
-    std::map<std::string, uint64_t> errors;  // code name -> count
-  };
-  using Key = std::pair<std::string, std::string>;  // service, method
+  struct MethodSeries;
 
-  mutable absl::Mutex mu_;
-  std::map<Key, MethodStats> methods_ ABSL_GUARDED_BY(mu_);  // ordered: stable output
-  std::atomic<int64_t> in_flight_{0};
+  MethodSeries& SeriesFor(std::string_view full_method);
+  MethodSeries* FindCached(std::string_view full_method, size_t hash) const;
+  MethodSeries& AddSeries(std::string_view full_method, size_t hash);
+  prometheus::Counter& ErrorCounter(MethodSeries& series, grpc::StatusCode code);
+
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Counter>& errors_;
+  prometheus::Family<prometheus::Histogram>& latency_;
+  prometheus::Gauge& in_flight_;
+
+  // The steady-state lookup, lock-free: an open-addressing table of the methods seen so far,
+  // filled only under mu_ and never emptied, so readers need no lock. A server has a few
+  // dozen methods; beyond half the slots, new ones are found in methods_ under the lock.
+  absl::Mutex mu_;
+  static constexpr size_t kCacheSlots = 256;
+  std::array<std::atomic<MethodSeries*>, kCacheSlots> cache_{};
+  size_t cached_ ABSL_GUARDED_BY(mu_) = 0;
+  // Owns every method's series, keyed by the full method name; they never move.
+  absl::flat_hash_map<std::string, std::unique_ptr<MethodSeries>> methods_ ABSL_GUARDED_BY(mu_);
 };
-
-// process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds and
-// process_threads, read from /proc and getrusage at scrape time.
-std::string RenderProcessMetrics();
 
 }  // namespace gpuaas::rpc

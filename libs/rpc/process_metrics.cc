@@ -1,13 +1,14 @@
+#include "libs/rpc/process_metrics.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "libs/rpc/metrics.h"
+#include "absl/strings/numbers.h"
 
 namespace gpuaas::rpc {
 namespace {
@@ -36,7 +37,9 @@ long Threads() {
   std::string line;
   while (std::getline(status, line)) {
     if (line.rfind("Threads:", 0) == 0) {
-      return std::stol(line.substr(8));
+      // Never throws: an exception here would unwind into civetweb's C code.
+      long threads = 0;
+      return absl::SimpleAtoi(line.substr(8), &threads) ? threads : 0;
     }
   }
   return 0;
@@ -49,26 +52,33 @@ double CpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+// One unlabelled sample; prometheus-cpp reads `counter` or `gauge` according to `type`.
+prometheus::MetricFamily SingleSample(std::string name, std::string help,
+                                      prometheus::MetricType type, double value) {
+  prometheus::ClientMetric sample;
+  if (type == prometheus::MetricType::Counter) {
+    sample.counter.value = value;
+  } else {
+    sample.gauge.value = value;
+  }
+  return prometheus::MetricFamily{std::move(name), std::move(help), type, {std::move(sample)}};
+}
+
 }  // namespace
 
-std::string RenderProcessMetrics() {
-  return absl::StrCat(
-      "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
-      "# TYPE process_resident_memory_bytes gauge\n"
-      "process_resident_memory_bytes ",
-      ResidentPages() * sysconf(_SC_PAGESIZE), "\n",
-      "# HELP process_cpu_seconds_total User and system CPU time spent in seconds.\n"
-      "# TYPE process_cpu_seconds_total counter\n"
-      "process_cpu_seconds_total ",
-      absl::StrFormat("%.3f", CpuSeconds()), "\n",
-      "# HELP process_open_fds Number of open file descriptors.\n"
-      "# TYPE process_open_fds gauge\n"
-      "process_open_fds ",
-      OpenFds(), "\n",
-      "# HELP process_threads Number of OS threads in the process.\n"
-      "# TYPE process_threads gauge\n"
-      "process_threads ",
-      Threads(), "\n");
+std::vector<prometheus::MetricFamily> ProcessMetrics::Collect() const {
+  std::vector<prometheus::MetricFamily> families;
+  families.push_back(SingleSample("process_resident_memory_bytes", "Resident memory size in bytes.",
+                                  prometheus::MetricType::Gauge,
+                                  static_cast<double>(ResidentPages() * sysconf(_SC_PAGESIZE))));
+  families.push_back(SingleSample("process_cpu_seconds_total",
+                                  "User and system CPU time spent in seconds.",
+                                  prometheus::MetricType::Counter, CpuSeconds()));
+  families.push_back(SingleSample("process_open_fds", "Number of open file descriptors.",
+                                  prometheus::MetricType::Gauge, static_cast<double>(OpenFds())));
+  families.push_back(SingleSample("process_threads", "Number of OS threads in the process.",
+                                  prometheus::MetricType::Gauge, static_cast<double>(Threads())));
+  return families;
 }
 
 }  // namespace gpuaas::rpc

@@ -4,6 +4,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <poll.h>
+#include <prometheus/registry.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,13 +18,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "grpc/health/v1/health.pb.h"
 #include "libs/common/logging.h"
 #include "libs/common/thread_pool.h"
 #include "libs/rpc/call_registry.h"
 #include "libs/rpc/interceptor.h"
 #include "libs/rpc/internal/service_names.h"
 #include "libs/rpc/metrics.h"
-#include "libs/rpc/metrics_http.h"
+#include "libs/rpc/metrics_endpoint.h"
+#include "libs/rpc/process_metrics.h"
 #include "libs/rpc/signals.h"
 
 namespace gpuaas::rpc {
@@ -39,6 +42,13 @@ class RejectAllAuthenticator final : public authz::Authenticator {
   }
 };
 
+// gRPC's built-in health service is written on upb and carries no C++ descriptors, so
+// reflection lists grpc.health.v1.Health yet answers "Symbol not found" when a client such as
+// grpcurl asks for its proto. Naming a generated health message here makes the linker keep
+// health.pb.o from its static library (an unreferenced object is dropped), and that object's
+// static initializer registers health.proto in the generated pool that reflection serves.
+void RegisterHealthProtoForReflection() { grpc::health::v1::HealthCheckRequest::descriptor(); }
+
 std::string_view TransportName(const TlsOptions& tls) {
   if (tls.cert_file.empty()) {
     return "plaintext";
@@ -53,11 +63,13 @@ struct Server::Impl {
       : options(std::move(opts)),
         authenticator(auth ? std::move(auth) : std::make_unique<RejectAllAuthenticator>()),
         logger(Logger(options.name.empty() ? "rpc" : options.name)),
-        pool(std::make_unique<ThreadPool>(std::max(options.worker_threads, 1),
-                                          static_cast<size_t>(std::max(options.max_queued_calls, 1)))),
+        pool(std::make_unique<ThreadPool>(
+            std::max(options.worker_threads, 1),
+            static_cast<size_t>(std::max(options.max_queued_calls, 1)))),
         cpu_pool(std::make_unique<ThreadPool>(
-            options.cpu_threads > 0 ? options.cpu_threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+            options.cpu_threads > 0
+                ? options.cpu_threads
+                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
             static_cast<size_t>(std::max(options.cpu_max_queued_calls, 1)))),
         handler(*authenticator, *pool, &calls),
         cpu_handler(*authenticator, *cpu_pool, &calls) {
@@ -79,7 +91,9 @@ struct Server::Impl {
   std::unique_ptr<authz::Authenticator> authenticator;
   std::shared_ptr<spdlog::logger> logger;
   CallRegistry calls;
-  RpcMetrics metrics;
+  // Shared: prometheus-cpp's exposer holds its collectables by (weak) shared pointer.
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  RpcMetrics metrics{*registry};
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<ThreadPool> cpu_pool;
   Handler handler;
@@ -87,7 +101,7 @@ struct Server::Impl {
   std::vector<grpc::Service*> services;
   std::vector<std::string> service_names;  // filled while the server is built
   std::unique_ptr<grpc::Server> server;
-  std::unique_ptr<MetricsHttpServer> metrics_http;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   int port = 0;
   int metrics_port = 0;
   int signal_read = -1;
@@ -136,6 +150,7 @@ absl::Status Server::Start() {
   // Both are process-wide switches read when the builder is created.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  RegisterHealthProtoForReflection();
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(impl.options.listen_address, *creds, &impl.port);
@@ -163,16 +178,15 @@ absl::Status Server::Start() {
   }
 
   if (!impl.options.metrics_address.empty()) {
-    impl.metrics_http = std::make_unique<MetricsHttpServer>(
-        [&impl] { return absl::StrCat(impl.metrics.Render(), RenderProcessMetrics()); });
-    absl::StatusOr<int> metrics_port = impl.metrics_http->Start(impl.options.metrics_address);
-    if (!metrics_port.ok()) {
+    absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = MetricsEndpoint::Start(
+        impl.options.metrics_address, {impl.registry, std::make_shared<ProcessMetrics>()});
+    if (!endpoint.ok()) {
       impl.server->Shutdown();
       impl.server.reset();
-      impl.metrics_http.reset();
-      return metrics_port.status();
+      return endpoint.status();
     }
-    impl.metrics_port = *metrics_port;
+    impl.metrics_endpoint = *std::move(endpoint);
+    impl.metrics_port = impl.metrics_endpoint->port();
   }
 
   impl.signal_read = InstallTerminationSignalPipe();
@@ -220,9 +234,7 @@ void Server::Shutdown() {
       impl.server->Shutdown(absl::ToChronoTime(absl::Now() + kDrainTimeout));
       impl.logger->info("{} stopped", impl.options.name);
     }
-    if (impl.metrics_http != nullptr) {
-      impl.metrics_http->Stop();
-    }
+    impl.metrics_endpoint.reset();
     if (impl.wake_write >= 0) {
       char byte = 1;
       [[maybe_unused]] ssize_t n = write(impl.wake_write, &byte, 1);

@@ -29,7 +29,7 @@ namespace gpuaas::rpc {
 struct ServerOptions {
   std::string name;                              // "auth": logger and log-line prefix
   std::string listen_address = "0.0.0.0:50051";  // port 0 picks a free port
-  std::string metrics_address = "0.0.0.0:9101";  // empty = no metrics endpoint; port 0 = free
+  std::string metrics_address = "0.0.0.0:9101";  // IPv4; empty = no metrics endpoint; port 0 = free
   TlsOptions tls;
   int worker_threads = 8;  // handler pool (blocking database work runs here)
   // Calls waiting for a worker beyond this many are refused UNAVAILABLE at once: under

@@ -4,26 +4,28 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <future>
 #include <thread>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libs/rpc/echo_test_service.h"
+#include "libs/rpc/metrics_scrape_test_util.h"
 
 namespace gpuaas::rpc {
 namespace {
 
 using test::EchoService;
+using test::Exposition;
 using test::FakeAuthenticator;
+using test::MetricLabels;
 using test::pb::EchoRequest;
 using test::pb::EchoResponse;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::Optional;
 
 constexpr absl::Duration kCallTimeout = absl::Seconds(10);
 
@@ -59,13 +61,10 @@ class ServerTest : public ::testing::Test {
     return stub_->Echo(ctx.get(), req, resp);
   }
 
-  std::string Scrape() const {
-    httplib::Client client("127.0.0.1", server_->metrics_port());
-    httplib::Result res = client.Get("/metrics");
-    if (!res || res->status != 200) {
-      return "";
-    }
-    return res->body;
+  Exposition Scrape() const {
+    absl::StatusOr<Exposition> exposition = test::ScrapeExposition(server_->metrics_port());
+    EXPECT_TRUE(exposition.ok()) << exposition.status();
+    return exposition.value_or(Exposition());
   }
 
   std::unique_ptr<EchoService> echo_;
@@ -160,20 +159,20 @@ TEST_F(ServerTest, MetricsCountCallsErrorsAndLatencyOfEveryService) {
   ASSERT_EQ(Echo(req, &resp, "").error_code(), grpc::StatusCode::UNAUTHENTICATED);
   ASSERT_TRUE(test::CheckHealth(channel_, "").ok());
 
-  std::string body = Scrape();
-  const std::string kEcho = R"(service="gpuaas.testing.v1.EchoService",method="Echo")";
-  EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_requests_total{", kEcho, "} 3\n")));
-  EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_errors_total{", kEcho,
-                                           R"(,code="UNAUTHENTICATED"} 1)", "\n")));
-  EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_latency_seconds_bucket{", kEcho,
-                                           R"(,le="+Inf"} 3)")));
-  EXPECT_THAT(body, HasSubstr(absl::StrCat("gpuaas_rpc_latency_seconds_count{", kEcho, "} 3\n")));
-  EXPECT_THAT(
-      body,
-      HasSubstr(R"(gpuaas_rpc_requests_total{service="grpc.health.v1.Health",method="Check"} 1)"));
-  EXPECT_THAT(body, HasSubstr("# TYPE gpuaas_rpc_latency_seconds histogram"));
-  EXPECT_THAT(body, HasSubstr("process_resident_memory_bytes "));
-  EXPECT_THAT(body, HasSubstr("gpuaas_rpc_in_flight 0\n"));
+  Exposition e = Scrape();
+  const MetricLabels kEcho = {{"service", "gpuaas.testing.v1.EchoService"}, {"method", "Echo"}};
+  MetricLabels unauthenticated = kEcho;
+  unauthenticated.emplace("code", "UNAUTHENTICATED");
+  EXPECT_THAT(e.Value("gpuaas_rpc_requests_total", kEcho), Optional(3.0));
+  EXPECT_THAT(e.Value("gpuaas_rpc_errors_total", unauthenticated), Optional(1.0));
+  EXPECT_THAT(e.Bucket("gpuaas_rpc_latency_seconds", kEcho, INFINITY), Optional(3.0));
+  EXPECT_THAT(e.Value("gpuaas_rpc_latency_seconds_count", kEcho), Optional(3.0));
+  EXPECT_THAT(e.Value("gpuaas_rpc_requests_total",
+                      {{"service", "grpc.health.v1.Health"}, {"method", "Check"}}),
+              Optional(1.0));
+  EXPECT_EQ(e.Type("gpuaas_rpc_latency_seconds"), "histogram");
+  EXPECT_GT(e.Value("process_resident_memory_bytes").value_or(0), 0);
+  EXPECT_THAT(e.Value("gpuaas_rpc_in_flight"), Optional(0.0));
 }
 
 TEST_F(ServerTest, ShutdownLetsAnInFlightCallFinish) {
@@ -254,14 +253,13 @@ TEST_F(ServerTest, CallWhoseClientGaveUpIsStillLoggedAndCounted) {
   echo_->ReleaseBlockedCalls();
   // The server side ends once the released handler finishes; wait for that, then check it
   // was counted exactly once.
-  std::string body;
+  Exposition e;
   do {
-    body = Scrape();
-  } while (!absl::StrContains(body, "gpuaas_rpc_in_flight 0\n"));
-  EXPECT_THAT(
-      body,
-      HasSubstr(
-          R"(gpuaas_rpc_requests_total{service="gpuaas.testing.v1.EchoService",method="Echo"} 1)"));
+    e = Scrape();
+  } while (e.Value("gpuaas_rpc_in_flight") != 0.0);
+  EXPECT_THAT(e.Value("gpuaas_rpc_requests_total",
+                      {{"service", "gpuaas.testing.v1.EchoService"}, {"method", "Echo"}}),
+              Optional(1.0));
 }
 
 // One worker, room for one waiting call: with the worker blocked, of two more calls one waits
