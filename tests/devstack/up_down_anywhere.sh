@@ -15,7 +15,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # Whether process $1 exists and is no zombie (which an init that does not reap would leave).
 alive() {
   local state
-  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  # The state follows the command name, which is in parentheses and may hold spaces.
+  state=$(sed -n 's/^.*) \([A-Za-z]\) .*$/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
   [[ -n $state && $state != Z ]]
 }
 
