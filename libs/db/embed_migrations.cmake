@@ -53,7 +53,11 @@ foreach(entry IN LISTS keyed)
   file(READ "${file}" sql)
   string(FIND "${sql}" ")${delim}\"" clash)
   if(NOT clash EQUAL -1)
-    message(FATAL_ERROR "gpuaas_migrations: ${file} contains the raw-string delimiter )${delim}\"")
+    # The first line is short and the same from any checkout, so CMake never wraps it (the
+    # test db_embed_migrations_rejects_delimiter matches it); the path follows, indented, which
+    # CMake prints as it is.
+    message(FATAL_ERROR "gpuaas_migrations: a migration contains the raw-string delimiter\n"
+                        "  )${delim}\" in ${file}")
   endif()
   string(APPEND body "constexpr std::string_view kSql${index} = R\"${delim}(${sql})${delim}\";\n\n")
   string(APPEND table "    {${version}, \"${name}\", kSql${index}},\n")

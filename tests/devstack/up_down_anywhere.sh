@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# ctest devstack_up_down_anywhere: `tools/gpuaas up`, `status`, `up` again, `down` and
+# `down --purge` from a checkout whose parent is a 0700 directory at a path over 200 characters
+# (as root the PostgreSQL server runs as `postgres`, which cannot enter it, and no unix socket
+# path may be that long). The checkout is a copy of tools/; GPUAAS_BUILD_DIR is this build tree
+# and GPUAAS_SKIP_BUILD=1, so nothing is built. Every port is a free one. Whatever happens, the
+# stack is stopped and every file removed.
+#   up_down_anywhere.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1
+build=$2
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Whether process $1 exists and is no zombie (which an init that does not reap would leave).
+alive() {
+  local state
+  # The state follows the command name, which is in parentheses and may hold spaces.
+  state=$(sed -n 's/^.*) \([A-Za-z]\) .*$/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $state && $state != Z ]]
+}
+
+# A run killed outright (SIGKILL at ctest's timeout) leaves its stack up: stop what a run that
+# no longer exists left behind; never touch one that still runs.
+for old in "${TMPDIR:-/tmp}"/gpuaas-devstack.*; do
+  [ -f "$old/runner.pid" ] || continue
+  alive "$(cat "$old/runner.pid")" && continue
+  echo "removing what an interrupted run left in $old"
+  for tool in "$old"/*/*/*/gpuaas/tools/gpuaas; do
+    [ -x "$tool" ] && "$tool" down --purge >/dev/null 2>&1 || true
+  done
+  rm -rf "$old" 2>/dev/null || true
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuaas-devstack.XXXXXX")
+echo $$ >"$tmp/runner.pid"
+parent=$tmp/$(printf 'p%.0s' {1..70})/$(printf 'q%.0s' {1..70})/$(printf 'r%.0s' {1..70})
+checkout=$parent/gpuaas
+gpuaas=$checkout/tools/gpuaas
+
+export GPUAAS_BUILD_DIR=$build GPUAAS_SKIP_BUILD=1
+unset GPUAAS_STATE_DIR GPUAAS_PG_DIR
+# Not root: the cluster would go to ~/.local/state; keep it in the temp dir, at a long path too.
+[ "$(id -u)" -eq 0 ] || export XDG_STATE_HOME=$parent/state
+
+pids=()
+cleanup() {
+  local rc=$?
+  set +e
+  "$gpuaas" down --purge >/dev/null 2>&1
+  # Only what this test started, if down missed it.
+  for pid in "${pids[@]}"; do
+    alive "$pid" && kill -KILL "$pid"
+  done
+  if [ -n "${pgdir:-}" ] && [ -d "$pgdir" ]; then
+    "$checkout/tools/pg-cluster" stop "$pgdir" >/dev/null 2>&1
+    rm -rf "$pgdir"
+  fi
+  rm -rf "$tmp"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+
+mkdir -p "$checkout/tools"
+chmod 700 "$tmp" "$parent"
+for tool in gpuaas pg-cluster install-deps gen-certs; do
+  cp "$src/tools/$tool" "$checkout/tools/"
+done
+echo "checkout: $checkout (${#checkout} characters, parent mode $(stat -c %a "$parent"))"
+
+listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
+taken=" "
+# free_ports N: sets port to the first of N consecutive ports that nothing listens on and this
+# test has not taken yet.
+free_ports() {
+  local n=$1 base i ok
+  while :; do
+    base=$((20000 + RANDOM % 40000))
+    ok=1
+    for ((i = 0; i < n; i++)); do
+      if listening $((base + i)) || [[ $taken == *" $((base + i)) "* ]]; then ok=0; break; fi
+    done
+    if [ $ok = 1 ]; then
+      for ((i = 0; i < n; i++)); do taken+="$((base + i)) "; done
+      port=$base
+      return
+    fi
+  done
+}
+
+# Another process may take a port between our check and the bind; then try other ports.
+for attempt in 1 2 3; do
+  taken=" "
+  free_ports 1; export GPUAAS_PG_PORT=$port
+  free_ports 1; export GPUAAS_AUTH_PORT=$port
+  free_ports 1; export GPUAAS_STOCK_PORT=$port
+  free_ports 1; export GPUAAS_STORAGE_PORT=$port
+  free_ports 1; export GPUAAS_INSTANCE_PORT=$port
+  free_ports 4; export GPUAAS_METRICS_PORT=$port
+  if (cd "$tmp" && "$gpuaas" up) >"$tmp/up.log" 2>&1; then
+    break
+  fi
+  cat "$tmp/up.log" >&2
+  [ -f "$checkout/.gpuaas/pg-dir" ] && pgdir=$(cat "$checkout/.gpuaas/pg-dir")
+  "$gpuaas" down --purge || true
+  [ $attempt = 3 ] && fail "tools/gpuaas up failed three times"
+  echo "up failed (attempt $attempt); trying other ports"
+done
+cat "$tmp/up.log"
+
+state=$checkout/.gpuaas
+pgdir=$(cat "$state/pg-dir")
+auth_pid=$(cat "$state/pids/auth.pid")
+pg_pid=$(head -n1 "$pgdir/data/postmaster.pid")
+pids+=("$auth_pid" "$pg_pid")
+
+status=$("$gpuaas" status) || { echo "$status"; fail "status exited non-zero"; }
+echo "$status"
+grep -Eq "^postgres +running +127\.0\.0\.1:$GPUAAS_PG_PORT$" <<<"$status" \
+  || fail "status: postgres is not running on $GPUAAS_PG_PORT"
+grep -Eq "^auth +pid $auth_pid +127\.0\.0\.1:$GPUAAS_AUTH_PORT +SERVING$" <<<"$status" \
+  || fail "status: auth is not SERVING on $GPUAAS_AUTH_PORT"
+
+# No secret where another user can read it; the cluster outside the checkout, and its own.
+[ "$(stat -c %a "$state")" = 700 ] || fail "$state is mode $(stat -c %a "$state")"
+[ "$(stat -c %a "$state/admin-password")" = 600 ] || fail "admin-password is not 0600"
+[ "$(stat -c %a "$pgdir")" = 700 ] || fail "$pgdir is mode $(stat -c %a "$pgdir")"
+case "$pgdir" in "$checkout"/*) fail "the cluster is inside the checkout: $pgdir" ;; esac
+if [ "$(id -u)" -eq 0 ]; then
+  [ "$(stat -c %U "$pgdir")" = postgres ] || fail "$pgdir is not owned by postgres"
+fi
+
+# Twice is harmless: the same processes go on serving.
+"$gpuaas" up >"$tmp/up2.log" 2>&1 || { cat "$tmp/up2.log"; fail "second up failed"; }
+[ "$(cat "$state/pids/auth.pid")" = "$auth_pid" ] || fail "second up restarted auth"
+[ "$(head -n1 "$pgdir/data/postmaster.pid")" = "$pg_pid" ] || fail "second up restarted postgres"
+
+"$gpuaas" down
+for pid in "$auth_pid" "$pg_pid"; do
+  ! alive "$pid" || fail "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline")) still runs after down"
+done
+rc=0
+"$checkout/tools/pg-cluster" status "$pgdir" >/dev/null 2>&1 || rc=$?
+[ $rc = 3 ] || fail "pg-cluster status $pgdir: exit $rc after down, want 3 (not running)"
+[ ! -e "$pgdir/data/postmaster.pid" ] || fail "postmaster.pid left in $pgdir"
+if "$gpuaas" status >"$tmp/status.log" 2>&1; then
+  cat "$tmp/status.log"
+  fail "status exited 0 after down"
+fi
+
+"$gpuaas" down --purge
+[ ! -e "$pgdir" ] || fail "down --purge left $pgdir"
+[ ! -e "$state" ] || fail "down --purge left $state: $(ls -A "$state")"
+echo "PASS"
