@@ -29,10 +29,11 @@ std::string ReportText(const Report& r) {
     }
     absl::StrAppend(&out, "\n");
   }
-  absl::StrAppendFormat(
-      &out, "latency ms (from scheduled send)  p50 %.3f  p90 %.3f  p99 %.3f  p999 %.3f  max %.3f  mean %.3f\n",
-      r.latency.p50_ms, r.latency.p90_ms, r.latency.p99_ms, r.latency.p999_ms, r.latency.max_ms,
-      r.latency.mean_ms);
+  absl::StrAppendFormat(&out,
+                        "latency ms (from scheduled send)  p50 %.3f  p90 %.3f  p99 %.3f  p999 %.3f "
+                        " max %.3f  mean %.3f\n",
+                        r.latency.p50_ms, r.latency.p90_ms, r.latency.p99_ms, r.latency.p999_ms,
+                        r.latency.max_ms, r.latency.mean_ms);
   return out;
 }
 

@@ -1,9 +1,8 @@
 // The load generator's result, as text for people and JSON for scripts and RESULTS.md tables.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "bench/loadgen/latency_recorder.h"
 #include "bench/loadgen/open_loop.h"

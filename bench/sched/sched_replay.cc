@@ -121,8 +121,8 @@ std::vector<Run> PlanRuns(const Flags& f) {
   } else {
     names = absl::StrSplit(f.policy, ',');
   }
-  const std::string mode = f.workload.empty() ? (f.policy == "all" ? "both" : "oracle")
-                                              : f.workload;
+  const std::string mode =
+      f.workload.empty() ? (f.policy == "all" ? "both" : "oracle") : f.workload;
   std::vector<Run> runs;
   for (const std::string& n : names) {
     if (!UsesWorkload(n)) {
@@ -176,9 +176,9 @@ int Main(int argc, char** argv) {
     int64_t decisions = 0;
     std::ofstream dump;
     if (!flags.dump.empty()) {
-      const std::string path = runs.size() == 1 ? flags.dump
-                                                : absl::StrCat(flags.dump, ".", run.policy, "-",
-                                                               run.workload);
+      const std::string path = runs.size() == 1
+                                   ? flags.dump
+                                   : absl::StrCat(flags.dump, ".", run.policy, "-", run.workload);
       dump.open(path);
       dump << "seed,seq,pod,cpu_milli,memory_mib,num_gpu,gpu_milli,node,gpus\n";
     }
@@ -193,8 +193,8 @@ int Main(int argc, char** argv) {
       if (dump.is_open()) {
         on_decision = [&](const replay::Decision& d) {
           const replay::TracePod& p = (*pods)[d.pod];
-          dump << seed << ',' << d.seq << ',' << p.name << ',' << p.cpu_milli << ','
-               << p.memory_mib << ',' << p.num_gpu << ',' << p.gpu_milli << ','
+          dump << seed << ',' << d.seq << ',' << p.name << ',' << p.cpu_milli << ',' << p.memory_mib
+               << ',' << p.num_gpu << ',' << p.gpu_milli << ','
                << (d.placement ? d.placement->node : "") << ','
                << (d.placement ? GpuList(*d.placement) : "") << '\n';
         };
@@ -215,8 +215,7 @@ int Main(int argc, char** argv) {
       decisions += res.decisions;
     }
     std::sort(latencies.begin(), latencies.end());
-    const double p99_us =
-        latencies.empty() ? 0 : latencies[latencies.size() * 99 / 100] / 1000.0;
+    const double p99_us = latencies.empty() ? 0 : latencies[latencies.size() * 99 / 100] / 1000.0;
     double decision_ns = 0;
     for (int64_t l : latencies) decision_ns += static_cast<double>(l);
     // Decision throughput counts time inside Place() only, not dumping or bookkeeping.
@@ -238,8 +237,8 @@ int Main(int argc, char** argv) {
       std::cout << j.dump() << std::endl;
     } else {
       std::printf("%-12s %-8s %10.2f ± %5.2f %10.2f ± %5.2f %8.0f %12.0f %10.1f\n",
-                  run.policy.c_str(), run.workload.c_str(), Mean(unalloc), Sd(unalloc),
-                  Mean(alloc), Sd(alloc), failed_mean, per_s, p99_us);
+                  run.policy.c_str(), run.workload.c_str(), Mean(unalloc), Sd(unalloc), Mean(alloc),
+                  Sd(alloc), failed_mean, per_s, p99_us);
       std::fflush(stdout);
     }
   }

@@ -1,9 +1,10 @@
 #include "libs/authz/jwt.h"
-#include "libs/common/base64url.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
+
+#include "libs/common/base64url.h"
 
 namespace gpuaas::authz {
 namespace {

@@ -5,7 +5,9 @@ namespace gpuaas::authz {
 
 bool Principal::IsGlobal() const { return Has(Power::kAnyTenant); }
 
-bool Principal::IsPlatformAdmin() const { return role == ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN; }
+bool Principal::IsPlatformAdmin() const {
+  return role == ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
+}
 
 bool Principal::Has(Power power) const { return Holds(role, power); }
 
@@ -26,9 +28,8 @@ absl::Status RequirePower(const Principal& p, Power power, std::string_view what
   if (p.Has(power)) {
     return absl::OkStatus();
   }
-  return absl::PermissionDeniedError(
-      "permission denied: " + std::string(what) + " requires role " +
-      std::string(RoleName(WeakestHolder(power))));
+  return absl::PermissionDeniedError("permission denied: " + std::string(what) + " requires role " +
+                                     std::string(RoleName(WeakestHolder(power))));
 }
 
 absl::Status RequireTenant(const Principal& p, std::string_view tenant_id, std::string_view what) {

@@ -7,9 +7,9 @@ namespace {
 
 using ::gpuaas::common::v1::ROLE_MEMBER;
 using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
-using ::gpuaas::common::v1::ROLE_UNSPECIFIED;
 using ::gpuaas::common::v1::ROLE_SERVICE;
 using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
+using ::gpuaas::common::v1::ROLE_UNSPECIFIED;
 using ::gpuaas::common::v1::ROLE_VIEWER;
 
 Principal Make(Role role, std::string tenant = "ten_a") {
@@ -84,7 +84,8 @@ TEST(RequireTenant, OwnTenantOnlyUnlessGlobal) {
   absl::Status other = RequireTenant(Make(ROLE_TENANT_ADMIN, "ten_a"), "ten_b", "instance");
   EXPECT_EQ(other.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(other.message(), "instance not found");
-  EXPECT_EQ(RequireTenant(Make(ROLE_MEMBER, ""), "", "storage").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(RequireTenant(Make(ROLE_MEMBER, ""), "", "storage").code(),
+            absl::StatusCode::kNotFound);
   EXPECT_TRUE(RequireTenant(Make(ROLE_PLATFORM_ADMIN, ""), "ten_b", "instance").ok());
   EXPECT_TRUE(RequireTenant(Make(ROLE_SERVICE, ""), "ten_b", "instance").ok());
 }

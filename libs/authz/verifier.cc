@@ -126,7 +126,8 @@ class JwksAuthenticator final : public Authenticator {
       return keys_status;
     }
     const absl::Time now = clock_.Now();
-    if (std::optional<Principal> hit = verified_.Find(*token, snap.generation, now, options_.leeway)) {
+    if (std::optional<Principal> hit =
+            verified_.Find(*token, snap.generation, now, options_.leeway)) {
       return *std::move(hit);
     }
     absl::StatusOr<Claims> claims = Verify(*token, snap);

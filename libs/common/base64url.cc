@@ -1,7 +1,7 @@
+#include "libs/common/base64url.h"
+
 #include <array>
 #include <cstdint>
-
-#include "libs/common/base64url.h"
 
 namespace gpuaas {
 namespace {

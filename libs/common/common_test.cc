@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
 #include "libs/common/clock.h"

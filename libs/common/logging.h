@@ -1,10 +1,10 @@
 // Named spdlog loggers, one per component, all sharing one stderr sink and format.
 #pragma once
 
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <string_view>
-
-#include <spdlog/spdlog.h>
 
 namespace gpuaas {
 

@@ -10,10 +10,10 @@
 #define GPUAAS_STATUS_CONCAT_(a, b) GPUAAS_STATUS_CONCAT_INNER_(a, b)
 
 // Returns the status of `expr` from the enclosing function when it is not OK.
-#define GPUAAS_RETURN_IF_ERROR(expr)                  \
-  do {                                                \
-    ::absl::Status gpuaas_status_ = (expr);           \
-    if (!gpuaas_status_.ok()) return gpuaas_status_;  \
+#define GPUAAS_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::absl::Status gpuaas_status_ = (expr);          \
+    if (!gpuaas_status_.ok()) return gpuaas_status_; \
   } while (false)
 
 // Evaluates `rexpr` (a StatusOr<T>); returns its status when not OK, otherwise moves the value

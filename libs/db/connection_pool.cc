@@ -21,9 +21,9 @@ absl::StatusOr<Pool::Impl::Lease> Pool::Impl::Acquire(bool* connect_failed) {
       return !idle_.empty() || open_ < options_.size;
     };
     if (!mu_.AwaitWithTimeout(absl::Condition(&available), options_.acquire_timeout)) {
-      return absl::UnavailableError(
-          absl::StrCat("database pool exhausted: all ", options_.size, " connections busy for ",
-                       absl::FormatDuration(options_.acquire_timeout)));
+      return absl::UnavailableError(absl::StrCat("database pool exhausted: all ", options_.size,
+                                                 " connections busy for ",
+                                                 absl::FormatDuration(options_.acquire_timeout)));
     }
     if (!idle_.empty()) {
       std::unique_ptr<pqxx::connection> conn = std::move(idle_.back());

@@ -7,12 +7,11 @@
 
 #include <functional>
 #include <memory>
+#include <pqxx/pqxx>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <pqxx/pqxx>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,8 +22,8 @@
 namespace gpuaas::db {
 
 struct PoolOptions {
-  std::string dsn;                                  // libpq connection string or URI
-  int size = 8;                                     // connections opened lazily, at most this many
+  std::string dsn;  // libpq connection string or URI
+  int size = 8;     // connections opened lazily, at most this many
   absl::Duration acquire_timeout = absl::Seconds(5);
   // Set once per connection when it opens; a transaction may SET LOCAL its own.
   absl::Duration statement_timeout = absl::Seconds(5);
@@ -76,14 +75,14 @@ class Pool final {
   // Runs `fn` in a read-write transaction (SERIALIZABLE when `serializable`, else READ
   // COMMITTED) and commits when it returns OK; rolls back otherwise and returns its status.
   // Statements run under PoolOptions::statement_timeout unless `fn` sets its own with SET
-  // LOCAL (never plain SET: that would outlive the transaction on a pooled connection). Retries the whole of `fn` on serialization failure,
-  // deadlock and broken connection (exceptions only, never a Status `fn` returns), each attempt
-  // on a fresh connection with exponential backoff; never on in_doubt. So `fn` may run more
-  // than once: it must reset anything it captures and make no calls outside the database.
-  // `name` labels logs only. Blocks.
-  // Errors: UNAVAILABLE (database unreachable or pool exhausted for acquire_timeout), ABORTED
-  // (conflict left after retries), DEADLINE_EXCEEDED (statement timeout), UNKNOWN (connection
-  // lost during COMMIT: the outcome is unknown), others as MapException.
+  // LOCAL (never plain SET: that would outlive the transaction on a pooled connection). Retries the
+  // whole of `fn` on serialization failure, deadlock and broken connection (exceptions only, never
+  // a Status `fn` returns), each attempt on a fresh connection with exponential backoff; never on
+  // in_doubt. So `fn` may run more than once: it must reset anything it captures and make no calls
+  // outside the database. `name` labels logs only. Blocks. Errors: UNAVAILABLE (database
+  // unreachable or pool exhausted for acquire_timeout), ABORTED (conflict left after retries),
+  // DEADLINE_EXCEEDED (statement timeout), UNKNOWN (connection lost during COMMIT: the outcome is
+  // unknown), others as MapException.
   absl::Status RunInTransaction(std::string_view name, const std::function<absl::Status(Tx&)>& fn,
                                 bool serializable = false, RetryOptions retry = {});
 

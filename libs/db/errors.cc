@@ -1,10 +1,11 @@
 // The one place libpqxx errors become absl::Status (style rule 36).
+#include "libs/db/internal/errors.h"
+
 #include <string>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "libs/db/db.h"
-#include "libs/db/internal/errors.h"
 
 namespace gpuaas::db {
 namespace {

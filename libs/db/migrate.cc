@@ -32,16 +32,15 @@ bool IsPlainIdentifier(std::string_view name) {
 
 absl::Status Validate(std::string_view schema, std::span<const Migration> migrations) {
   if (!IsPlainIdentifier(schema)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("migrate: schema \"", std::string(schema), "\" is not a lower-case identifier"));
+    return absl::InvalidArgumentError(absl::StrCat("migrate: schema \"", std::string(schema),
+                                                   "\" is not a lower-case identifier"));
   }
   int last = 0;
   for (const Migration& m : migrations) {
     if (m.version <= last) {
       return absl::InvalidArgumentError(
           absl::StrCat("migrate: ", std::string(schema), " migration ", std::string(m.name),
-                       " (version ", m.version,
-                       ") is not after version ", last));
+                       " (version ", m.version, ") is not after version ", last));
     }
     last = m.version;
   }
@@ -54,7 +53,8 @@ absl::Status Validate(std::string_view schema, std::span<const Migration> migrat
 void LockAndPrepare(Tx& tx, const std::string& schema) {
   tx.Exec("SELECT pg_advisory_xact_lock($1, hashtext($2))", kMigrationLockClass,
           std::string(schema));
-  tx.Exec(absl::StrCat("SET LOCAL statement_timeout = '", std::string(kMigrationStatementTimeout), "'"));
+  tx.Exec(absl::StrCat("SET LOCAL statement_timeout = '", std::string(kMigrationStatementTimeout),
+                       "'"));
   // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists, and
   // a service role that was handed its schema by the operator has no such right.
   if (tx.Exec("SELECT 1 FROM pg_namespace WHERE nspname = $1", std::string(schema)).empty()) {
@@ -70,8 +70,7 @@ absl::StatusOr<std::set<int>> AppliedVersions(Pool& pool, const std::string& sch
   GPUAAS_RETURN_IF_ERROR(pool.RunInTransaction("db.migrate.read", [&](Tx& tx) {
     applied.clear();  // the callback may run more than once
     LockAndPrepare(tx, schema);
-    Result rows =
-        tx.ExecScript(absl::StrCat("SELECT version FROM ", schema, ".schema_migrations"));
+    Result rows = tx.ExecScript(absl::StrCat("SELECT version FROM ", schema, ".schema_migrations"));
     for (const Row& row : rows) applied.insert(row.Get<int>(0));
     return absl::OkStatus();
   }));
@@ -91,9 +90,9 @@ absl::Status Migrate(Pool& pool, std::string_view schema_view,
     absl::Status status = pool.RunInTransaction("db.migrate.apply", [&](Tx& tx) {
       LockAndPrepare(tx, schema);
       // Re-checked under the lock: another process may have applied it since we looked.
-      Result done = tx.Exec(
-          absl::StrCat("SELECT 1 FROM ", schema, ".schema_migrations WHERE version = $1"),
-          m.version);
+      Result done =
+          tx.Exec(absl::StrCat("SELECT 1 FROM ", schema, ".schema_migrations WHERE version = $1"),
+                  m.version);
       ran = done.empty();
       if (!ran) return absl::OkStatus();
       tx.ExecScript(absl::StrCat("SET LOCAL search_path TO ", schema));
@@ -105,9 +104,9 @@ absl::Status Migrate(Pool& pool, std::string_view schema_view,
       return absl::OkStatus();
     });
     if (!status.ok()) {
-      return absl::Status(status.code(), absl::StrCat("migration ", schema, "/",
-                                                      std::string(m.name),
-                                                      " failed: ", status.message()));
+      return absl::Status(status.code(),
+                          absl::StrCat("migration ", schema, "/", std::string(m.name),
+                                       " failed: ", status.message()));
     }
     if (ran) Logger("db")->info("applied migration {}/{}", schema, m.name);
   }

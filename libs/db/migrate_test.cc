@@ -1,9 +1,9 @@
 // Migrate with the embedded test set from libs/db/testdata (built by gpuaas_migrations).
-#include <thread>
-#include <vector>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
 
 #include "libs/db/db.h"
 #include "libs/db/testdata/test_migrations.h"

@@ -69,9 +69,8 @@ Attempt AcquireAndRun(Pool::Impl& pool, std::string_view name,
     // exhausted for acquire_timeout is not.
     return {lease.status(), connect_failed, false};
   }
-  Attempt result = serializable
-                       ? RunOnce<pqxx::transaction<pqxx::serializable>>(*lease, name, fn)
-                       : RunOnce<pqxx::work>(*lease, name, fn);
+  Attempt result = serializable ? RunOnce<pqxx::transaction<pqxx::serializable>>(*lease, name, fn)
+                                : RunOnce<pqxx::work>(*lease, name, fn);
   if (result.connection_lost) pool.DiscardIdle();
   return result;
 }
@@ -110,8 +109,8 @@ Pool::Pool(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Pool::~Pool() = default;
 
 absl::Status Pool::RunInTransaction(std::string_view name,
-                                    const std::function<absl::Status(Tx&)>& fn,
-                                    bool serializable, RetryOptions retry) {
+                                    const std::function<absl::Status(Tx&)>& fn, bool serializable,
+                                    RetryOptions retry) {
   const int max_attempts = std::max(1, retry.max_attempts);
   absl::Duration backoff = retry.initial_backoff;
   for (int attempt = 1;; ++attempt) {

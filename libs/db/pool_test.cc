@@ -1,10 +1,10 @@
 // Pool and RunInTransaction against a real PostgreSQL (fixture `postgres`).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <optional>
 #include <thread>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
 #include "libs/db/db.h"

@@ -1,9 +1,9 @@
 // The pool across a PostgreSQL outage, on a private cluster (ScopedPgCluster) so the shared
 // fixture server stays up for every other test.
-#include <thread>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <thread>
 
 #include "libs/db/db.h"
 #include "libs/testing/scoped_pg_cluster.h"

@@ -1,10 +1,10 @@
 // RunInTransaction's retry on real serialization failures, deadlocks and stale statements.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <latch>
 #include <thread>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "libs/db/db.h"
 #include "libs/testing/pg_test.h"

@@ -5,12 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <type_traits>
+#include <pqxx/pqxx>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <pqxx/pqxx>
 
 #include "absl/time/time.h"
 

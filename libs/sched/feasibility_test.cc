@@ -88,8 +88,8 @@ TEST(Feasibility, NeverBeyondCpuMemoryDisk) {
   EXPECT_FALSE(s->Place(Request{.cpu_milli = 4001}).ok());
   EXPECT_FALSE(s->Place(Request{.memory_bytes = 8 * kGiB + 1}).ok());
   EXPECT_FALSE(s->Place(Request{.disk_bytes = 10 * kGiB + 1}).ok());
-  ASSERT_TRUE(s->Place(Request{.cpu_milli = 4000, .memory_bytes = 8 * kGiB,
-                               .disk_bytes = 10 * kGiB}).ok());
+  ASSERT_TRUE(
+      s->Place(Request{.cpu_milli = 4000, .memory_bytes = 8 * kGiB, .disk_bytes = 10 * kGiB}).ok());
   auto why = s->Explain(Request{.cpu_milli = 1});
   ASSERT_TRUE(why.ok());
   EXPECT_EQ(why->cpu, 1);
@@ -146,8 +146,7 @@ TEST(Feasibility, InvalidRequests) {
   EXPECT_EQ(s->Place(Gpu(2, 500)).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s->Place(Gpu(1, 0)).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s->Place(Gpu(1, 1001)).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s->Place(Request{.cpu_milli = -1}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->Place(Request{.cpu_milli = -1}).status().code(), absl::StatusCode::kInvalidArgument);
   Request mig = Gpu(2);
   mig.mig_profile = "1g.5gb";
   EXPECT_EQ(s->Place(mig).status().code(), absl::StatusCode::kInvalidArgument);

@@ -14,8 +14,11 @@ namespace {
 constexpr int64_t kGiB = int64_t{1} << 30;
 
 WorkloadShape Shape(int64_t cpu, int32_t milli, int64_t memory, double p) {
-  return WorkloadShape{.cpu_milli = cpu, .gpu_count = 1, .gpu_milli = milli,
-                       .probability = p, .memory_bytes = memory};
+  return WorkloadShape{.cpu_milli = cpu,
+                       .gpu_count = 1,
+                       .gpu_milli = milli,
+                       .probability = p,
+                       .memory_bytes = memory};
 }
 
 class MeasureTest : public ::testing::Test {

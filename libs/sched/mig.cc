@@ -94,9 +94,7 @@ const MigProfile* FindMigProfile(const MigGeometry& geometry, absl::string_view 
   return nullptr;
 }
 
-uint8_t FullMigMask(const MigGeometry& geometry) {
-  return MigSliceMask(0, geometry.total_slices);
-}
+uint8_t FullMigMask(const MigGeometry& geometry) { return MigSliceMask(0, geometry.total_slices); }
 
 int32_t CountMigPlacements(const MigGeometry& geometry, uint8_t free_mask) {
   int32_t count = 0;

@@ -5,12 +5,13 @@
 
 #include <cstdint>
 #include <span>
+
 #include "absl/strings/string_view.h"
 
 namespace gpuaas::sched {
 
 struct MigProfile {
-  absl::string_view name;   // e.g. "3g.20gb"
+  absl::string_view name;  // e.g. "3g.20gb"
   int32_t slices = 0;      // memory slices taken
   uint8_t start_mask = 0;  // bit i set = may start at slice i
 };

@@ -1,8 +1,9 @@
 // NVIDIA's MIG placement tables and their use by the Scheduler.
+#include "libs/sched/mig.h"
+
 #include <memory>
 
 #include "gtest/gtest.h"
-#include "libs/sched/mig.h"
 #include "libs/sched/scheduler.h"
 
 namespace gpuaas::sched {

@@ -10,7 +10,7 @@
 namespace gpuaas::sched {
 
 std::vector<std::string> PolicyNames() {
-  return {"random",      "first-fit", "best-fit",  "spread", "dot-product",
+  return {"random",      "first-fit", "best-fit",  "spread",  "dot-product",
           "gpu-packing", "fgd",       "fgd-exact", "fgd-pack"};
 }
 
@@ -57,17 +57,28 @@ absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions
       if (!absl::SimpleAtod(p.second, &v)) {
         return absl::InvalidArgumentError(absl::StrCat("bad policy option: ", kv));
       }
-      if (p.first == "q") fgd.paper_quantization = v != 0;
-      else if (p.first == "random") fgd.random_ties = v != 0;
-      else if (p.first == "bf") fgd.bestfit_weight = v;
-      else if (p.first == "quantum") fgd.quantum_milli = v;
-      else if (p.first == "untouched") fgd.untouched_penalty = v;
-      else if (p.first == "cpupack") fgd.cpu_pack = v;
-      else if (p.first == "cpuexact") fgd.exact_cpu_only = v != 0;
-      else if (p.first == "unbacked") fgd.unbacked_weight = v;
-      else if (p.first == "unusable") fgd.unusable_weight = v;
-      else if (p.first == "common") fgd.common_share = v;
-      else return absl::InvalidArgumentError(absl::StrCat("bad policy option: ", kv));
+      if (p.first == "q")
+        fgd.paper_quantization = v != 0;
+      else if (p.first == "random")
+        fgd.random_ties = v != 0;
+      else if (p.first == "bf")
+        fgd.bestfit_weight = v;
+      else if (p.first == "quantum")
+        fgd.quantum_milli = v;
+      else if (p.first == "untouched")
+        fgd.untouched_penalty = v;
+      else if (p.first == "cpupack")
+        fgd.cpu_pack = v;
+      else if (p.first == "cpuexact")
+        fgd.exact_cpu_only = v != 0;
+      else if (p.first == "unbacked")
+        fgd.unbacked_weight = v;
+      else if (p.first == "unusable")
+        fgd.unusable_weight = v;
+      else if (p.first == "common")
+        fgd.common_share = v;
+      else
+        return absl::InvalidArgumentError(absl::StrCat("bad policy option: ", kv));
     }
     return MakeFgdPolicy(fgd, options);
   }

@@ -7,10 +7,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "libs/sched/internal/compiled_request.h"
 #include "libs/sched/internal/node_state.h"
 #include "libs/sched/workload.h"
@@ -19,8 +19,8 @@ namespace gpuaas::sched {
 
 // A policy's verdict on one feasible node.
 struct NodeScore {
-  double score = 0;         // lower is better
-  int32_t share_gpu = -1;   // for a fractional request: the GPU position to use (-1 = best fit)
+  double score = 0;        // lower is better
+  int32_t share_gpu = -1;  // for a fractional request: the GPU position to use (-1 = best fit)
 };
 
 class Policy {

@@ -30,7 +30,9 @@ std::vector<NodeSpec> RandomCluster(std::mt19937_64& rng) {
     const int gpus = std::vector<int>{0, 1, 2, 4, 8}[rng() % 5];
     const bool mig = model != "T4" && model != "G2" && rng() % 3 == 0;
     for (int g = 0; g < gpus; ++g) {
-      n.gpus.push_back(GpuSpec{.index = g, .model = model, .healthy = rng() % 10 != 0,
+      n.gpus.push_back(GpuSpec{.index = g,
+                               .model = model,
+                               .healthy = rng() % 10 != 0,
                                .mig_enabled = mig && g % 2 == 0});
     }
     nodes.push_back(std::move(n));
@@ -44,14 +46,23 @@ Request RandomRequest(std::mt19937_64& rng) {
   r.memory_bytes = std::uniform_int_distribution<int64_t>(0, 64)(rng) * kGiB;
   r.disk_bytes = std::uniform_int_distribution<int64_t>(0, 200)(rng) * kGiB;
   switch (rng() % 6) {
-    case 0: break;  // CPU only
-    case 1: r.gpu_count = 1; r.gpu_milli = std::vector<int32_t>{1, 250, 500, 999}[rng() % 4]; break;
-    case 2: r.gpu_count = 1; r.gpu_milli = std::uniform_int_distribution<int32_t>(1, 1000)(rng); break;
-    case 3: r.gpu_count = std::vector<int32_t>{1, 2, 4, 8}[rng() % 4]; break;
+    case 0:
+      break;  // CPU only
+    case 1:
+      r.gpu_count = 1;
+      r.gpu_milli = std::vector<int32_t>{1, 250, 500, 999}[rng() % 4];
+      break;
+    case 2:
+      r.gpu_count = 1;
+      r.gpu_milli = std::uniform_int_distribution<int32_t>(1, 1000)(rng);
+      break;
+    case 3:
+      r.gpu_count = std::vector<int32_t>{1, 2, 4, 8}[rng() % 4];
+      break;
     case 4: {
       r.gpu_count = 1;
-      r.mig_profile = std::vector<std::string>{"1g.5gb", "3g.20gb", "1g.10gb", "7g.80gb",
-                                               "1g.6gb", "2g.12gb"}[rng() % 6];
+      r.mig_profile = std::vector<std::string>{"1g.5gb",  "3g.20gb", "1g.10gb",
+                                               "7g.80gb", "1g.6gb",  "2g.12gb"}[rng() % 6];
       break;
     }
     default:
@@ -132,8 +143,8 @@ TEST_P(PropertyTest, PlaceReleaseKeepsInvariants) {
         const NodeSpec& n = nodes[rng() % nodes.size()];
         if (rng() % 2 == 0 && !n.gpus.empty()) {
           // Health flips change what new requests may use, never what is held.
-          ASSERT_TRUE(s.SetGpuHealth(n.name, n.gpus[rng() % n.gpus.size()].index,
-                                     rng() % 2 == 0).ok());
+          ASSERT_TRUE(
+              s.SetGpuHealth(n.name, n.gpus[rng() % n.gpus.size()].index, rng() % 2 == 0).ok());
         } else {
           ASSERT_TRUE(s.SetNodeSchedulable(n.name, rng() % 4 != 0).ok());
         }

@@ -132,11 +132,11 @@ TEST_F(ReplayTest, SameSeedSameDecisions) {
     auto r = TraceReplay::Create(nodes_, pods_, {.policy = "fgd", .seed = 7});
     std::vector<std::string> out;
     (*r)->Run([&](const Decision& d) {
-      out.push_back(d.placement ? d.placement->node + ":" +
-                                      std::to_string(d.placement->gpus.empty()
-                                                         ? -1
-                                                         : d.placement->gpus[0].index)
-                                : "-");
+      out.push_back(
+          d.placement
+              ? d.placement->node + ":" +
+                    std::to_string(d.placement->gpus.empty() ? -1 : d.placement->gpus[0].index)
+              : "-");
     });
     return out;
   };

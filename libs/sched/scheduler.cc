@@ -138,8 +138,8 @@ absl::StatusOr<Placement> Scheduler::Place(const Request& request) {
   return *std::move(p);
 }
 
-absl::StatusOr<std::vector<Placement>> Scheduler::PlaceBatch(const Request& request,
-                                                             int32_t count, BatchMode mode) {
+absl::StatusOr<std::vector<Placement>> Scheduler::PlaceBatch(const Request& request, int32_t count,
+                                                             BatchMode mode) {
   if (count < 0) {
     return absl::InvalidArgumentError("count must not be negative");
   }
@@ -176,16 +176,36 @@ absl::StatusOr<Explanation> Scheduler::Explain(const Request& request) const {
     }
     ++e.nodes;
     switch (internal::CheckNode(node, req)) {
-      case Reject::kNone: ++e.feasible; break;
-      case Reject::kUnschedulable: ++e.unschedulable; break;
-      case Reject::kSelector: ++e.selector; break;
-      case Reject::kGpuModel: ++e.gpu_model; break;
-      case Reject::kCpu: ++e.cpu; break;
-      case Reject::kMemory: ++e.memory; break;
-      case Reject::kDisk: ++e.disk; break;
-      case Reject::kGpuCount: ++e.gpu_count; break;
-      case Reject::kGpuShare: ++e.gpu_share; break;
-      case Reject::kMig: ++e.mig; break;
+      case Reject::kNone:
+        ++e.feasible;
+        break;
+      case Reject::kUnschedulable:
+        ++e.unschedulable;
+        break;
+      case Reject::kSelector:
+        ++e.selector;
+        break;
+      case Reject::kGpuModel:
+        ++e.gpu_model;
+        break;
+      case Reject::kCpu:
+        ++e.cpu;
+        break;
+      case Reject::kMemory:
+        ++e.memory;
+        break;
+      case Reject::kDisk:
+        ++e.disk;
+        break;
+      case Reject::kGpuCount:
+        ++e.gpu_count;
+        break;
+      case Reject::kGpuShare:
+        ++e.gpu_share;
+        break;
+      case Reject::kMig:
+        ++e.mig;
+        break;
     }
   }
   return e;
@@ -193,10 +213,15 @@ absl::StatusOr<Explanation> Scheduler::Explain(const Request& request) const {
 
 std::string Explanation::ToString() const {
   std::vector<std::string> parts;
-  const std::pair<const char*, int32_t> counts[] = {
-      {"unschedulable", unschedulable}, {"selector", selector}, {"gpu_model", gpu_model},
-      {"cpu", cpu}, {"memory", memory}, {"disk", disk}, {"gpu_count", gpu_count},
-      {"gpu_share", gpu_share}, {"mig", mig}};
+  const std::pair<const char*, int32_t> counts[] = {{"unschedulable", unschedulable},
+                                                    {"selector", selector},
+                                                    {"gpu_model", gpu_model},
+                                                    {"cpu", cpu},
+                                                    {"memory", memory},
+                                                    {"disk", disk},
+                                                    {"gpu_count", gpu_count},
+                                                    {"gpu_share", gpu_share},
+                                                    {"mig", mig}};
   for (const auto& [name, n] : counts) {
     if (n > 0) {
       parts.push_back(absl::StrCat(n, " ", name));

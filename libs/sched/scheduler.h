@@ -23,11 +23,11 @@
 #include <optional>
 #include <random>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "libs/sched/internal/cluster.h"
 #include "libs/sched/policy.h"
 #include "libs/sched/types.h"
@@ -101,7 +101,8 @@ class Scheduler final {
   const Policy& policy() const { return *policy_; }
 
  private:
-  explicit Scheduler(SchedulerOptions options) : options_(std::move(options)), rng_(options_.seed) {}
+  explicit Scheduler(SchedulerOptions options)
+      : options_(std::move(options)), rng_(options_.seed) {}
   absl::StatusOr<internal::CompiledRequest> Compile(const Request& request) const;
   // The chosen node slot and placement, or nullopt when nothing fits.
   std::optional<Placement> Decide(const internal::CompiledRequest& req);

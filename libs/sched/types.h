@@ -17,15 +17,15 @@ namespace gpuaas::sched {
 inline constexpr int32_t kWholeGpuMilli = 1000;
 
 struct GpuSpec {
-  int32_t index = 0;           // device index on the node, unique per node
-  std::string model;           // e.g. "A100-40GB", "T4", "G2"
+  int32_t index = 0;  // device index on the node, unique per node
+  std::string model;  // e.g. "A100-40GB", "T4", "G2"
   int64_t memory_bytes = 0;
   bool healthy = true;
-  bool mig_enabled = false;    // a MIG GPU serves only MIG requests
+  bool mig_enabled = false;  // a MIG GPU serves only MIG requests
 };
 
 struct NodeSpec {
-  std::string name;            // unique within a Scheduler
+  std::string name;  // unique within a Scheduler
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   int64_t disk_bytes = 0;
@@ -81,7 +81,7 @@ struct NodeUsage {
   int64_t memory_free_bytes = 0;
   int64_t disk_free_bytes = 0;
   bool schedulable = true;
-  std::vector<int32_t> gpu_free_milli;   // by position in NodeSpec::gpus
+  std::vector<int32_t> gpu_free_milli;     // by position in NodeSpec::gpus
   std::vector<uint8_t> gpu_mig_free_mask;  // bit i set = MIG memory slice i free
 };
 

@@ -15,7 +15,8 @@ TEST(ParsePage, SizeDefaultsAndCaps) {
   EXPECT_EQ(ParsePage(0, "")->limit, kDefaultPageSize);
   EXPECT_EQ(ParsePage(7, "")->limit, 7);
   EXPECT_EQ(ParsePage(100000, "")->limit, kMaxPageSize);
-  EXPECT_THAT(ParsePage(-1, ""), StatusIs(absl::StatusCode::kInvalidArgument, "page_size: must be >= 0"));
+  EXPECT_THAT(ParsePage(-1, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, "page_size: must be >= 0"));
 }
 
 TEST(ParsePage, TokenRoundTripsAndRejectsForeignTokens) {
@@ -25,7 +26,8 @@ TEST(ParsePage, TokenRoundTripsAndRejectsForeignTokens) {
   absl::StatusOr<PageRequest> next = ParsePage(2, token);
   ASSERT_OK(next.status());
   EXPECT_EQ(next->after, "usr_b");
-  EXPECT_THAT(ParsePage(2, "usr_b"), StatusIs(absl::StatusCode::kInvalidArgument, "page_token: invalid"));
+  EXPECT_THAT(ParsePage(2, "usr_b"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "page_token: invalid"));
   EXPECT_THAT(ParsePage(2, "!!!"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 

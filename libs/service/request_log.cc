@@ -27,7 +27,8 @@ std::string WithSchema(std::string_view sql, std::string_view schema) {
 }  // namespace
 
 RequestLog::RequestLog(std::string_view schema)
-    : find_sql_(WithSchema(kFindRequest, schema)), record_sql_(WithSchema(kRecordRequest, schema)) {}
+    : find_sql_(WithSchema(kFindRequest, schema)),
+      record_sql_(WithSchema(kRecordRequest, schema)) {}
 
 absl::StatusOr<CreateOutcome> RequestLog::Create(
     db::Tx& tx, const RequestKey& key, const google::protobuf::Message& request,

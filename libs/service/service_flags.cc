@@ -1,8 +1,7 @@
 #include "libs/service/service_flags.h"
 
-#include <cctype>
-
 #include <CLI/CLI.hpp>
+#include <cctype>
 
 #include "absl/time/clock.h"
 #include "libs/common/logging.h"

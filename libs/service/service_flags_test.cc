@@ -1,9 +1,9 @@
 #include "libs/service/service_flags.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <CLI/CLI.hpp>
-#include <gtest/gtest.h>
 
 #include "libs/testing/status_matchers.h"
 
@@ -48,8 +48,8 @@ TEST(ServiceFlags, RangeChecked) {
 TEST(ServiceFlags, CertificateNeedsItsKey) {
   ServiceFlags f;
   f.tls.cert_file = "server.crt";
-  EXPECT_THAT(ValidateServiceFlags(f), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                "--tls-cert and --tls-key go together"));
+  EXPECT_THAT(ValidateServiceFlags(f),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--tls-cert and --tls-key go together"));
   f.tls.key_file = "server.key";
   EXPECT_OK(ValidateServiceFlags(f));
   f.tls.require_client_cert = true;

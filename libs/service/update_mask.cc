@@ -11,8 +11,8 @@ using google::protobuf::util::FieldMaskUtil;
 
 // `inner` is `outer` or a field below it.
 bool IsWithin(std::string_view inner, std::string_view outer) {
-  return inner == outer || (inner.size() > outer.size() && inner.starts_with(outer) &&
-                            inner[outer.size()] == '.');
+  return inner == outer ||
+         (inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '.');
 }
 
 }  // namespace
@@ -31,8 +31,8 @@ absl::StatusOr<UpdateMask> UpdateMask::Parse(const google::protobuf::FieldMask& 
     }
     if (!ok) {
       std::vector<std::string> names(allowed.begin(), allowed.end());
-      return InvalidField("update_mask", "unknown field '" + path +
-                                             "'; allowed: " + absl::StrJoin(names, ", "));
+      return InvalidField("update_mask",
+                          "unknown field '" + path + "'; allowed: " + absl::StrJoin(names, ", "));
     }
     paths.push_back(path);
   }
@@ -48,8 +48,7 @@ bool UpdateMask::Touches(std::string_view path) const {
   return false;
 }
 
-void UpdateMask::Apply(const google::protobuf::Message& from,
-                       google::protobuf::Message& to) const {
+void UpdateMask::Apply(const google::protobuf::Message& from, google::protobuf::Message& to) const {
   google::protobuf::FieldMask fields;
   for (const std::string& p : paths_) {
     if (FieldMaskUtil::GetFieldDescriptors(from.GetDescriptor(), p, nullptr)) {

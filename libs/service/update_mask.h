@@ -1,8 +1,8 @@
 // Update methods (AIP-134): which fields an update_mask names, checked against the fields a
 // method lets callers change, and copying exactly those fields onto the stored resource.
 //
-//   GPUAAS_ASSIGN_OR_RETURN(UpdateMask mask, UpdateMask::Parse(req.update_mask(), {"display_name", "quota"}));
-//   if (mask.Touches("quota")) ...            // "quota" or any "quota.<field>"
+//   GPUAAS_ASSIGN_OR_RETURN(UpdateMask mask, UpdateMask::Parse(req.update_mask(), {"display_name",
+//   "quota"})); if (mask.Touches("quota")) ...            // "quota" or any "quota.<field>"
 //   mask.Apply(req.tenant(), stored);          // copies the named fields
 #pragma once
 

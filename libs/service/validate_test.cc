@@ -19,7 +19,8 @@ TEST(ValidateSlug, AcceptsAndRejects) {
                 StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("tenant.tenant_id: ")))
         << bad;
   }
-  EXPECT_THAT(ValidateSlug("x", std::string(64, 'a')), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ValidateSlug("x", std::string(64, 'a')),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ValidateDisplayText, Utf8WithoutControls) {
@@ -43,8 +44,8 @@ TEST(ValidateRequestId, OptionalPrintable) {
 
 TEST(ValidateServerId, OurIdsOnly) {
   EXPECT_OK(ValidateServerId("user_id", "usr_0a9f"));
-  EXPECT_THAT(ValidateServerId("user_id", ""), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                        "user_id: required"));
+  EXPECT_THAT(ValidateServerId("user_id", ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, "user_id: required"));
   EXPECT_THAT(ValidateServerId("user_id", "usr-1"), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ValidateServerId("user_id", std::string(65, 'a')),
               StatusIs(absl::StatusCode::kInvalidArgument));

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <random>
 
-
 #include "absl/strings/str_cat.h"
 #include "libs/db/dsn.h"
 

@@ -12,10 +12,10 @@
 // CI=true, where it fails: CI must never pass by skipping.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "absl/status/statusor.h"
 #include "libs/db/db.h"

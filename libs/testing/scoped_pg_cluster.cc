@@ -74,8 +74,7 @@ absl::Status ScopedPgCluster::Stop() {
 }
 
 absl::Status ScopedPgCluster::Start() {
-  absl::StatusOr<std::string> out =
-      RunScript(absl::StrCat("--fast start '", dir_, "' ", port_));
+  absl::StatusOr<std::string> out = RunScript(absl::StrCat("--fast start '", dir_, "' ", port_));
   if (!out.ok()) return out.status();
   dsn_ = std::string(absl::StripAsciiWhitespace(*out));
   return absl::OkStatus();

@@ -10,13 +10,13 @@
 // Inside namespace gpuaas, `testing::` names gpuaas::testing; write `::testing::` for gtest.
 #pragma once
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <ostream>
 #include <string>
 #include <type_traits>
 #include <utility>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -49,8 +49,7 @@ class StatusIsMatcherImpl {
     *os << ", or has an error message that ";
     message_.DescribeNegationTo(os);
   }
-  bool MatchAndExplain(const absl::Status& status,
-                       ::testing::MatchResultListener* listener) const {
+  bool MatchAndExplain(const absl::Status& status, ::testing::MatchResultListener* listener) const {
     *listener << "which is " << status;
     ::testing::StringMatchResultListener inner;
     if (!code_.MatchAndExplain(status.code(), &inner)) {
@@ -132,7 +131,7 @@ inline ::testing::PolymorphicMatcher<internal::IsOkPolymorphic> IsOk() {
 // Matches a Status or StatusOr whose code matches `code` (and message matches `message`).
 template <typename CodeMatcher, typename MessageMatcher>
 ::testing::PolymorphicMatcher<internal::StatusIsPolymorphic> StatusIs(CodeMatcher code,
-                                                                       MessageMatcher message) {
+                                                                      MessageMatcher message) {
   return ::testing::MakePolymorphicMatcher(internal::StatusIsPolymorphic(
       internal::StatusIsMatcherImpl(::testing::MatcherCast<absl::StatusCode>(code),
                                     ::testing::MatcherCast<const std::string&>(message))));

@@ -17,9 +17,9 @@
 #include "libs/authz/principal.h"
 #include "libs/common/clock.h"
 #include "libs/db/db.h"
+#include "libs/service/request_log.h"
 #include "services/auth/credentials/login_throttle.h"
 #include "services/auth/key_store.h"
-#include "libs/service/request_log.h"
 #include "services/auth/repository.h"
 #include "services/auth/token_answers.h"
 
@@ -42,11 +42,13 @@ class Auth final {
   // Returns OK without change otherwise.
   absl::Status Bootstrap(const std::string& password);
 
-  absl::Status CreateTenant(const Principal& p, const pb::CreateTenantRequest& req, pb::Tenant& out);
+  absl::Status CreateTenant(const Principal& p, const pb::CreateTenantRequest& req,
+                            pb::Tenant& out);
   absl::Status GetTenant(const Principal& p, const pb::GetTenantRequest& req, pb::Tenant& out);
   absl::Status ListTenants(const Principal& p, const pb::ListTenantsRequest& req,
                            pb::ListTenantsResponse& out);
-  absl::Status UpdateTenant(const Principal& p, const pb::UpdateTenantRequest& req, pb::Tenant& out);
+  absl::Status UpdateTenant(const Principal& p, const pb::UpdateTenantRequest& req,
+                            pb::Tenant& out);
   absl::Status DeleteTenant(const Principal& p, const pb::DeleteTenantRequest& req);
 
   absl::Status CreateUser(const Principal& p, const pb::CreateUserRequest& req, pb::User& out);
@@ -72,7 +74,8 @@ class Auth final {
                             pb::CreateApiKeyResponse& out);
   absl::Status ListApiKeys(const Principal& p, const pb::ListApiKeysRequest& req,
                            pb::ListApiKeysResponse& out);
-  absl::Status RevokeApiKey(const Principal& p, const pb::RevokeApiKeyRequest& req, pb::ApiKey& out);
+  absl::Status RevokeApiKey(const Principal& p, const pb::RevokeApiKeyRequest& req,
+                            pb::ApiKey& out);
   absl::Status ExchangeApiKey(const pb::ExchangeApiKeyRequest& req,
                               pb::ExchangeApiKeyResponse& out);
 

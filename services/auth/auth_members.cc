@@ -84,8 +84,8 @@ absl::Status Auth::ListMembers(const Principal& p, const pb::ListMembersRequest&
                           service::ParsePage(req.page_size(), req.page_token()));
   return pool_.RunInTransaction("auth.list_members", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.GetTenant(tx, req.tenant_id())) return absl::NotFoundError("tenant not found");
-    service::FillPage(page, repo_.ListMembers(tx, req.tenant_id(), page),
-                      *out.mutable_members(), *out.mutable_next_page_token(),
+    service::FillPage(page, repo_.ListMembers(tx, req.tenant_id(), page), *out.mutable_members(),
+                      *out.mutable_next_page_token(),
                       [](const pb::Membership& m) { return m.user_id(); });
     return absl::OkStatus();
   });

@@ -3,10 +3,10 @@
 #include "libs/common/base64url.h"
 #include "libs/common/ids.h"
 #include "libs/common/status_macros.h"
+#include "libs/service/validate.h"
 #include "services/auth/auth.h"
 #include "services/auth/credentials/password.h"
 #include "services/auth/credentials/secret_hash.h"
-#include "libs/service/validate.h"
 #include "services/auth/validate.h"
 
 namespace gpuaas::auth {
@@ -55,8 +55,7 @@ absl::StatusOr<Auth::Grant> Auth::ResolveGrant(db::Tx& tx, const UserRecord& use
   return Grant{memberships[0].tenant_id(), memberships[0].role()};
 }
 
-absl::StatusOr<IssuedToken> Auth::IssueAccessToken(const std::string& user_id,
-                                                   const Grant& grant,
+absl::StatusOr<IssuedToken> Auth::IssueAccessToken(const std::string& user_id, const Grant& grant,
                                                    const std::string& api_key_id) {
   authz::Claims claims;
   claims.iss = options_.issuer;
@@ -96,11 +95,12 @@ absl::Status Auth::Login(const pb::LoginRequest& req, pb::LoginResponse& out) {
   }
   GPUAAS_RETURN_IF_ERROR(throttle_.Check(req.user_name()));
 
-  GPUAAS_ASSIGN_OR_RETURN(std::optional<UserRecord> user,
-                          pool_.Read<std::optional<UserRecord>>(
-                              "auth.login_user", [&](db::Tx& tx) -> absl::StatusOr<std::optional<UserRecord>> {
-                                return repo_.GetUserByName(tx, req.user_name());
-                              }));
+  GPUAAS_ASSIGN_OR_RETURN(
+      std::optional<UserRecord> user,
+      pool_.Read<std::optional<UserRecord>>(
+          "auth.login_user", [&](db::Tx& tx) -> absl::StatusOr<std::optional<UserRecord>> {
+            return repo_.GetUserByName(tx, req.user_name());
+          }));
   // scrypt runs outside any transaction so no connection is held while it burns CPU.
   const bool password_ok = VerifyPassword(req.password(), user ? user->password_hash : DummyHash());
   if (!user || !password_ok) {

@@ -17,7 +17,12 @@ absl::Status TenantNotFound() { return absl::NotFoundError("tenant not found"); 
 
 Auth::Auth(db::Pool& pool, Repository& repo, KeyStore& keys, LoginThrottle& throttle,
            const Clock& clock, AuthOptions options)
-    : pool_(pool), repo_(repo), keys_(keys), throttle_(throttle), clock_(clock), options_(options) {}
+    : pool_(pool),
+      repo_(repo),
+      keys_(keys),
+      throttle_(throttle),
+      clock_(clock),
+      options_(options) {}
 
 absl::Status Auth::CreateTenant(const Principal& p, const pb::CreateTenantRequest& req,
                                 pb::Tenant& out) {

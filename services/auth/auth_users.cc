@@ -6,8 +6,8 @@
 #include "libs/service/update_mask.h"
 #include "libs/service/validate.h"
 #include "services/auth/auth.h"
-#include "services/auth/policy.h"
 #include "services/auth/credentials/password.h"
+#include "services/auth/policy.h"
 #include "services/auth/validate.h"
 
 namespace gpuaas::auth {
@@ -149,8 +149,8 @@ absl::Status Auth::UpdateUser(const Principal& p, const pb::UpdateUserRequest& r
       service::UpdateMask::Parse(req.update_mask(),
                                  {"display_name", "disabled", "password", "global_role"}));
   // An empty mask changes the password only when one is given.
-  const bool password = mask.Touches("password") &&
-                        (req.update_mask().paths_size() > 0 || !req.password().empty());
+  const bool password =
+      mask.Touches("password") && (req.update_mask().paths_size() > 0 || !req.password().empty());
   if (mask.Touches("display_name")) {
     GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("user.display_name", in.display_name()));
   }
@@ -165,8 +165,7 @@ absl::Status Auth::UpdateUser(const Principal& p, const pb::UpdateUserRequest& r
     GPUAAS_RETURN_IF_ERROR(RequireSeeUser(tx, p, in.user_id()));
     std::optional<UserRecord> u = repo_.GetUser(tx, in.user_id());
     if (!u) return UserNotFound();
-    const bool changes_disabled =
-        mask.Touches("disabled") && u->user.disabled() != in.disabled();
+    const bool changes_disabled = mask.Touches("disabled") && u->user.disabled() != in.disabled();
     const bool changes_role =
         mask.Touches("global_role") && u->user.global_role() != in.global_role();
     if (!p.Has(authz::Power::kPlatform) && (changes_disabled || changes_role || !self)) {

@@ -4,12 +4,12 @@ namespace gpuaas::auth {
 
 // Authenticated methods: the domain method takes the principal, the request and the response.
 // `Lane` is handler_, or cpu_handler_ for the methods that hash a password (scrypt).
-#define GPUAAS_AUTHED_ON(Lane, Method, Request, Response)                                       \
-  grpc::ServerUnaryReactor* AuthServiceImpl::Method(grpc::CallbackServerContext* ctx,          \
-                                                    const Request* req, Response* resp) {      \
-    return Lane.Run(ctx, [this, req, resp](const authz::Principal& p) {                        \
-      return auth_.Method(p, *req, *resp);                                                     \
-    });                                                                                        \
+#define GPUAAS_AUTHED_ON(Lane, Method, Request, Response)                                 \
+  grpc::ServerUnaryReactor* AuthServiceImpl::Method(grpc::CallbackServerContext* ctx,     \
+                                                    const Request* req, Response* resp) { \
+    return Lane.Run(ctx, [this, req, resp](const authz::Principal& p) {                   \
+      return auth_.Method(p, *req, *resp);                                                \
+    });                                                                                   \
   }
 #define GPUAAS_AUTHED(Method, Request, Response) \
   GPUAAS_AUTHED_ON(handler_, Method, Request, Response)
@@ -32,10 +32,10 @@ GPUAAS_AUTHED(RevokeApiKey, pb::RevokeApiKeyRequest, pb::ApiKey)
 #undef GPUAAS_AUTHED_ON
 
 // Deletes answer an empty message.
-#define GPUAAS_AUTHED_EMPTY(Method, Request, Response)                                         \
-  grpc::ServerUnaryReactor* AuthServiceImpl::Method(grpc::CallbackServerContext* ctx,          \
-                                                    const Request* req, Response*) {           \
-    return handler_.Run(ctx,                                                                   \
+#define GPUAAS_AUTHED_EMPTY(Method, Request, Response)                                             \
+  grpc::ServerUnaryReactor* AuthServiceImpl::Method(grpc::CallbackServerContext* ctx,              \
+                                                    const Request* req, Response*) {               \
+    return handler_.Run(ctx,                                                                       \
                         [this, req](const authz::Principal& p) { return auth_.Method(p, *req); }); \
   }
 
@@ -47,7 +47,8 @@ GPUAAS_AUTHED_EMPTY(RemoveMember, pb::RemoveMemberRequest, pb::RemoveMemberRespo
 grpc::ServerUnaryReactor* AuthServiceImpl::WhoAmI(grpc::CallbackServerContext* ctx,
                                                   const pb::WhoAmIRequest*,
                                                   pb::WhoAmIResponse* resp) {
-  return handler_.Run(ctx, [this, resp](const authz::Principal& p) { return auth_.WhoAmI(p, *resp); });
+  return handler_.Run(ctx,
+                      [this, resp](const authz::Principal& p) { return auth_.WhoAmI(p, *resp); });
 }
 
 grpc::ServerUnaryReactor* AuthServiceImpl::RotateSigningKey(grpc::CallbackServerContext* ctx,
@@ -83,7 +84,8 @@ grpc::ServerUnaryReactor* AuthServiceImpl::ExchangeApiKey(grpc::CallbackServerCo
 }
 
 grpc::ServerUnaryReactor* AuthServiceImpl::GetJwks(grpc::CallbackServerContext* ctx,
-                                                   const pb::GetJwksRequest*, pb::GetJwksResponse* resp) {
+                                                   const pb::GetJwksRequest*,
+                                                   pb::GetJwksResponse* resp) {
   return handler_.RunPublic(ctx, [this, resp] { return auth_.GetJwks(*resp); });
 }
 

@@ -14,7 +14,7 @@ class AuthServiceImpl final : public pb::AuthService::CallbackService {
   AuthServiceImpl(Auth& auth, rpc::Handler& handler, rpc::Handler& cpu_handler)
       : auth_(auth), handler_(handler), cpu_handler_(cpu_handler) {}
 
-#define GPUAAS_AUTH_RPC(Method, Request, Response)                                  \
+#define GPUAAS_AUTH_RPC(Method, Request, Response)                                       \
   grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* ctx, const Request* req, \
                                    Response* resp) override;
   GPUAAS_AUTH_RPC(CreateTenant, pb::CreateTenantRequest, pb::Tenant)

@@ -47,7 +47,8 @@ absl::StatusOr<std::shared_ptr<const KeyStore::Snapshot>> KeyStore::Reload() {
   auto snap = std::make_shared<Snapshot>();
   snap->loaded_at = clock_.Now();
   for (const SigningKeyRecord& r : records) {
-    GPUAAS_ASSIGN_OR_RETURN(authz::Ed25519Key key, authz::Ed25519Key::FromPrivateRaw(r.private_raw));
+    GPUAAS_ASSIGN_OR_RETURN(authz::Ed25519Key key,
+                            authz::Ed25519Key::FromPrivateRaw(r.private_raw));
     snap->published.push_back({r.kid, key.PublicRaw()});
     if (!r.retire_time.has_value() && snap->current_key == nullptr) {
       snap->current_kid = r.kid;

@@ -1,9 +1,8 @@
 // gpuaas-auth: wiring only. The shared flags (listen, database, TLS, ...) come from the service
 // kit with GPUAAS_AUTH_* environment fallbacks; the defaults match the dev stack, so it starts
 // with no configuration.
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "libs/authz/verifier.h"
 #include "libs/common/clock.h"
@@ -65,8 +64,7 @@ int Run(const AuthFlags& f) {
   gpuaas::auth::Auth auth(**pool, repo, keys, throttle, clock,
                           {.issuer = f.issuer, .access_token_ttl = token_ttl});
   if (!f.bootstrap_admin_password_file.empty()) {
-    absl::StatusOr<std::string> password =
-        gpuaas::ReadSecretFile(f.bootstrap_admin_password_file);
+    absl::StatusOr<std::string> password = gpuaas::ReadSecretFile(f.bootstrap_admin_password_file);
     absl::Status s = password.ok() ? auth.Bootstrap(*password) : password.status();
     if (!s.ok()) {
       log->critical("bootstrap admin: {}", s.ToString());

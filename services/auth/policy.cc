@@ -7,8 +7,7 @@
 
 namespace gpuaas::auth {
 
-absl::StatusOr<common::v1::Role> ApiKeyRole(const authz::Principal& p,
-                                            common::v1::Role requested) {
+absl::StatusOr<common::v1::Role> ApiKeyRole(const authz::Principal& p, common::v1::Role requested) {
   const common::v1::Role role = requested == common::v1::ROLE_UNSPECIFIED ? p.role : requested;
   if (authz::PowersOf(role) == 0) {
     return service::InvalidField("role", "unknown role");

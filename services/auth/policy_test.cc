@@ -8,8 +8,6 @@
 namespace gpuaas::auth {
 namespace {
 
-using ::gpuaas::testing::IsOkAndHolds;
-using ::gpuaas::testing::StatusIs;
 using common::v1::Role;
 using common::v1::ROLE_MEMBER;
 using common::v1::ROLE_PLATFORM_ADMIN;
@@ -17,6 +15,8 @@ using common::v1::ROLE_SERVICE;
 using common::v1::ROLE_TENANT_ADMIN;
 using common::v1::ROLE_UNSPECIFIED;
 using common::v1::ROLE_VIEWER;
+using ::gpuaas::testing::IsOkAndHolds;
+using ::gpuaas::testing::StatusIs;
 
 authz::Principal Caller(Role role, std::string tenant = "alpha", std::string user = "usr_me") {
   authz::Principal p;

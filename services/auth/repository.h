@@ -96,7 +96,8 @@ class Repository final {
   // Refresh tokens.
   void InsertRefreshToken(db::Tx& tx, const RefreshTokenRecord& r);
   // Locks the row (FOR UPDATE) so two concurrent refreshes cannot both rotate it.
-  std::optional<RefreshTokenRecord> GetRefreshTokenForUpdate(db::Tx& tx, const std::string& token_id);
+  std::optional<RefreshTokenRecord> GetRefreshTokenForUpdate(db::Tx& tx,
+                                                             const std::string& token_id);
   void MarkRefreshTokenUsed(db::Tx& tx, const std::string& token_id);
   void RevokeChain(db::Tx& tx, const std::string& chain_id);
   void RevokeUserTokens(db::Tx& tx, const std::string& user_id);

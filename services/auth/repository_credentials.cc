@@ -5,10 +5,13 @@
 namespace gpuaas::auth {
 namespace {
 
-#define GPUAAS_API_KEY_FROM                                                              \
-  "SELECT api_key_id, name, coalesce(tenant_id, ''), user_id, role, "                    \
-  GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("expire_time")                 \
-  ", revoke_time IS NOT NULL, secret_hash FROM auth.api_keys "
+// SQL reads best as written.
+// clang-format off
+#define GPUAAS_API_KEY_FROM                                                   \
+  "SELECT api_key_id, name, coalesce(tenant_id, ''), user_id, role, "         \
+  GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("expire_time") ", " \
+  "revoke_time IS NOT NULL, secret_hash FROM auth.api_keys "
+// clang-format on
 
 std::optional<std::string> NullIfEmpty(const std::string& s) {
   if (s.empty()) return std::nullopt;
@@ -66,8 +69,7 @@ std::optional<ApiKeyRecord> Repository::GetApiKey(db::Tx& tx, const std::string&
 std::vector<pb::ApiKey> Repository::ListApiKeys(db::Tx& tx, const std::string& tenant_id,
                                                 const std::optional<std::string>& user_id,
                                                 const PageRequest& page) {
-  constexpr std::string_view kListApiKeys =
-      GPUAAS_API_KEY_FROM
+  constexpr std::string_view kListApiKeys = GPUAAS_API_KEY_FROM
       "WHERE coalesce(tenant_id, '') = $1 AND ($2::text IS NULL OR user_id = $2) "
       "AND api_key_id > $3 ORDER BY api_key_id LIMIT $4";
   return tx.Exec(kListApiKeys, tenant_id, user_id, page.after, page.limit).Map(ApiKeyOnly);
@@ -87,8 +89,8 @@ void Repository::InsertRefreshToken(db::Tx& tx, const RefreshTokenRecord& r) {
           r.secret_hash, r.expire_time);
 }
 
-std::optional<RefreshTokenRecord> Repository::GetRefreshTokenForUpdate(db::Tx& tx,
-                                                                       const std::string& token_id) {
+std::optional<RefreshTokenRecord> Repository::GetRefreshTokenForUpdate(
+    db::Tx& tx, const std::string& token_id) {
   constexpr std::string_view kGetRefreshTokenForUpdate =
       "SELECT token_id, chain_id, user_id, coalesce(tenant_id, ''), secret_hash, "
       GPUAAS_SQL_MICROS("expire_time") ", used_time IS NOT NULL, revoke_time IS NOT NULL "

@@ -1,13 +1,16 @@
 // Tenants and memberships.
-#include "services/auth/repository.h"
 #include "libs/common/proto_time.h"
+#include "services/auth/repository.h"
 
 namespace gpuaas::auth {
 namespace {
 
-#define GPUAAS_TENANT_COLUMNS                                                                  \
-  "tenant_id, display_name, max_gpus, max_instances, max_storage_bytes, " GPUAAS_SQL_MICROS( \
-      "create_time") ", " GPUAAS_SQL_MICROS("update_time")
+// SQL reads best as written.
+// clang-format off
+#define GPUAAS_TENANT_COLUMNS                                             \
+  "tenant_id, display_name, max_gpus, max_instances, max_storage_bytes, " \
+  GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("update_time")
+// clang-format on
 
 pb::Tenant TenantFromRow(const db::Row& r) {
   pb::Tenant t;
@@ -21,9 +24,13 @@ pb::Tenant TenantFromRow(const db::Row& r) {
   return t;
 }
 
-#define GPUAAS_MEMBER_FROM                                                               \
-  "SELECT m.tenant_id, m.user_id, u.user_name, m.role, " GPUAAS_SQL_MICROS("m.create_time") \
+// SQL reads best as written.
+// clang-format off
+#define GPUAAS_MEMBER_FROM                               \
+  "SELECT m.tenant_id, m.user_id, u.user_name, m.role, " \
+  GPUAAS_SQL_MICROS("m.create_time")                     \
   " FROM auth.memberships m JOIN auth.users u USING (user_id) "
+// clang-format on
 
 pb::Membership MemberFromRow(const db::Row& r) {
   pb::Membership m;
@@ -95,7 +102,8 @@ bool Repository::UpdateMember(db::Tx& tx, const pb::Membership& m) {
   return tx.Exec(kUpdateMember, m.tenant_id(), m.user_id(), m.role()).affected_rows() == 1;
 }
 
-bool Repository::DeleteMember(db::Tx& tx, const std::string& tenant_id, const std::string& user_id) {
+bool Repository::DeleteMember(db::Tx& tx, const std::string& tenant_id,
+                              const std::string& user_id) {
   constexpr std::string_view kDeleteMember =
       "DELETE FROM auth.memberships WHERE tenant_id = $1 AND user_id = $2";
   return tx.Exec(kDeleteMember, tenant_id, user_id).affected_rows() == 1;

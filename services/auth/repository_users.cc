@@ -5,10 +5,13 @@
 namespace gpuaas::auth {
 namespace {
 
-#define GPUAAS_USER_FROM                                                           \
-  "SELECT u.user_id, u.user_name, u.display_name, u.disabled, u.global_role, "     \
-  GPUAAS_SQL_MICROS("u.create_time") ", " GPUAAS_SQL_MICROS("u.update_time")       \
+// SQL reads best as written.
+// clang-format off
+#define GPUAAS_USER_FROM                                                       \
+  "SELECT u.user_id, u.user_name, u.display_name, u.disabled, u.global_role, " \
+  GPUAAS_SQL_MICROS("u.create_time") ", " GPUAAS_SQL_MICROS("u.update_time")   \
   ", u.password_hash FROM auth.users u "
+// clang-format on
 
 UserRecord UserFromRow(const db::Row& r) {
   UserRecord rec;
@@ -57,9 +60,9 @@ std::vector<pb::User> Repository::ListUsers(db::Tx& tx, const std::optional<std:
                                             const PageRequest& page) {
   constexpr std::string_view kListUsers =
       GPUAAS_USER_FROM "WHERE u.user_id > $1 ORDER BY u.user_id LIMIT $2";
-  constexpr std::string_view kListTenantUsers =
-      GPUAAS_USER_FROM "JOIN auth.memberships m USING (user_id) "
-                       "WHERE u.user_id > $1 AND m.tenant_id = $3 ORDER BY u.user_id LIMIT $2";
+  constexpr std::string_view kListTenantUsers = GPUAAS_USER_FROM
+      "JOIN auth.memberships m USING (user_id) "
+      "WHERE u.user_id > $1 AND m.tenant_id = $3 ORDER BY u.user_id LIMIT $2";
   if (tenant_id) {
     return tx.Exec(kListTenantUsers, page.after, page.limit, *tenant_id).Map(UserOnly);
   }

@@ -22,8 +22,9 @@ TEST(ValidateUserName, Rules) {
 
 TEST(ValidatePassword, Length) {
   EXPECT_OK(ValidatePassword("password", "12345678"));
-  EXPECT_THAT(ValidatePassword("password", "1234567"),
-              StatusIs(absl::StatusCode::kInvalidArgument, "password: must be at least 8 characters"));
+  EXPECT_THAT(
+      ValidatePassword("password", "1234567"),
+      StatusIs(absl::StatusCode::kInvalidArgument, "password: must be at least 8 characters"));
   EXPECT_THAT(ValidatePassword("password", std::string(1025, 'x')),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
@@ -32,8 +33,9 @@ TEST(ValidateQuota, NamesTheLimit) {
   pb::Quota q;
   EXPECT_OK(ValidateQuota("tenant.quota", q));
   q.set_max_instances(-1);
-  EXPECT_THAT(ValidateQuota("tenant.quota", q),
-              StatusIs(absl::StatusCode::kInvalidArgument, "tenant.quota.max_instances: must be >= 0"));
+  EXPECT_THAT(
+      ValidateQuota("tenant.quota", q),
+      StatusIs(absl::StatusCode::kInvalidArgument, "tenant.quota.max_instances: must be >= 0"));
 }
 
 TEST(ValidateRoles, TenantAndGlobal) {

@@ -102,16 +102,15 @@ TEST_F(AuthGrantTest, EveryCreatorRoleByEveryKeyRole) {
       const std::string token = Exchange(key.secret(), requested);
       // Own tenant: managing people exactly when the key's role holds that power.
       const bool manages = authz::Holds(requested, authz::Power::kManagePeople);
-      EXPECT_EQ(ManagePeople(token, "alpha"), manages ? grpc::StatusCode::OK
-                                                      : grpc::StatusCode::PERMISSION_DENIED);
+      EXPECT_EQ(ManagePeople(token, "alpha"),
+                manages ? grpc::StatusCode::OK : grpc::StatusCode::PERMISSION_DENIED);
       // Another tenant: invisible to tenant roles, readable by global ones.
       const bool global = authz::Holds(requested, authz::Power::kAnyTenant);
       EXPECT_EQ(ReadTenant(token, "beta"),
                 global ? grpc::StatusCode::OK : grpc::StatusCode::NOT_FOUND);
-      EXPECT_EQ(ManagePeople(token, "beta"),
-                !global    ? grpc::StatusCode::NOT_FOUND
-                : manages  ? grpc::StatusCode::OK
-                           : grpc::StatusCode::PERMISSION_DENIED);
+      EXPECT_EQ(ManagePeople(token, "beta"), !global   ? grpc::StatusCode::NOT_FOUND
+                                             : manages ? grpc::StatusCode::OK
+                                                       : grpc::StatusCode::PERMISSION_DENIED);
     }
   }
 }

@@ -1,15 +1,14 @@
 // The permission matrix: every role × every authenticated method × own or another tenant →
 // the exact answer. Callers act in tenant "alpha"; targets live in "alpha" or "beta".
+#include <google/protobuf/descriptor.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <gtest/gtest.h>
+
 #include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <set>
-
-#include <google/protobuf/descriptor.h>
-#include <grpcpp/generic/generic_stub.h>
-
-#include <gtest/gtest.h>
 
 #include "libs/testing/pg_test.h"
 #include "tests/auth/auth_stack.h"
@@ -95,7 +94,10 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          pb::Tenant out;
          return stub().GetTenant(Ctx(t).get(), r, &out);
        }},
-      {"ListTenants", {kService, kPlatformAdmin}, none, false,
+      {"ListTenants",
+       {kService, kPlatformAdmin},
+       none,
+       false,
        [this](const std::string& t, const std::string&) {
          pb::ListTenantsResponse out;
          return stub().ListTenants(Ctx(t).get(), {}, &out);
@@ -128,14 +130,20 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          pb::User out;
          return stub().CreateUser(Ctx(t).get(), r, &out);
        }},
-      {"GetUser(other member)", {kTenantAdmin, kService, kPlatformAdmin}, members, true,
+      {"GetUser(other member)",
+       {kTenantAdmin, kService, kPlatformAdmin},
+       members,
+       true,
        [this](const std::string& t, const std::string& tenant) {
          pb::GetUserRequest r;
          r.set_user_id(target_[tenant]);
          pb::User out;
          return stub().GetUser(Ctx(t).get(), r, &out);
        }},
-      {"ListUsers", {kTenantAdmin, kService, kPlatformAdmin}, none, false,
+      {"ListUsers",
+       {kTenantAdmin, kService, kPlatformAdmin},
+       none,
+       false,
        [this](const std::string& t, const std::string&) {
          pb::ListUsersResponse out;
          return stub().ListUsers(Ctx(t).get(), {}, &out);
@@ -219,7 +227,10 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          pb::ListApiKeysResponse out;
          return stub().ListApiKeys(Ctx(t).get(), {}, &out);
        }},
-      {"RevokeApiKey(another member's)", admins, {kViewer, kMember, kService}, true,
+      {"RevokeApiKey(another member's)",
+       admins,
+       {kViewer, kMember, kService},
+       true,
        [this](const std::string& t, const std::string& tenant) {
          std::string owner =
              stack_->Login("target-" + tenant, AuthStack::PasswordOf("target-" + tenant));

@@ -1,11 +1,11 @@
 // The real gpuaas-auth binary: restarts keep data, PostgreSQL restarts are survived without a
 // service restart, mutual TLS refuses strangers, and reflection lists the services.
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <grpcpp/grpcpp.h>
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
@@ -43,8 +43,8 @@ class AuthProcess {
  public:
   AuthProcess(std::string dsn, std::vector<std::string> extra = {})
       : dsn_(std::move(dsn)), extra_(std::move(extra)), port_(FreePort()) {
-    dir_ = fs::temp_directory_path() / ("auth-process-" + std::to_string(getpid()) + "-" +
-                                        std::to_string(port_));
+    dir_ = fs::temp_directory_path() /
+           ("auth-process-" + std::to_string(getpid()) + "-" + std::to_string(port_));
     fs::create_directories(dir_);
     std::ofstream(dir_ / "admin-password") << kPassword << "\n";
   }
@@ -54,19 +54,15 @@ class AuthProcess {
   }
 
   void Start() {
-    std::vector<std::string> argv = {GPUAAS_AUTH_BINARY,
-                                     "--listen=127.0.0.1:" + std::to_string(port_),
-                                     "--metrics-listen=127.0.0.1:0",
-                                     "--db-dsn=" + dsn_,
-                                     "--bootstrap-admin-password-file=" +
-                                         (dir_ / "admin-password").string()};
+    std::vector<std::string> argv = {
+        GPUAAS_AUTH_BINARY, "--listen=127.0.0.1:" + std::to_string(port_),
+        "--metrics-listen=127.0.0.1:0", "--db-dsn=" + dsn_,
+        "--bootstrap-admin-password-file=" + (dir_ / "admin-password").string()};
     argv.insert(argv.end(), extra_.begin(), extra_.end());
     child_ = std::make_unique<ChildProcess>(argv, (dir_ / "auth.log").string());
   }
   // SIGTERM; the service must drain and exit 0 (its log is printed when it does not).
-  void Stop() {
-    EXPECT_EQ(child_->Terminate(), 0) << "SIGTERM must shut down cleanly\n" << log();
-  }
+  void Stop() { EXPECT_EQ(child_->Terminate(), 0) << "SIGTERM must shut down cleanly\n" << log(); }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string log() const { return ReadFile(dir_ / "auth.log"); }
   const fs::path& dir() const { return dir_; }
@@ -176,16 +172,15 @@ TEST_F(AuthProcessTest, LogsNeverContainSecrets) {
 TEST_F(AuthProcessTest, MutualTlsRefusesClientsWithoutACertificateFromTheCa) {
   fs::path certs = fs::temp_directory_path() / ("auth-certs-" + std::to_string(getpid()));
   fs::path strangers = certs / "strangers";
-  ASSERT_EQ(std::system(("'" GPUAAS_GEN_CERTS "' '" + certs.string() + "' auth client >/dev/null")
-                            .c_str()),
+  ASSERT_EQ(std::system(
+                ("'" GPUAAS_GEN_CERTS "' '" + certs.string() + "' auth client >/dev/null").c_str()),
             0);
-  ASSERT_EQ(std::system(("'" GPUAAS_GEN_CERTS "' '" + strangers.string() + "' client >/dev/null")
-                            .c_str()),
+  ASSERT_EQ(std::system(
+                ("'" GPUAAS_GEN_CERTS "' '" + strangers.string() + "' client >/dev/null").c_str()),
             0);
   AuthProcess auth(dsn(), {"--tls-cert=" + (certs / "auth.crt").string(),
                            "--tls-key=" + (certs / "auth.key").string(),
-                           "--tls-ca=" + (certs / "ca.crt").string(),
-                           "--tls-require-client-cert"});
+                           "--tls-ca=" + (certs / "ca.crt").string(), "--tls-require-client-cert"});
   auth.Start();
 
   auto call = [&](const std::string& cert_dir, bool with_cert) {
@@ -195,7 +190,8 @@ TEST_F(AuthProcessTest, MutualTlsRefusesClientsWithoutACertificateFromTheCa) {
       opts.pem_cert_chain = ReadFile(fs::path(cert_dir) / "client.crt");
       opts.pem_private_key = ReadFile(fs::path(cert_dir) / "client.key");
     }
-    auto stub = pb::AuthService::NewStub(grpc::CreateChannel(auth.address(), grpc::SslCredentials(opts)));
+    auto stub =
+        pb::AuthService::NewStub(grpc::CreateChannel(auth.address(), grpc::SslCredentials(opts)));
     pb::GetJwksResponse jwks;
     return stub->GetJwks(Ctx("", 3).get(), {}, &jwks);
   };

@@ -14,11 +14,10 @@ using ::testing::SizeIs;
 
 class AuthRpcTest : public AuthStackTest {};
 
-#define ASSERT_RPC_OK(call)                                   \
-  do {                                                        \
-    grpc::Status s_ = (call);                                 \
-    ASSERT_TRUE(s_.ok()) << #call << ": " << s_.error_code()  \
-                         << " " << s_.error_message();        \
+#define ASSERT_RPC_OK(call)                                                                \
+  do {                                                                                     \
+    grpc::Status s_ = (call);                                                              \
+    ASSERT_TRUE(s_.ok()) << #call << ": " << s_.error_code() << " " << s_.error_message(); \
   } while (false)
 
 TEST_F(AuthRpcTest, TenantLifecycle) {

@@ -34,7 +34,6 @@ class AuthSecurityTest : public AuthStackTest {
     c.jti = NewId("jti_");
     return c;
   }
-
 };
 
 TEST_F(AuthSecurityTest, OtherTenantsResourcesAreNotFound) {
@@ -131,8 +130,8 @@ TEST_F(AuthSecurityTest, BadTokensAreUnauthenticated) {
   // alg none: the real payload, no signature.
   std::string payload = good->substr(good->find('.') + 1);
   payload = payload.substr(0, payload.find('.'));
-  std::string none = absl::StrCat(Base64UrlEncode(R"({"alg":"none","typ":"JWT"})"), ".",
-                                  payload, ".");
+  std::string none =
+      absl::StrCat(Base64UrlEncode(R"({"alg":"none","typ":"JWT"})"), ".", payload, ".");
   EXPECT_EQ(WhoAmICode(none), grpc::StatusCode::UNAUTHENTICATED);
 
   // Tampered payload under a real signature.

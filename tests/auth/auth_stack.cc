@@ -24,16 +24,15 @@ AuthStack::AuthStack(const std::string& dsn, AuthOptions options) {
                          .listen_address = "127.0.0.1:0",
                          .metrics_address = "",
                          .worker_threads = 4},
-      authz::NewJwksAuthenticator(keys_->NewLocalJwksSource(), clock_,
-                                  {.issuer = options.issuer,
-                                   .min_refetch_interval = absl::ZeroDuration()}));
-  service_ = std::make_unique<AuthServiceImpl>(*auth_, server_->handler(),
-                                               server_->cpu_handler());
+      authz::NewJwksAuthenticator(
+          keys_->NewLocalJwksSource(), clock_,
+          {.issuer = options.issuer, .min_refetch_interval = absl::ZeroDuration()}));
+  service_ = std::make_unique<AuthServiceImpl>(*auth_, server_->handler(), server_->cpu_handler());
   server_->AddService(service_.get());
   absl::Status started = server_->Start();
   EXPECT_TRUE(started.ok()) << started;
-  stub_ = pb::AuthService::NewStub(
-      grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
+  stub_ =
+      pb::AuthService::NewStub(grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
 }
 
 AuthStack::~AuthStack() { server_->Shutdown(); }

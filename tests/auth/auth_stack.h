@@ -2,16 +2,16 @@
 // bootstrapped platform admin, for tests that talk to it through a real gRPC stub.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/common/clock.h"
 #include "libs/db/db.h"
-#include "libs/testing/pg_test.h"
 #include "libs/rpc/server.h"
+#include "libs/testing/pg_test.h"
 #include "services/auth/auth.h"
 #include "services/auth/credentials/login_throttle.h"
 #include "services/auth/grpc_service.h"

@@ -1,6 +1,7 @@
 #include "tests/common/child_process.h"
 
 #include <fcntl.h>
+#include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -9,8 +10,6 @@
 
 #include <chrono>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "grpc/health/v1/health.grpc.pb.h"
 

@@ -2,15 +2,15 @@
 // a comment on every service, RPC and field; enum values prefixed with their enum's name; a
 // request and a response message of its own for every RPC (standard methods may answer with
 // the resource they create, get, update or act on). Runs protoc itself to keep the comments.
+#include <google/protobuf/descriptor.pb.h>
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <google/protobuf/descriptor.pb.h>
-#include <gtest/gtest.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -33,9 +33,10 @@ FileDescriptorSet LoadProtos() {
     }
   }
   const fs::path out = fs::path(::testing::TempDir()) / "gpuaas_protos.pb";
-  const std::string cmd = std::string(GPUAAS_PROTOC) + " -I" + root.string() +
-                          " -I/usr/include --include_source_info --descriptor_set_out=" +
-                          out.string() + " " + absl::StrJoin(files, " ");
+  const std::string cmd =
+      std::string(GPUAAS_PROTOC) + " -I" + root.string() +
+      " -I/usr/include --include_source_info --descriptor_set_out=" + out.string() + " " +
+      absl::StrJoin(files, " ");
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   FileDescriptorSet set;
   std::ifstream in(out, std::ios::binary);
@@ -75,9 +76,8 @@ TEST(ProtoConventions, EveryServiceRpcAndFieldIsCommented) {
     for (int m = 0; m < f.message_type_size(); ++m) {
       for (int i = 0; i < f.message_type(m).field_size(); ++i) {
         const std::string path = absl::StrJoin({kMessage, m, kField, i}, ",");
-        EXPECT_TRUE(commented.count(path))
-            << f.name() << ": field " << f.message_type(m).name() << "."
-            << f.message_type(m).field(i).name();
+        EXPECT_TRUE(commented.count(path)) << f.name() << ": field " << f.message_type(m).name()
+                                           << "." << f.message_type(m).field(i).name();
       }
     }
   }

@@ -19,7 +19,8 @@ void OnRun(CLI::App* sub, Context& ctx, std::function<absl::Status(Session&)> fn
 
 CLI::Option* AddRoleOption(CLI::App* sub, const std::string& name, std::string& value,
                            const std::string& help) {
-  return sub->add_option(name, value, help + " (tenant-admin|member|viewer|platform-admin|service)");
+  return sub->add_option(name, value,
+                         help + " (tenant-admin|member|viewer|platform-admin|service)");
 }
 
 absl::Status ParseRoleInto(const std::string& name, common::v1::Role& role) {

@@ -1,8 +1,7 @@
 // gpuaasctl: the command-line client for the gpuaas API. Wiring only: global flags, the command
 // groups, and the exit-code contract scripts rely on (0 ok, 1 error, 2 usage).
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "absl/status/status.h"
 #include "tools/gpuaasctl/commands.h"
@@ -26,8 +25,7 @@ int main(int argc, char** argv) {
   app.add_option("--auth-addr", o.auth_addr,
                  "auth service host:port (default: $GPUAAS_AUTH_ADDR, .gpuaas/stack.env, "
                  "localhost:50051)");
-  app.add_option("-o,--output", o.output, "output format")
-      ->check(CLI::IsMember({"table", "json"}));
+  app.add_option("-o,--output", o.output, "output format")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--timeout", o.timeout, "deadline of each call");
   app.add_option("--ca", o.ca_file, "CA certificate: use TLS (default: $GPUAAS_TLS_CA, stack.env)")
       ->check(CLI::ExistingFile);

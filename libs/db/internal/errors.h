@@ -13,7 +13,8 @@ bool IsConnectionLost(const std::exception& e);
 bool IsStalePreparedStatement(const std::exception& e);
 
 // Re-running the whole transaction on a fresh connection may succeed: serialization failure,
-// deadlock, a stale prepared statement, or a connection lost before COMMIT was sent. Never an in-doubt commit.
+// deadlock, a stale prepared statement, or a connection lost before COMMIT was sent. Never an
+// in-doubt commit.
 bool IsRetryable(const std::exception& e);
 
 }  // namespace gpuaas::db::internal

@@ -3,9 +3,8 @@
 #pragma once
 
 #include <memory>
-#include <vector>
-
 #include <pqxx/pqxx>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"

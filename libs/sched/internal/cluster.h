@@ -4,12 +4,12 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "libs/sched/internal/node_index.h"
 #include "libs/sched/internal/node_state.h"
 #include "libs/sched/types.h"

@@ -12,14 +12,15 @@ namespace gpuaas::sched::internal {
 struct CompiledRequest {
   const Request* request = nullptr;
   int32_t gpu_count = 0;
-  int32_t gpu_milli = 0;   // per GPU; 0 without GPUs
-  bool share = false;      // one GPU, less than a whole one
+  int32_t gpu_milli = 0;  // per GPU; 0 without GPUs
+  bool share = false;     // one GPU, less than a whole one
   bool mig = false;
   bool any_model = true;
   std::vector<bool> allowed;  // by model id, when !any_model
 
   bool ModelAllowed(int16_t model) const {
-    return any_model || (model >= 0 && static_cast<size_t>(model) < allowed.size() && allowed[model]);
+    return any_model ||
+           (model >= 0 && static_cast<size_t>(model) < allowed.size() && allowed[model]);
   }
   int64_t TotalGpuMilli() const { return int64_t{gpu_count} * gpu_milli; }
 };

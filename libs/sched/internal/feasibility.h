@@ -17,13 +17,13 @@ enum class Reject : int8_t {
   kNone = 0,
   kUnschedulable,
   kSelector,
-  kGpuModel,   // no healthy GPU of an allowed model (or of the MIG kind asked for)
+  kGpuModel,  // no healthy GPU of an allowed model (or of the MIG kind asked for)
   kCpu,
   kMemory,
   kDisk,
-  kGpuCount,   // not enough whole free GPUs
-  kGpuShare,   // no GPU with enough free share
-  kMig,        // no legal MIG start free
+  kGpuCount,  // not enough whole free GPUs
+  kGpuShare,  // no GPU with enough free share
+  kMig,       // no legal MIG start free
 };
 inline constexpr int kRejectKinds = 10;
 

@@ -3,10 +3,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "libs/sched/mig.h"
 
 namespace gpuaas::sched::internal {
@@ -33,7 +33,7 @@ struct GpuState {
   int16_t model = kNoGpuModel;
   bool healthy = true;
   bool mig = false;
-  int32_t free_milli = 0;    // 0 for MIG GPUs: their capacity lives in mig_free
+  int32_t free_milli = 0;  // 0 for MIG GPUs: their capacity lives in mig_free
   uint8_t mig_free = 0;
   const MigGeometry* mig_geometry = nullptr;
   int64_t memory_bytes = 0;
@@ -56,10 +56,10 @@ struct NodeState {
   int32_t placements = 0;
 
   // Derived from gpus by Refresh(), over shareable GPUs only.
-  int32_t whole_free = 0;        // GPUs with all 1000 milli free
-  int32_t max_partial = 0;       // largest free share among GPUs that are not whole-free
-  int64_t gpu_free_total = 0;    // sum of free milli
-  int64_t gpu_cap_total = 0;     // 1000 per shareable GPU
+  int32_t whole_free = 0;      // GPUs with all 1000 milli free
+  int32_t max_partial = 0;     // largest free share among GPUs that are not whole-free
+  int64_t gpu_free_total = 0;  // sum of free milli
+  int64_t gpu_cap_total = 0;   // 1000 per shareable GPU
 
   // Position in NodeIndex.
   int32_t bucket = -1;

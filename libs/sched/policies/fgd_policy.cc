@@ -184,8 +184,8 @@ class FgdPolicy final : public Policy {
     for (size_t i = 0; i < a.shapes.size(); ++i) {
       const WorkloadShape& x = a.shapes[i];
       const WorkloadShape& y = b.shapes[i];
-      if (x.cpu_milli != y.cpu_milli || x.gpu_count != y.gpu_count ||
-          x.gpu_milli != y.gpu_milli || x.gpu_models != y.gpu_models) {
+      if (x.cpu_milli != y.cpu_milli || x.gpu_count != y.gpu_count || x.gpu_milli != y.gpu_milli ||
+          x.gpu_models != y.gpu_models) {
         return false;
       }
       l1 += std::abs(x.probability - y.probability);
@@ -266,9 +266,8 @@ class FgdPolicy final : public Policy {
       const Measures d = growth();
       gpus[k].free_milli = g.free_milli;
       // The artifact keeps the first GPU among equal quantised scores.
-      const double key = fgd_.paper_quantization
-                             ? -std::floor(Sigmoid(-d.frag / 1000.0) * 100.0)
-                             : d.frag + d.unusable;
+      const double key = fgd_.paper_quantization ? -std::floor(Sigmoid(-d.frag / 1000.0) * 100.0)
+                                                 : d.frag + d.unusable;
       if (e.gpu < 0 || key < best_key) {
         best_key = key;
         e.growth = d;
@@ -289,7 +288,7 @@ class FgdPolicy final : public Policy {
   uint64_t epoch_ = 0;
   absl::flat_hash_map<ShapeKey, int32_t> shape_ids_;
   int32_t shape_ = -1;
-  std::vector<std::vector<Entry>> cache_;  // [slot][shape]
+  std::vector<std::vector<Entry>> cache_;            // [slot][shape]
   absl::flat_hash_map<StateKey, Entry> same_state_;  // this decision's computed states
 };
 

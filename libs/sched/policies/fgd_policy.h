@@ -25,15 +25,15 @@ namespace gpuaas::sched {
 
 struct FgdOptions {
   bool paper_quantization = false;
-  bool random_ties = false;     // else the lowest node slot (insertion order) wins ties
-  double bestfit_weight = 0;    // weight of the best-fit leftover added to delta (in GPUs)
-  double quantum_milli = 0;     // > 0: deltas rounded down to multiples of this
-  double untouched_penalty = 0; // added for a node without placements: fill used nodes first
-  double cpu_pack = 0;          // CPU-only requests: weight of the node's free GPUs (in GPUs/8)
-  bool exact_cpu_only = false;  // CPU-only requests: exact deltas even when quantising
-  double unbacked_weight = 0;   // weight of the Unbacked measure, added to F's delta
-  double unusable_weight = 0;   // weight of the Unusable measure's delta, quantised on its own
-  double common_share = 0.01;   // Unusable: the shapes that count make up more than this of M
+  bool random_ties = false;      // else the lowest node slot (insertion order) wins ties
+  double bestfit_weight = 0;     // weight of the best-fit leftover added to delta (in GPUs)
+  double quantum_milli = 0;      // > 0: deltas rounded down to multiples of this
+  double untouched_penalty = 0;  // added for a node without placements: fill used nodes first
+  double cpu_pack = 0;           // CPU-only requests: weight of the node's free GPUs (in GPUs/8)
+  bool exact_cpu_only = false;   // CPU-only requests: exact deltas even when quantising
+  double unbacked_weight = 0;    // weight of the Unbacked measure, added to F's delta
+  double unusable_weight = 0;    // weight of the Unusable measure's delta, quantised on its own
+  double common_share = 0.01;    // Unusable: the shapes that count make up more than this of M
   std::string name = "fgd";
 };
 

@@ -5,8 +5,8 @@
 
 namespace gpuaas::sched {
 
-void FragmentationMeasure::Compile(const Workload& workload,
-                                   const internal::ModelRegistry& models, double common_share) {
+void FragmentationMeasure::Compile(const Workload& workload, const internal::ModelRegistry& models,
+                                   double common_share) {
   shapes_.clear();
   compiled_models_ = models.size();
   common_share_ = common_share;
@@ -96,8 +96,7 @@ double FragmentationMeasure::Measure(int64_t cpu_free, std::span<const FragGpu> 
   return f;
 }
 
-bool FragmentationMeasure::Usable(const FragGpu& gpu, int64_t cpu_free,
-                                  int64_t memory_free) const {
+bool FragmentationMeasure::Usable(const FragGpu& gpu, int64_t cpu_free, int64_t memory_free) const {
   // Shapes come most common first, so the usual answer is found after a few.
   double share = 0;
   for (const Shape& s : shapes_) {

@@ -85,9 +85,9 @@ absl::StatusOr<std::vector<TraceNode>> ParseOpenbNodes(absl::string_view csv) {
     TraceNode& n = out[i];
     n.name = std::string(Cell(*table, i, "sn"));
     n.model = std::string(Cell(*table, i, "model"));
-    for (absl::Status s : {Number(*table, i, "cpu_milli", &n.cpu_milli),
-                           Number(*table, i, "memory_mib", &n.memory_mib),
-                           Number(*table, i, "gpu", &n.gpus)}) {
+    for (absl::Status s :
+         {Number(*table, i, "cpu_milli", &n.cpu_milli),
+          Number(*table, i, "memory_mib", &n.memory_mib), Number(*table, i, "gpu", &n.gpus)}) {
       if (!s.ok()) {
         return s;
       }
@@ -106,10 +106,10 @@ absl::StatusOr<std::vector<TracePod>> ParseOpenbPods(absl::string_view csv) {
   for (size_t i = 0; i < out.size(); ++i) {
     TracePod& p = out[i];
     p.name = std::string(Cell(*table, i, "name"));
-    for (absl::Status s : {Number(*table, i, "cpu_milli", &p.cpu_milli),
-                           Number(*table, i, "memory_mib", &p.memory_mib),
-                           Number(*table, i, "num_gpu", &p.num_gpu),
-                           Number(*table, i, "gpu_milli", &p.gpu_milli)}) {
+    for (absl::Status s :
+         {Number(*table, i, "cpu_milli", &p.cpu_milli),
+          Number(*table, i, "memory_mib", &p.memory_mib), Number(*table, i, "num_gpu", &p.num_gpu),
+          Number(*table, i, "gpu_milli", &p.gpu_milli)}) {
       if (!s.ok()) {
         return s;
       }

@@ -96,8 +96,8 @@ ReplayResult TraceReplay::Run(const std::function<void(const Decision&)>& on_dec
       ++result.failed;
     }
     if (on_decision) {
-      on_decision(Decision{static_cast<int64_t>(seq), arrivals_[seq], &req,
-                           p.ok() ? &*p : nullptr});
+      on_decision(
+          Decision{static_cast<int64_t>(seq), arrivals_[seq], &req, p.ok() ? &*p : nullptr});
     }
     if (std::isnan(result.unalloc_at_100) && static_cast<double>(demand) >= cap) {
       result.unalloc_at_100 = 100.0 * (1.0 - static_cast<double>(allocated) / cap);

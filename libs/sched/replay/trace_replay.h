@@ -35,7 +35,7 @@ struct Decision {
 
 struct ReplayResult {
   double unalloc_at_100 = std::numeric_limits<double>::quiet_NaN();  // % of GPU milli
-  double alloc_at_130 = 0;                                            // % of GPU milli
+  double alloc_at_130 = 0;                                           // % of GPU milli
   int64_t failed = 0;
   int64_t decisions = 0;
   int64_t capacity_milli = 0;
