@@ -80,7 +80,7 @@ absl::StatusOr<std::unique_ptr<pb::Message>> AskReflection(
 
   grpc::GenericStub stub(channel);
   grpc::CompletionQueue cq;
-  std::unique_ptr<grpc::ClientContext> ctx = NewClientContext(kCallTimeout);
+  std::unique_ptr<grpc::ClientContext> ctx = test::NewClientContext(kCallTimeout);
   std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
       stub.PrepareCall(ctx.get(), kReflectionMethod, &cq);
   // Each step has its own tag and waits for it; the queue carries one operation at a time.
@@ -181,7 +181,7 @@ grpc::Status GenericUnaryCall(const std::shared_ptr<grpc::Channel>& channel,
                               const std::string& method, const pb::Message& request,
                               pb::Message& response) {
   grpc::GenericStub stub(channel);
-  std::unique_ptr<grpc::ClientContext> ctx = NewClientContext(kCallTimeout);
+  std::unique_ptr<grpc::ClientContext> ctx = test::NewClientContext(kCallTimeout);
   grpc::ByteBuffer request_buffer = ToByteBuffer(request);
   grpc::ByteBuffer response_buffer;
   std::promise<grpc::Status> done;
@@ -204,7 +204,7 @@ class HealthReflectionTest : public ::testing::Test {
     server_->AddService(echo_.get());
     absl::Status started = server_->Start();
     ASSERT_TRUE(started.ok()) << started;
-    channel_ = MakeChannel(absl::StrCat("127.0.0.1:", server_->port()), TlsOptions{});
+    channel_ = test::LocalChannel(server_->port());
   }
 
   void TearDown() override { server_.reset(); }  // before echo_, which it serves
