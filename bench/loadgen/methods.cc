@@ -27,8 +27,15 @@ Invoker MakeInvoker(Req req, const MethodArgs& args, Fire fire) {
   return [shared_req, call = std::move(call), fire](Callback done) {
     std::shared_ptr<grpc::ClientContext> ctx = call.NewClientContext();
     auto resp = std::make_shared<Resp>();
+    // The context and response die before `done` runs: once `done` reports the call finished,
+    // the caller may tear down the channel, and a context destroyed after that frees gRPC
+    // state twice (ASan saw it).
     fire(ctx.get(), shared_req.get(), resp.get(),
-         [ctx, resp, done = std::move(done)](grpc::Status s) { done(std::move(s)); });
+         [ctx, resp, done = std::move(done)](grpc::Status s) mutable {
+           ctx.reset();
+           resp.reset();
+           done(std::move(s));
+         });
   };
 }
 
