@@ -57,8 +57,10 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
     // Monotonic: a wall-clock step must not produce negative or huge latencies.
     absl::Duration latency = absl::FromChrono(std::chrono::steady_clock::now() - start_);
     std::string principal = calls_.End(ctx_);
-    metrics_.CallEnded();
+    // Recorded before it leaves the in-flight gauge, so a scrape that sees no call in flight
+    // has every finished call counted.
     metrics_.Record(method_, code, latency);
+    metrics_.CallEnded();
     if (logger_.should_log(spdlog::level::info)) {
       logger_.info("method={} principal={} code={} ms={:.3f} peer={}", method_,
                    principal.empty() ? "-" : principal, StatusCodeName(code),
