@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +13,7 @@
 #include "libs/client/channel.h"
 #include "libs/client/endpoint.h"
 #include "libs/client/settings.h"
+#include "libs/common/files.h"
 
 namespace gpuaas::bench {
 namespace {
@@ -53,18 +53,6 @@ absl::StatusOr<absl::Duration> ParsePositive(const std::string& flag, const std:
     return absl::InvalidArgumentError(absl::StrCat(flag, ": want a duration like 30s, got ", v));
   }
   return d;
-}
-
-absl::StatusOr<std::string> ReadPassword(const std::string& file) {
-  std::ifstream in(file);
-  std::string line;
-  if (!in || !std::getline(in, line)) {
-    return absl::NotFoundError(absl::StrCat("cannot read ", file));
-  }
-  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) {
-    line.pop_back();
-  }
-  return line;
 }
 
 // Logs in once before the run so token-checked methods measure only the token check.
@@ -135,7 +123,7 @@ int Run(const Flags& f) {
   args.user = *user;
   args.tenant = f.tenant;
   if (!password_file->empty()) {
-    absl::StatusOr<std::string> pw = ReadPassword(*password_file);
+    absl::StatusOr<std::string> pw = ReadSecretFile(*password_file);
     if (!pw.ok()) {
       return Fail(pw.status());
     }

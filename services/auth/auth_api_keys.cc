@@ -19,6 +19,8 @@ namespace {
 
 constexpr std::string_view kCreateApiKey = "CreateApiKey";
 constexpr int kSecretBytes = 32;
+// Long enough for any automation, short enough that every expiry is a valid Timestamp.
+constexpr absl::Duration kMaxKeyLifetime = absl::Hours(24 * 366 * 10);
 
 absl::Status KeyNotFound() { return absl::NotFoundError("api key not found"); }
 
@@ -33,6 +35,8 @@ absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyReques
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequestId("request_id", req.request_id()));
   const absl::Duration ttl = FromProtoDuration(req.ttl());
   if (ttl < absl::ZeroDuration()) return service::InvalidField("ttl", "must not be negative");
+  if (req.ttl().nanos() != 0) return service::InvalidField("ttl", "must be whole seconds");
+  if (ttl > kMaxKeyLifetime) return service::InvalidField("ttl", "must be at most 10 years");
   if (!p.api_key_id.empty()) {
     return absl::PermissionDeniedError("an API key cannot create API keys; log in as a user");
   }
@@ -45,21 +49,22 @@ absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyReques
   rec.key.set_user_id(p.user_id);
   rec.key.set_role(role);
   if (ttl > absl::ZeroDuration()) {
-    *rec.key.mutable_expire_time() = ToProtoTime(clock_.Now() + absl::Trunc(ttl, absl::Seconds(1)));
+    *rec.key.mutable_expire_time() = ToProtoTime(clock_.Now() + ttl);
   }
   const std::string secret = RandomToken(kSecretBytes);
   rec.secret_hash = HashSecret(secret);
 
+  // Request ids are scoped to the tenant too: a key belongs to the tenant its token acts for.
+  const std::string caller = p.user_id + "@" + p.tenant_id;
   return pool_.RunInTransaction(
       "auth.create_api_key",
       [&](db::Tx& tx) -> absl::Status {
-        GPUAAS_ASSIGN_OR_RETURN(
-            service::CreateOutcome created,
-            requests_.Create(tx, {kCreateApiKey, p.user_id, req.request_id()}, req,
-                             [&](db::Tx& tx) -> absl::StatusOr<std::string> {
-                               repo_.InsertApiKey(tx, rec);
-                               return rec.key.api_key_id();
-                             }));
+        GPUAAS_ASSIGN_OR_RETURN(service::CreateOutcome created,
+                                requests_.Create(tx, {kCreateApiKey, caller, req.request_id()}, req,
+                                                 [&](db::Tx& tx) -> absl::StatusOr<std::string> {
+                                                   repo_.InsertApiKey(tx, rec);
+                                                   return rec.key.api_key_id();
+                                                 }));
         std::optional<ApiKeyRecord> stored = repo_.GetApiKey(tx, created.id);
         if (!stored) return KeyNotFound();
         out.Clear();

@@ -158,7 +158,7 @@ absl::Status Auth::UpdateUser(const Principal& p, const pb::UpdateUserRequest& r
   if (mask.Touches("global_role")) {
     GPUAAS_RETURN_IF_ERROR(ValidateGlobalRole("user.global_role", in.global_role()));
   }
-  const bool self = p.user_id == in.user_id();
+  const bool self = HasSelfRights(p, in.user_id());
   const std::string new_hash = password ? HashPassword(req.password()) : std::string();
 
   return pool_.RunInTransaction("auth.update_user", [&](db::Tx& tx) -> absl::Status {

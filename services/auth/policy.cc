@@ -23,6 +23,10 @@ absl::StatusOr<common::v1::Role> ApiKeyRole(const authz::Principal& p, common::v
   return role;
 }
 
+bool HasSelfRights(const authz::Principal& p, std::string_view user_id) {
+  return p.api_key_id.empty() && p.user_id == user_id;
+}
+
 bool MayManageKey(const authz::Principal& p, const auth::v1::ApiKey& key) {
   if (p.Has(authz::Power::kPlatform)) {
     return true;
@@ -30,7 +34,9 @@ bool MayManageKey(const authz::Principal& p, const auth::v1::ApiKey& key) {
   if (key.tenant_id() != p.tenant_id) {
     return false;
   }
-  return key.user_id() == p.user_id || p.Has(authz::Power::kManagePeople);
+  // A tenant admin may not revoke the platform's service keys made in its tenant.
+  return HasSelfRights(p, key.user_id()) ||
+         (p.Has(authz::Power::kManagePeople) && authz::MayGrant(p.role, key.role()));
 }
 
 absl::Status RequireGrantable(const authz::Principal& p, common::v1::Role role) {

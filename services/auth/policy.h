@@ -16,8 +16,14 @@ namespace gpuaas::auth {
 // role when the caller's token acts for no tenant (a tenant role always names its tenant).
 absl::StatusOr<common::v1::Role> ApiKeyRole(const authz::Principal& p, common::v1::Role requested);
 
-// The caller may revoke `key`: its creator, whoever manages the key's tenant's people, or a
-// platform admin. Others must not learn the key exists.
+// The caller holds the rights a user has over itself (its password, its own API keys) on
+// `user_id`: it is that user, logged in. A token exchanged from an API key never has them: a
+// leaked read-only key must not change its creator's password and log in as the creator.
+bool HasSelfRights(const authz::Principal& p, std::string_view user_id);
+
+// The caller may revoke `key`: its creator (with self rights), whoever manages the key's
+// tenant's people and may grant the key's role, or a platform admin. Others must not learn the
+// key exists.
 bool MayManageKey(const authz::Principal& p, const auth::v1::ApiKey& key);
 
 // The caller may give a member (or a user it creates) `role`. Error: PERMISSION_DENIED.

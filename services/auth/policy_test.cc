@@ -72,16 +72,30 @@ TEST(ApiKeyRole, UnknownRoleIsInvalid) {
               StatusIs(absl::StatusCode::kInvalidArgument, "role: unknown role"));
 }
 
+TEST(HasSelfRights, OnlyTheUserLoggedIn) {
+  EXPECT_TRUE(HasSelfRights(Caller(ROLE_VIEWER, "alpha", "usr_me"), "usr_me"));
+  EXPECT_FALSE(HasSelfRights(Caller(ROLE_VIEWER, "alpha", "usr_me"), "usr_you"));
+  authz::Principal from_key = Caller(ROLE_PLATFORM_ADMIN, "alpha", "usr_me");
+  from_key.api_key_id = "gak_1";
+  EXPECT_FALSE(HasSelfRights(from_key, "usr_me"));
+}
+
 TEST(MayManageKey, CreatorTenantPeopleManagersAndPlatformAdmins) {
   auth::v1::ApiKey key;
   key.set_tenant_id("alpha");
   key.set_user_id("usr_owner");
+  key.set_role(ROLE_MEMBER);
   EXPECT_TRUE(MayManageKey(Caller(ROLE_VIEWER, "alpha", "usr_owner"), key));
   EXPECT_FALSE(MayManageKey(Caller(ROLE_MEMBER), key));
   EXPECT_TRUE(MayManageKey(Caller(ROLE_TENANT_ADMIN), key));
   EXPECT_FALSE(MayManageKey(Caller(ROLE_TENANT_ADMIN, "beta"), key));
   EXPECT_FALSE(MayManageKey(Caller(ROLE_SERVICE), key));
   EXPECT_TRUE(MayManageKey(Caller(ROLE_PLATFORM_ADMIN, ""), key));
+  key.set_role(ROLE_SERVICE);  // a service key made in alpha: beyond its tenant admin
+  EXPECT_FALSE(MayManageKey(Caller(ROLE_TENANT_ADMIN), key));
+  authz::Principal owner_via_key = Caller(ROLE_VIEWER, "alpha", "usr_owner");
+  owner_via_key.api_key_id = "gak_2";
+  EXPECT_FALSE(MayManageKey(owner_via_key, key));
 }
 
 TEST(RequireGrantable, TenantAdminGrantsTenantRolesOnly) {

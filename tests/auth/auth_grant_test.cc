@@ -151,5 +151,46 @@ TEST_F(AuthGrantTest, TenantRoleKeyNeedsATenant) {
   EXPECT_TRUE(CreateKey(no_tenant, common::v1::ROLE_SERVICE, key).ok());
 }
 
+// A leaked low-role key must not take over its creator: a token from a key has no rights over
+// its creator's account or the creator's other keys, only what its role grants.
+TEST_F(AuthGrantTest, AKeyHasNoSelfRightsOverItsCreator) {
+  const std::string admin = creators_[common::v1::ROLE_PLATFORM_ADMIN];
+  pb::CreateApiKeyResponse viewer_key;
+  pb::CreateApiKeyResponse other_key;
+  ASSERT_TRUE(CreateKey(admin, common::v1::ROLE_VIEWER, viewer_key).ok());
+  ASSERT_TRUE(CreateKey(admin, common::v1::ROLE_MEMBER, other_key).ok());
+  const std::string token = Exchange(viewer_key.secret(), common::v1::ROLE_VIEWER);
+
+  pb::UpdateUserRequest take_over;
+  take_over.mutable_user()->set_user_id(viewer_key.api_key().user_id());
+  take_over.set_password("the attacker's password");
+  take_over.mutable_update_mask()->add_paths("password");
+  pb::User u;
+  EXPECT_EQ(stub().UpdateUser(Ctx(token).get(), take_over, &u).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+
+  pb::RevokeApiKeyRequest revoke;
+  revoke.set_api_key_id(other_key.api_key().api_key_id());
+  pb::ApiKey k;
+  EXPECT_EQ(stub().RevokeApiKey(Ctx(token).get(), revoke, &k).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(stub().RevokeApiKey(Ctx(admin).get(), revoke, &k).ok());
+}
+
+// A tenant admin manages its people's keys, not the platform's service keys made in its tenant.
+TEST_F(AuthGrantTest, TenantAdminCannotRevokeAServiceKey) {
+  pb::CreateApiKeyResponse key;
+  ASSERT_TRUE(CreateKey(creators_[common::v1::ROLE_SERVICE], common::v1::ROLE_SERVICE, key).ok());
+  pb::RevokeApiKeyRequest revoke;
+  revoke.set_api_key_id(key.api_key().api_key_id());
+  pb::ApiKey k;
+  EXPECT_EQ(stub()
+                .RevokeApiKey(Ctx(creators_[common::v1::ROLE_TENANT_ADMIN]).get(), revoke, &k)
+                .error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(
+      stub().RevokeApiKey(Ctx(creators_[common::v1::ROLE_PLATFORM_ADMIN]).get(), revoke, &k).ok());
+}
+
 }  // namespace
 }  // namespace gpuaas::auth::testing

@@ -325,6 +325,24 @@ TEST_F(AuthSecurityTest, BadInputIsInvalidArgumentNamingTheField) {
          return s.UpdateTenant(AuthStack::Ctx(t).get(), r, &out);
        },
        "update_mask"},
+      {"sub-second key lifetime",
+       [](auto& s, const std::string& t) {
+         pb::CreateApiKeyRequest r;
+         r.set_name("k");
+         r.mutable_ttl()->set_nanos(500'000'000);
+         pb::CreateApiKeyResponse out;
+         return s.CreateApiKey(AuthStack::Ctx(t).get(), r, &out);
+       },
+       "ttl"},
+      {"key lifetime past any valid timestamp",
+       [](auto& s, const std::string& t) {
+         pb::CreateApiKeyRequest r;
+         r.set_name("k");
+         r.mutable_ttl()->set_seconds(int64_t{1} << 60);
+         pb::CreateApiKeyResponse out;
+         return s.CreateApiKey(AuthStack::Ctx(t).get(), r, &out);
+       },
+       "ttl"},
   };
   for (const BadInput& c : cases) {
     grpc::Status s = c.call(stub(), admin_);

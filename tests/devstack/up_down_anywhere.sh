@@ -23,6 +23,8 @@ alive() {
 # A run killed outright (SIGKILL at ctest's timeout) leaves its stack up: stop what a run that
 # no longer exists left behind; never touch one that still runs.
 for old in "${TMPDIR:-/tmp}"/gpuaas-devstack.*; do
+  # Only our own directories: a planted one must not make this script (often root) run its tools.
+  [ -O "$old" ] && [ ! -L "$old" ] || continue
   [ -f "$old/runner.pid" ] || continue
   alive "$(cat "$old/runner.pid")" && continue
   echo "removing what an interrupted run left in $old"

@@ -3,11 +3,11 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "libs/common/files.h"
 
 namespace gpuaas::ctl {
 namespace {
@@ -55,11 +55,7 @@ absl::StatusOr<std::string> ReadSecret(std::string_view prompt, const std::strin
     return value;
   }
   if (!file.empty()) {
-    std::ifstream in(file);
-    if (!in) {
-      return absl::NotFoundError(absl::StrCat("cannot read ", file));
-    }
-    return FirstLine(in, file);
+    return ReadSecretFile(file);
   }
   if (::isatty(STDIN_FILENO) == 1) {
     std::cerr << prompt << ": " << std::flush;

@@ -1,6 +1,7 @@
 #include "tools/gpuaasctl/session.h"
 
 #include "absl/strings/str_cat.h"
+#include "libs/common/proto_time.h"
 #include "tools/gpuaasctl/roles.h"
 
 namespace gpuaas::ctl {
@@ -8,17 +9,14 @@ namespace {
 
 constexpr absl::string_view kNotLoggedIn = "not logged in: run `gpuaasctl login`";
 
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
-}
-
 // LoginResponse, RefreshResponse and ExchangeApiKeyResponse carry the same token fields.
 // Fields the server left empty keep their value in `t`, so a refresh answer that omits the
 // tenant or role does not erase them.
 template <class Resp>
 void CopyTokenFields(const Resp& resp, StoredToken& t) {
   t.access_token = resp.access_token();
-  t.expire_time = resp.has_expire_time() ? FromProto(resp.expire_time()) : absl::InfiniteFuture();
+  t.expire_time =
+      resp.has_expire_time() ? FromProtoTime(resp.expire_time()) : absl::InfiniteFuture();
   if (!resp.tenant_id().empty()) {
     t.tenant_id = resp.tenant_id();
   }
