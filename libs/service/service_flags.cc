@@ -85,6 +85,19 @@ absl::StatusOr<std::unique_ptr<db::Pool>> OpenDatabase(const ServiceIdentity& id
   }
 }
 
+int ServeUntilStopped(const ServiceIdentity& id, rpc::Server& server) {
+  auto log = Logger(std::string(id.name));
+  if (absl::Status s = server.Start(); !s.ok()) {
+    log->critical("server: {}", s.ToString());
+    return 1;
+  }
+  log->info("gpuaas-{} serving on port {} (metrics port {})", std::string(id.name), server.port(),
+            server.metrics_port());
+  server.Wait();
+  log->info("gpuaas-{} stopped", std::string(id.name));
+  return 0;
+}
+
 rpc::ServerOptions ServerOptionsFor(const ServiceIdentity& id, const ServiceFlags& f) {
   return {.name = std::string(id.name),
           .listen_address = f.listen,

@@ -59,6 +59,10 @@ absl::StatusOr<std::unique_ptr<db::Pool>> OpenDatabase(const ServiceIdentity& id
                                                        const ServiceFlags& flags,
                                                        std::span<const db::Migration> migrations);
 
+// Starts `server`, logs where it serves, and blocks until a signal has drained it. Returns the
+// process's exit code: 0 after a clean stop, 1 when it could not start.
+int ServeUntilStopped(const ServiceIdentity& id, rpc::Server& server);
+
 // The server options the flags describe.
 rpc::ServerOptions ServerOptionsFor(const ServiceIdentity& id, const ServiceFlags& flags);
 

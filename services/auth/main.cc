@@ -81,15 +81,7 @@ int Run(const AuthFlags& f) {
           {.issuer = f.issuer, .min_refetch_interval = absl::ZeroDuration()}));
   gpuaas::auth::AuthServiceImpl service(auth, server.handler(), server.cpu_handler());
   server.AddService(&service);
-  if (absl::Status s = server.Start(); !s.ok()) {
-    log->critical("server: {}", s.ToString());
-    return 1;
-  }
-  log->info("gpuaas-auth serving on port {} (metrics port {})", server.port(),
-            server.metrics_port());
-  server.Wait();
-  log->info("gpuaas-auth stopped");
-  return 0;
+  return gpuaas::service::ServeUntilStopped(kAuth, server);
 }
 
 }  // namespace

@@ -59,15 +59,7 @@ int Run(const StockFlags& f) {
       gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock));
   gpuaas::stock::StockServiceImpl service(specs, server.handler());
   server.AddService(&service);
-  if (absl::Status s = server.Start(); !s.ok()) {
-    log->critical("server: {}", s.ToString());
-    return 1;
-  }
-  log->info("gpuaas-stock serving on port {} (metrics port {})", server.port(),
-            server.metrics_port());
-  server.Wait();
-  log->info("gpuaas-stock stopped");
-  return 0;
+  return gpuaas::service::ServeUntilStopped(kStock, server);
 }
 
 }  // namespace
