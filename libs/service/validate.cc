@@ -54,7 +54,8 @@ absl::Status ValidateRequired(std::string_view field, std::string_view value) {
   return value.empty() ? InvalidField(field, "required") : absl::OkStatus();
 }
 
-absl::Status ValidateSlug(std::string_view field, std::string_view v) {
+absl::Status ValidateSlug(std::string_view field, std::string_view v,
+                          std::string_view also_allowed) {
   if (v.empty()) {
     return InvalidField(field, "required");
   }
@@ -65,8 +66,12 @@ absl::Status ValidateSlug(std::string_view field, std::string_view v) {
     return InvalidField(field, "must start with a lowercase letter");
   }
   for (char c : v) {
-    if (!IsLowerAlnum(c) && c != '-') {
-      return InvalidField(field, "only lowercase letters, digits and '-' are allowed");
+    if (!IsLowerAlnum(c) && c != '-' && also_allowed.find(c) == std::string_view::npos) {
+      std::string allowed = "only lowercase letters, digits, '-'";
+      for (char a : also_allowed) {
+        allowed += std::string(", '") + a + "'";
+      }
+      return InvalidField(field, allowed + " are allowed");
     }
   }
   if (v.back() == '-') {

@@ -17,8 +17,10 @@ absl::Status InvalidField(std::string_view field, std::string_view why);
 absl::Status ValidateRequired(std::string_view field, std::string_view value);
 
 // A name a user chooses that becomes part of ids and URLs (tenant ids, spec names): lowercase
-// letters, digits and '-', 3 to 63 characters, starting with a letter, not ending with '-'.
-absl::Status ValidateSlug(std::string_view field, std::string_view value);
+// letters, digits, '-' and the characters in `also_allowed` (spec names allow "."), 3 to 63
+// characters, starting with a letter, not ending with '-'.
+absl::Status ValidateSlug(std::string_view field, std::string_view value,
+                          std::string_view also_allowed = "");
 
 // Free text for people (display names, descriptions): at most 256 bytes of well-formed UTF-8
 // without control characters. Empty is fine.

@@ -23,6 +23,14 @@ TEST(ValidateSlug, AcceptsAndRejects) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(ValidateSlug, ExtraCharactersOnlyWhenAllowed) {
+  EXPECT_THAT(ValidateSlug("spec_name", "a100.1x"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("only lowercase")));
+  EXPECT_OK(ValidateSlug("spec_name", "a100.1x", "."));
+  EXPECT_THAT(ValidateSlug("spec_name", "a100_1x", "."),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'.'")));
+}
+
 TEST(ValidateDisplayText, Utf8WithoutControls) {
   EXPECT_OK(ValidateDisplayText("display_name", ""));
   EXPECT_OK(ValidateDisplayText("display_name", "Studio Ä — 東京"));

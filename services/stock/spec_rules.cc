@@ -18,10 +18,6 @@ std::string Join(std::string_view field, std::string_view name) {
   return std::string(field) + "." + std::string(name);
 }
 
-bool IsSpecNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-}
-
 std::string KnownModels() {
   std::string out;
   for (const sched::GpuModel& m : sched::KnownGpuModels()) {
@@ -69,16 +65,7 @@ absl::Status ValidateGpuAsk(std::string_view field, const pb::Spec& spec,
 }  // namespace
 
 absl::Status ValidateSpecName(std::string_view field, std::string_view name) {
-  if (name.empty()) return InvalidField(field, "required");
-  if (name.size() < 3 || name.size() > 63) return InvalidField(field, "must be 3 to 63 characters");
-  if (name[0] < 'a' || name[0] > 'z')
-    return InvalidField(field, "must start with a lowercase letter");
-  for (char c : name) {
-    if (!IsSpecNameChar(c)) {
-      return InvalidField(field, "only lowercase letters, digits, '.' and '-' are allowed");
-    }
-  }
-  return absl::OkStatus();
+  return service::ValidateSlug(field, name, ".");
 }
 
 absl::Status ValidatePrice(std::string_view field, const pb::Price& price) {

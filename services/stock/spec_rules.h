@@ -25,8 +25,7 @@ struct SpecDemand {
   int64_t disk_bytes = 0;
 };
 
-// Letters, digits, '.' and '-', 3 to 63 characters, starting with a lowercase letter
-// ("a100.1x", "h100-80gb.8x").
+// A slug (libs/service/validate.h) that may hold '.': "a100.1x", "h100-80gb.8x".
 absl::Status ValidateSpecName(std::string_view field, std::string_view name);
 
 // Every field of `spec` under `field` ("spec"): the name, a known GPU model, a GPU count of 1 to
