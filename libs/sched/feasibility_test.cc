@@ -212,5 +212,25 @@ TEST(Policies, BestFitPacksAndSpreadSpreads) {
   EXPECT_NE(first->node, second->node);
 }
 
+// Reserve restores placements made elsewhere (another replica, before a restart): exactly what
+// fits, never beyond capacity, and releasable afterwards.
+TEST(Reserve, TakesWhatFitsAndRefusesOverbooking) {
+  auto s = Make({Node("n1", 2)});
+  Placement half{.node = "n1", .gpus = {{.index = 0, .milli = 500}}, .cpu_milli = 1000};
+  ASSERT_TRUE(s->Reserve(half).ok());
+  auto second = s->Reserve(half);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(s->Reserve(half).status().code(), absl::StatusCode::kFailedPrecondition);
+  Placement whole{.node = "n1", .gpus = {{.index = 1, .milli = 1000}}, .cpu_milli = 62000};
+  ASSERT_TRUE(s->Reserve(whole).ok());
+  EXPECT_EQ(s->Reserve(Placement{.node = "n1", .cpu_milli = 1}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s->Reserve(Placement{.node = "nope"}).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(s->Reserve(Placement{.node = "n1", .gpus = {{.index = 7, .milli = 1}}}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(s->Release(*second).ok());
+  EXPECT_EQ(s->GetNodeUsage("n1")->gpu_free_milli, (std::vector<int32_t>{500, 0}));
+}
+
 }  // namespace
 }  // namespace gpuaas::sched

@@ -167,6 +167,10 @@ absl::StatusOr<std::vector<Placement>> Scheduler::PlaceBatch(const Request& requ
 
 absl::Status Scheduler::Release(const Placement& placement) { return cluster_.Undo(placement); }
 
+absl::StatusOr<Placement> Scheduler::Reserve(const Placement& placement) {
+  return cluster_.Reserve(placement);
+}
+
 absl::StatusOr<Explanation> Scheduler::Explain(const Request& request) const {
   GPUAAS_ASSIGN_OR_RETURN(const CompiledRequest req, Compile(request));
   Explanation e;

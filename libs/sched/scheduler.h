@@ -92,6 +92,11 @@ class Scheduler final {
   // FAILED_PRECONDITION (nothing changed) if it would exceed capacity, e.g. a double release.
   absl::Status Release(const Placement& placement);
 
+  // Takes exactly `placement`, made before (by another process, or before a restart), from
+  // its node, and returns it stamped for Release(). NOT_FOUND without the node;
+  // FAILED_PRECONDITION (nothing changed) when it does not fit the node's free capacity.
+  absl::StatusOr<Placement> Reserve(const Placement& placement);
+
   // Counts, per constraint, the nodes that rule the request out. INVALID_ARGUMENT as Place().
   absl::StatusOr<Explanation> Explain(const Request& request) const;
 

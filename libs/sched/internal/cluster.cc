@@ -186,6 +186,40 @@ absl::Status Cluster::Undo(const Placement& p) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<Placement> Cluster::Reserve(Placement p) {
+  auto found = Find(p.node);
+  if (!found.ok()) {
+    return found.status();
+  }
+  const NodeState& n = nodes_[*found];
+  const auto bad = [&](absl::string_view what) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("placement on ", p.node, " exceeds its free ", what));
+  };
+  if (p.cpu_milli < 0 || p.memory_bytes < 0 || p.disk_bytes < 0) return bad("capacity (negative)");
+  if (p.cpu_milli > n.cpu_free) return bad("CPU");
+  if (p.memory_bytes > n.mem_free) return bad("memory");
+  if (p.disk_bytes > n.disk_free) return bad("disk");
+  absl::flat_hash_map<int32_t, int32_t> milli_by_gpu;
+  for (const GpuAssignment& a : p.gpus) {
+    const int32_t pos = GpuPosition(n, a.index);
+    if (pos < 0 || n.gpus[pos].mig || a.milli <= 0 ||
+        (milli_by_gpu[a.index] += a.milli) > n.gpus[pos].free_milli) {
+      return bad("GPU share");
+    }
+  }
+  if (p.mig) {
+    const int32_t pos = GpuPosition(n, p.mig->gpu_index);
+    const uint8_t mask = MigSliceMask(p.mig->start_slice, p.mig->slices);
+    if (pos < 0 || !n.gpus[pos].mig || p.mig->slices <= 0 || (n.gpus[pos].mig_free & mask) != mask) {
+      return bad("MIG slices");
+    }
+  }
+  p.node_incarnation = n.incarnation;
+  Apply(*found, p);
+  return p;
+}
+
 void Cluster::Touch(uint32_t slot) {
   NodeState& n = nodes_[slot];
   n.version = next_version_++;

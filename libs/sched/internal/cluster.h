@@ -30,6 +30,11 @@ class Cluster final {
   void Apply(uint32_t slot, const Placement& p);
   // Gives `p` back; FAILED_PRECONDITION (and no change) if that would exceed capacity.
   absl::Status Undo(const Placement& p);
+  // Takes `p` (made elsewhere: by another process, or before a restart) from its node and
+  // stamps it with the node's incarnation; FAILED_PRECONDITION (and no change) if it does not
+  // fit the node's free capacity. Health and schedulability are not checked: a stock stays
+  // where it is when its GPU fails.
+  absl::StatusOr<Placement> Reserve(Placement p);
 
   const std::vector<NodeState>& nodes() const { return nodes_; }
   const NodeState& node(uint32_t slot) const { return nodes_[slot]; }
