@@ -2,7 +2,9 @@
 // environment fallbacks; tokens are verified locally against the auth service's JWKS.
 #include <CLI/CLI.hpp>
 #include <string>
+#include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
 #include "libs/client/channel.h"
@@ -12,7 +14,10 @@
 #include "libs/service/service_flags.h"
 #include "services/stock/grpc_service.h"
 #include "services/stock/migrations.h"
+#include "services/stock/nodes.h"
 #include "services/stock/specs.h"
+#include "services/stock/stocks.h"
+#include "services/stock/view_keeper.h"
 
 namespace {
 
@@ -22,12 +27,41 @@ constexpr gpuaas::service::ServiceIdentity kStock{
 struct StockFlags {
   gpuaas::service::ServiceFlags common;
   std::string auth_addr = "127.0.0.1:50051";
+  std::string placement_policy = "fgd-pack";
+  double heartbeat_interval_seconds = 2;
+  double node_timeout_seconds = 10;
 };
 
 void DefineFlags(CLI::App& app, StockFlags& f) {
   gpuaas::service::AddServiceFlags(app, kStock, f.common);
   app.add_option("--auth-addr", f.auth_addr, "the auth service, for the keys that verify tokens")
       ->envname(gpuaas::service::EnvName(kStock.name, "AUTH_ADDR"));
+  app.add_option("--placement-policy", f.placement_policy,
+                 "libs/sched policy that places stocks (fgd-pack learns the workload from the "
+                 "specs requested)")
+      ->envname(gpuaas::service::EnvName(kStock.name, "PLACEMENT_POLICY"))
+      ->capture_default_str();
+  app.add_option("--heartbeat-interval-seconds", f.heartbeat_interval_seconds,
+                 "how often agents are told to send heartbeats")
+      ->envname(gpuaas::service::EnvName(kStock.name, "HEARTBEAT_INTERVAL_SECONDS"))
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+  app.add_option("--node-timeout-seconds", f.node_timeout_seconds,
+                 "silence after which a node turns NOT_READY and its stocks UNAVAILABLE")
+      ->envname(gpuaas::service::EnvName(kStock.name, "NODE_TIMEOUT_SECONDS"))
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+}
+
+// Marks silent nodes NOT_READY, a few times per timeout, until `stop` is notified.
+void WatchHeartbeats(gpuaas::stock::NodeInventory& nodes, absl::Duration timeout,
+                     absl::Notification& stop) {
+  const absl::Duration period = std::max(timeout / 4, absl::Milliseconds(50));
+  while (!stop.WaitForNotificationWithTimeout(period)) {
+    if (absl::Status s = nodes.MarkLostNodes(); !s.ok()) {
+      gpuaas::Logger("stock")->warn("node timeout check: {}", s.ToString());
+    }
+  }
 }
 
 int Run(const StockFlags& f) {
@@ -53,13 +87,35 @@ int Run(const StockFlags& f) {
 
   gpuaas::SystemClock clock;
   gpuaas::stock::Repository repo;
+  auto view = gpuaas::stock::ClusterView::Create({.policy = f.placement_policy});
+  if (!view.ok()) {
+    log->critical("--placement-policy: {}", view.status().ToString());
+    return 2;
+  }
+  gpuaas::stock::ViewKeeper keeper(**pool, repo, *std::move(view));
+  if (absl::Status s = keeper.Load(); !s.ok()) {
+    log->critical("loading nodes and stocks: {}", s.ToString());
+    return 1;
+  }
+  const gpuaas::stock::NodeTimings timings{
+      .heartbeat_interval = absl::Seconds(f.heartbeat_interval_seconds),
+      .node_timeout = absl::Seconds(f.node_timeout_seconds)};
   gpuaas::stock::SpecCatalog specs(**pool, repo);
+  gpuaas::stock::StockPool stocks(**pool, repo, keeper, timings.node_timeout);
+  gpuaas::stock::NodeInventory nodes(**pool, repo, keeper, timings);
   gpuaas::rpc::Server server(
       gpuaas::service::ServerOptionsFor(kStock, f.common),
       gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock));
-  gpuaas::stock::StockServiceImpl service(specs, server.handler());
-  server.AddService(&service);
-  return gpuaas::service::ServeUntilStopped(kStock, server);
+  gpuaas::stock::StockServiceImpl stock_service(specs, stocks, nodes, server.handler());
+  gpuaas::stock::NodeAgentServiceImpl agent_service(nodes, server.handler());
+  server.AddService(&stock_service);
+  server.AddService(&agent_service);
+  absl::Notification stop;
+  std::thread watcher([&] { WatchHeartbeats(nodes, timings.node_timeout, stop); });
+  const int code = gpuaas::service::ServeUntilStopped(kStock, server);
+  stop.Notify();
+  watcher.join();
+  return code;
 }
 
 }  // namespace

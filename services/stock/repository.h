@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.pb.h"
 #include "libs/db/db.h"
 #include "libs/service/paging.h"
+#include "services/stock/cluster_view.h"
 #include "services/stock/spec_rules.h"
 
 namespace gpuaas::stock {
@@ -24,6 +27,78 @@ class Repository final {
   // Writes price, description and deprecated; false when the spec does not exist.
   bool UpdateSpec(db::Tx& tx, const pb::Spec& spec);
   bool DeleteSpec(db::Tx& tx, const std::string& spec_name);
+
+  // Nodes as placement sees them (repository_nodes.cc): every node, or one.
+  std::vector<NodeRecord> LoadNodeRecords(db::Tx& tx, const std::optional<std::string>& node_id);
+  absl::flat_hash_map<std::string, int64_t> NodeGenerations(db::Tx& tx);
+  // Bumps the node's generation if it still is `seen`; false when another writer came first.
+  bool GuardGeneration(db::Tx& tx, const std::string& node_id, int64_t seen);
+  // Bumps the node's generation unconditionally (a change that placement must see).
+  void BumpGeneration(db::Tx& tx, const std::string& node_id);
+
+  // The node, its labels and GPUs as the agent registered them; READY, heartbeat now. GPUs
+  // are keyed by index; those not in `node` are kept, not present. Blocks on the node's row.
+  void UpsertNode(db::Tx& tx, const pb::Node& node, int64_t cpu_millis, int64_t memory_bytes,
+                  int64_t disk_bytes);
+  std::optional<pb::Node> GetNode(db::Tx& tx, const std::string& node_id);
+  std::vector<pb::Node> ListNodes(db::Tx& tx, const service::PageRequest& page);
+
+  struct NodeStatus {
+    bool ready = false;
+    bool cordoned = false;
+  };
+  // Stamps a heartbeat and keeps its readings; nullopt for an unknown node.
+  std::optional<NodeStatus> RecordHeartbeat(db::Tx& tx, const pb::HeartbeatRequest& heartbeat);
+  // Writes a GPU's health verdict; false for an unknown GPU.
+  bool SetGpuHealth(db::Tx& tx, const std::string& node_id, const std::string& uuid, bool healthy,
+                    int32_t last_xid);
+  // READY again; true when it was not.
+  bool MarkReady(db::Tx& tx, const std::string& node_id);
+  // Nodes READY whose last heartbeat is older than `timeout` turn NOT_READY; returns them.
+  std::vector<std::string> MarkLostNodes(db::Tx& tx, absl::Duration timeout);
+  // Sets cordoned (and draining); false for an unknown node.
+  bool SetCordon(db::Tx& tx, const std::string& node_id, bool cordoned, bool draining);
+  // Re-derives AVAILABLE/UNAVAILABLE for the node's unclaimed stocks from its readiness and
+  // its GPUs' health.
+  void RefreshStockStates(db::Tx& tx, const std::string& node_id);
+
+  // Stocks (repository_stocks.cc). Inserts an AVAILABLE stock holding `p`.
+  void InsertStock(db::Tx& tx, const std::string& stock_id, const std::string& spec_name,
+                   const sched::Placement& p);
+  std::vector<StockRecord> LoadStockRecords(db::Tx& tx, const std::optional<std::string>& node_id);
+  // Reads stocks as the API shows them.
+  std::vector<pb::Stock> GetStocks(db::Tx& tx, const std::vector<std::string>& stock_ids);
+  struct StockFilter {
+    std::string spec_name;  // empty = any
+    pb::StockState state = pb::STOCK_STATE_UNSPECIFIED;
+    std::string node_id;       // empty = any
+    std::string spec_pattern;  // SQL LIKE pattern on spec_name, escaped; empty = any
+  };
+  std::vector<pb::Stock> ListStocks(db::Tx& tx, const StockFilter& filter,
+                                    const service::PageRequest& page);
+  std::vector<pb::StockCount> CountStocks(db::Tx& tx, const std::string& spec_name);
+  std::optional<pb::Stock> StockOfInstance(db::Tx& tx, const std::string& instance_id);
+  // Claims one AVAILABLE stock of the spec on a node heard from within `timeout`, skipping rows
+  // other claims hold; nullopt when none is left.
+  std::optional<pb::Stock> ClaimAvailable(db::Tx& tx, const std::string& spec_name,
+                                          const std::string& instance_id, absl::Duration timeout);
+  struct Released {
+    std::string stock_id;
+    std::string node_id;
+    bool node_draining = false;
+  };
+  // Returns the instance's stock to the pool (AVAILABLE, or UNAVAILABLE on a node that is not
+  // ready); nullopt when it holds none.
+  std::optional<Released> Release(db::Tx& tx, const std::string& instance_id);
+  // Locks the AVAILABLE stocks of a spec, or of a node, skipping rows other calls hold.
+  std::vector<std::string> LockAvailableOfSpec(db::Tx& tx, const std::string& spec_name);
+  std::vector<std::string> LockAvailableOnNode(db::Tx& tx, const std::string& node_id);
+  // Deletes stocks; returns the nodes they were on.
+  std::vector<std::string> DeleteStocks(db::Tx& tx, const std::vector<std::string>& stock_ids);
+
+  // The first answer of an operation, kept for its retries.
+  void SaveOperation(db::Tx& tx, const std::string& key, const google::protobuf::Message& response);
+  bool LoadOperation(db::Tx& tx, const std::string& key, google::protobuf::Message& response);
 };
 
 }  // namespace gpuaas::stock

@@ -100,4 +100,16 @@ absl::StatusOr<SpecDemand> ValidateSpec(std::string_view field, const pb::Spec& 
   return demand;
 }
 
+sched::Request PlacementRequest(const pb::Spec& spec, const SpecDemand& demand) {
+  return sched::Request{
+      .cpu_milli = demand.cpu_millis,
+      .memory_bytes = demand.memory_bytes,
+      .disk_bytes = demand.disk_bytes,
+      .gpu_count = spec.gpu_num(),
+      .gpu_milli = spec.gpu_share_milli() > 0 ? spec.gpu_share_milli() : sched::kWholeGpuMilli,
+      .mig_profile = spec.mig_profile(),
+      .gpu_models = {spec.gpu_type()},
+  };
+}
+
 }  // namespace gpuaas::stock

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "gpuaas/stock/v1/stock.pb.h"
+#include "libs/sched/types.h"
 
 namespace gpuaas::stock {
 
@@ -36,5 +37,8 @@ absl::StatusOr<SpecDemand> ValidateSpec(std::string_view field, const pb::Spec& 
 
 // micros_per_hour >= 0 and a three-letter upper-case currency code.
 absl::Status ValidatePrice(std::string_view field, const pb::Price& price);
+
+// What one stock of a valid spec asks of the placement engine: its GPU model only.
+sched::Request PlacementRequest(const pb::Spec& spec, const SpecDemand& demand);
 
 }  // namespace gpuaas::stock

@@ -9,9 +9,8 @@
 #include "libs/authz/verifier.h"
 #include "libs/client/channel.h"
 #include "libs/testing/status_matchers.h"
-#include "services/stock/grpc_service.h"
-#include "services/stock/migrations.h"
 #include "tests/auth/auth_stack.h"
+#include "tests/stock/stock_stack.h"
 
 namespace gpuaas::stock {
 namespace {
@@ -19,42 +18,7 @@ namespace {
 using auth::testing::AuthStack;
 using auth::testing::AuthStackTest;
 
-// The stock service on the test's database, verifying tokens against `auth_address`.
-class StockStack final {
- public:
-  StockStack(const std::string& dsn, const std::string& auth_address) {
-    auto pool = db::Pool::Create({.dsn = dsn, .size = 4});
-    EXPECT_TRUE(pool.ok()) << pool.status();
-    pool_ = *std::move(pool);
-    EXPECT_OK(db::Migrate(*pool_, "stock", Migrations()));
-    specs_ = std::make_unique<SpecCatalog>(*pool_, repo_);
-    auto auth_channel = client::OpenChannel(auth_address, {});
-    EXPECT_TRUE(auth_channel.ok());
-    server_ = std::make_unique<rpc::Server>(
-        rpc::ServerOptions{.name = "stock",
-                           .listen_address = "127.0.0.1:0",
-                           .metrics_address = "",
-                           .worker_threads = 4},
-        authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), clock_));
-    service_ = std::make_unique<StockServiceImpl>(*specs_, server_->handler());
-    server_->AddService(service_.get());
-    EXPECT_OK(server_->Start());
-    stub_ = pb::StockService::NewStub(
-        *client::OpenChannel("127.0.0.1:" + std::to_string(server_->port()), {}));
-  }
-  ~StockStack() { server_->Shutdown(); }
-
-  pb::StockService::Stub& stub() { return *stub_; }
-
- private:
-  SystemClock clock_;
-  std::unique_ptr<db::Pool> pool_;
-  Repository repo_;
-  std::unique_ptr<SpecCatalog> specs_;
-  std::unique_ptr<rpc::Server> server_;
-  std::unique_ptr<StockServiceImpl> service_;
-  std::unique_ptr<pb::StockService::Stub> stub_;
-};
+using testing::StockStack;
 
 pb::Spec A100(const std::string& name = "a100.1x") {
   pb::Spec s;

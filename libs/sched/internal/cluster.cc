@@ -211,7 +211,8 @@ absl::StatusOr<Placement> Cluster::Reserve(Placement p) {
   if (p.mig) {
     const int32_t pos = GpuPosition(n, p.mig->gpu_index);
     const uint8_t mask = MigSliceMask(p.mig->start_slice, p.mig->slices);
-    if (pos < 0 || !n.gpus[pos].mig || p.mig->slices <= 0 || (n.gpus[pos].mig_free & mask) != mask) {
+    if (pos < 0 || !n.gpus[pos].mig || p.mig->slices <= 0 ||
+        (n.gpus[pos].mig_free & mask) != mask) {
       return bad("MIG slices");
     }
   }

@@ -1,0 +1,229 @@
+// Stocks, claims and the answers of stock operations. States are StockState numbers:
+// 1 AVAILABLE, 2 CLAIMED, 3 UNAVAILABLE.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "libs/common/proto_time.h"
+#include "services/stock/repository.h"
+
+namespace gpuaas::stock {
+namespace {
+
+// clang-format off
+#define GPUAAS_STOCK_FROM                                                                   \
+  "SELECT s.stock_id, s.spec_name, s.node_id, s.state, s.instance_id, s.mig_profile, "     \
+  "s.mig_start_slice, (SELECT string_agg(g.uuid, ',' ORDER BY g.gpu_index) "               \
+  "FROM stock.stock_gpus sg JOIN stock.gpus g "                                              \
+  "ON g.node_id = sg.node_id AND g.gpu_index = sg.gpu_index WHERE sg.stock_id = s.stock_id), " \
+  GPUAAS_SQL_MICROS("s.create_time") ", " GPUAAS_SQL_MICROS("s.update_time")                \
+  " FROM stock.stocks s "
+// clang-format on
+
+pb::Stock StockFromRow(const db::Row& r) {
+  pb::Stock s;
+  s.set_stock_id(r.Get<std::string>(0));
+  s.set_spec_name(r.Get<std::string>(1));
+  s.set_node_id(r.Get<std::string>(2));
+  s.set_state(r.GetEnum<pb::StockState>(3));
+  s.set_instance_id(r.GetOptional<std::string>(4).value_or(""));
+  if (std::string profile = r.Get<std::string>(5); !profile.empty()) {
+    s.set_mig_partition(absl::StrCat(profile, "@", r.Get<int32_t>(6)));
+  }
+  if (std::optional<std::string> uuids = r.GetOptional<std::string>(7)) {
+    for (absl::string_view u : absl::StrSplit(*uuids, ',')) s.add_gpu_uuids(std::string(u));
+  }
+  *s.mutable_create_time() = ToProtoTime(r.GetTime(8));
+  *s.mutable_update_time() = ToProtoTime(r.GetTime(9));
+  return s;
+}
+
+std::optional<pb::Stock> GetStock(db::Tx& tx, const std::string& stock_id) {
+  constexpr std::string_view kGetStock = GPUAAS_STOCK_FROM "WHERE s.stock_id = $1";
+  std::optional<db::Row> row = tx.Exec(kGetStock, stock_id).First();
+  if (!row) return std::nullopt;
+  return StockFromRow(*row);
+}
+
+}  // namespace
+
+void Repository::InsertStock(db::Tx& tx, const std::string& stock_id, const std::string& spec_name,
+                             const sched::Placement& p) {
+  constexpr std::string_view kInsertStock =
+      "INSERT INTO stock.stocks (stock_id, spec_name, node_id, state, cpu_millis, memory_bytes, "
+      "disk_bytes, mig_profile, mig_start_slice, mig_slices) "
+      "VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9)";
+  constexpr std::string_view kInsertStockGpu =
+      "INSERT INTO stock.stock_gpus (stock_id, node_id, gpu_index, milli) VALUES ($1, $2, $3, $4)";
+  tx.Exec(kInsertStock, stock_id, spec_name, p.node, p.cpu_milli, p.memory_bytes, p.disk_bytes,
+          p.mig ? p.mig->profile : std::string(), p.mig ? p.mig->start_slice : 0,
+          p.mig ? p.mig->slices : 0);
+  for (const sched::GpuAssignment& g : p.gpus) {
+    tx.Exec(kInsertStockGpu, stock_id, p.node, g.index, g.milli);
+  }
+  if (p.mig) tx.Exec(kInsertStockGpu, stock_id, p.node, p.mig->gpu_index, 0);
+}
+
+std::vector<StockRecord> Repository::LoadStockRecords(db::Tx& tx,
+                                                      const std::optional<std::string>& node_id) {
+  constexpr std::string_view kStocks =
+      "SELECT stock_id, spec_name, node_id, cpu_millis, memory_bytes, disk_bytes, mig_profile, "
+      "mig_start_slice, mig_slices FROM stock.stocks WHERE ($1 = '' OR node_id = $1)";
+  constexpr std::string_view kStockGpus =
+      "SELECT stock_id, gpu_index, milli FROM stock.stock_gpus WHERE ($1 = '' OR node_id = $1) "
+      "ORDER BY stock_id, gpu_index";
+  const std::string which = node_id.value_or("");
+  std::vector<StockRecord> out;
+  absl::flat_hash_map<std::string, size_t> at;
+  for (const db::Row& r : tx.Exec(kStocks, which)) {
+    StockRecord& s = out.emplace_back();
+    s.stock_id = r.Get<std::string>(0);
+    s.spec_name = r.Get<std::string>(1);
+    s.placement.node = r.Get<std::string>(2);
+    s.placement.cpu_milli = r.Get<int64_t>(3);
+    s.placement.memory_bytes = r.Get<int64_t>(4);
+    s.placement.disk_bytes = r.Get<int64_t>(5);
+    if (std::string profile = r.Get<std::string>(6); !profile.empty()) {
+      s.placement.mig = sched::MigAssignment{.profile = std::move(profile),
+                                             .start_slice = r.Get<int32_t>(7),
+                                             .slices = r.Get<int32_t>(8)};
+    }
+    at[s.stock_id] = out.size() - 1;
+  }
+  for (const db::Row& r : tx.Exec(kStockGpus, which)) {
+    auto it = at.find(r.Get<std::string>(0));
+    if (it == at.end()) continue;
+    sched::Placement& p = out[it->second].placement;
+    const int32_t index = r.Get<int32_t>(1);
+    const int32_t milli = r.Get<int32_t>(2);
+    if (milli == 0 && p.mig) {
+      p.mig->gpu_index = index;
+    } else {
+      p.gpus.push_back({.index = index, .milli = milli});
+    }
+  }
+  return out;
+}
+
+std::vector<pb::Stock> Repository::GetStocks(db::Tx& tx, const std::vector<std::string>& ids) {
+  // One round trip for a thousand stocks: ids (never holding ',') travel as one text.
+  constexpr std::string_view kGetStocks =
+      GPUAAS_STOCK_FROM "WHERE s.stock_id = ANY (string_to_array($1, ',')) ORDER BY s.stock_id";
+  if (ids.empty()) return {};
+  return tx.Exec(kGetStocks, absl::StrJoin(ids, ",")).Map(StockFromRow);
+}
+
+std::vector<pb::Stock> Repository::ListStocks(db::Tx& tx, const StockFilter& f,
+                                              const service::PageRequest& page) {
+  constexpr std::string_view kListStocks = GPUAAS_STOCK_FROM
+      "WHERE s.stock_id > $1 AND ($2 = '' OR s.spec_name = $2) AND ($3 = 0 OR s.state = $3) "
+      "AND ($4 = '' OR s.node_id = $4) AND ($5 = '' OR s.spec_name LIKE $5) "
+      "ORDER BY s.stock_id LIMIT $6";
+  return tx.Exec(kListStocks, page.after, f.spec_name, f.state, f.node_id, f.spec_pattern,
+                 page.limit)
+      .Map(StockFromRow);
+}
+
+std::vector<pb::StockCount> Repository::CountStocks(db::Tx& tx, const std::string& spec_name) {
+  constexpr std::string_view kCountStocks =
+      "SELECT spec_name, count(*), count(*) FILTER (WHERE state = 1), "
+      "count(*) FILTER (WHERE state = 2), count(*) FILTER (WHERE state = 3), "
+      "count(*) FILTER (WHERE state = 4) FROM stock.stocks WHERE ($1 = '' OR spec_name = $1) "
+      "GROUP BY spec_name ORDER BY spec_name";
+  return tx.Exec(kCountStocks, spec_name).Map([](const db::Row& r) {
+    pb::StockCount c;
+    c.set_spec_name(r.Get<std::string>(0));
+    c.set_total(r.Get<int64_t>(1));
+    c.set_available(r.Get<int64_t>(2));
+    c.set_claimed(r.Get<int64_t>(3));
+    c.set_unavailable(r.Get<int64_t>(4));
+    c.set_deleting(r.Get<int64_t>(5));
+    return c;
+  });
+}
+
+std::optional<pb::Stock> Repository::StockOfInstance(db::Tx& tx, const std::string& instance_id) {
+  constexpr std::string_view kStockOfInstance = GPUAAS_STOCK_FROM "WHERE s.instance_id = $1";
+  std::optional<db::Row> row = tx.Exec(kStockOfInstance, instance_id).First();
+  if (!row) return std::nullopt;
+  return StockFromRow(*row);
+}
+
+std::optional<pb::Stock> Repository::ClaimAvailable(db::Tx& tx, const std::string& spec_name,
+                                                    const std::string& instance_id,
+                                                    absl::Duration timeout) {
+  // SKIP LOCKED: concurrent claims each take a different row instead of queueing on one.
+  constexpr std::string_view kClaim =
+      "UPDATE stock.stocks SET state = 2, instance_id = $2, update_time = now() "
+      "WHERE stock_id = (SELECT s.stock_id FROM stock.stocks s JOIN stock.nodes n "
+      " ON n.node_id = s.node_id WHERE s.spec_name = $1 AND s.state = 1 AND n.ready "
+      " AND n.heartbeat_time > now() - $3::int8 * interval '1 microsecond' "
+      " ORDER BY s.stock_id LIMIT 1 FOR UPDATE OF s SKIP LOCKED) AND state = 1 "
+      "RETURNING stock_id";
+  std::optional<db::Row> row =
+      tx.Exec(kClaim, spec_name, instance_id, absl::ToInt64Microseconds(timeout)).First();
+  if (!row) return std::nullopt;
+  return GetStock(tx, row->Get<std::string>(0));
+}
+
+std::optional<Repository::Released> Repository::Release(db::Tx& tx,
+                                                        const std::string& instance_id) {
+  // UNAVAILABLE first; RefreshStockStates then makes it AVAILABLE when its node and GPUs allow.
+  constexpr std::string_view kRelease =
+      "UPDATE stock.stocks s SET state = 3, instance_id = NULL, update_time = now() "
+      "FROM stock.nodes n WHERE n.node_id = s.node_id AND s.instance_id = $1 "
+      "RETURNING s.stock_id, s.node_id, n.draining";
+  std::optional<db::Row> row = tx.Exec(kRelease, instance_id).First();
+  if (!row) return std::nullopt;
+  Released out{.stock_id = row->Get<std::string>(0),
+               .node_id = row->Get<std::string>(1),
+               .node_draining = row->Get<bool>(2)};
+  RefreshStockStates(tx, out.node_id);
+  return out;
+}
+
+std::vector<std::string> Repository::LockAvailableOfSpec(db::Tx& tx,
+                                                         const std::string& spec_name) {
+  constexpr std::string_view kLockOfSpec =
+      "SELECT stock_id FROM stock.stocks WHERE spec_name = $1 AND state = 1 "
+      "ORDER BY stock_id FOR UPDATE SKIP LOCKED";
+  return tx.Exec(kLockOfSpec, spec_name).Map([](const db::Row& r) {
+    return r.Get<std::string>(0);
+  });
+}
+
+std::vector<std::string> Repository::LockAvailableOnNode(db::Tx& tx, const std::string& node_id) {
+  constexpr std::string_view kLockOnNode =
+      "SELECT stock_id FROM stock.stocks WHERE node_id = $1 AND state IN (1, 3) "
+      "ORDER BY stock_id FOR UPDATE SKIP LOCKED";
+  return tx.Exec(kLockOnNode, node_id).Map([](const db::Row& r) { return r.Get<std::string>(0); });
+}
+
+std::vector<std::string> Repository::DeleteStocks(db::Tx& tx,
+                                                  const std::vector<std::string>& stock_ids) {
+  constexpr std::string_view kDeleteStock =
+      "DELETE FROM stock.stocks WHERE stock_id = $1 RETURNING node_id";
+  std::vector<std::string> nodes;
+  for (const std::string& id : stock_ids) {
+    if (std::optional<db::Row> row = tx.Exec(kDeleteStock, id).First()) {
+      nodes.push_back(row->Get<std::string>(0));
+    }
+  }
+  return nodes;
+}
+
+void Repository::SaveOperation(db::Tx& tx, const std::string& key,
+                               const google::protobuf::Message& response) {
+  constexpr std::string_view kSaveOperation =
+      "INSERT INTO stock.operations (operation_key, response) VALUES ($1, $2)";
+  tx.Exec(kSaveOperation, key, db::Bytes{response.SerializeAsString()});
+}
+
+bool Repository::LoadOperation(db::Tx& tx, const std::string& key,
+                               google::protobuf::Message& response) {
+  constexpr std::string_view kLoadOperation =
+      "SELECT response FROM stock.operations WHERE operation_key = $1";
+  std::optional<db::Row> row = tx.Exec(kLoadOperation, key).First();
+  return row && response.ParseFromString(row->GetBytes(0));
+}
+
+}  // namespace gpuaas::stock

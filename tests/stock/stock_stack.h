@@ -1,0 +1,67 @@
+// An in-process stock service (every RPC, both gRPC services) on the test's database, verifying
+// tokens against an in-process auth service, plus helpers that register simulated nodes through
+// the real NodeAgentService. Two StockStacks on one database are two replicas.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuaas/stock/v1/stock.grpc.pb.h"
+#include "libs/common/clock.h"
+#include "libs/db/db.h"
+#include "libs/rpc/server.h"
+#include "services/stock/grpc_service.h"
+#include "services/stock/nodes.h"
+#include "services/stock/specs.h"
+#include "services/stock/stocks.h"
+#include "services/stock/view_keeper.h"
+
+namespace gpuaas::stock::testing {
+
+struct StockStackOptions {
+  std::string policy = "fgd-pack";
+  NodeTimings timings{.heartbeat_interval = absl::Seconds(1), .node_timeout = absl::Seconds(60)};
+};
+
+class StockStack final {
+ public:
+  StockStack(const std::string& dsn, const std::string& auth_address,
+             StockStackOptions options = {});
+  ~StockStack();
+
+  pb::StockService::Stub& stub() { return *stub_; }
+  pb::NodeAgentService::Stub& agent_stub() { return *agent_stub_; }
+  NodeInventory& nodes() { return *nodes_; }
+  ViewKeeper& keeper() { return *keeper_; }
+  db::Pool& pool() { return *pool_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(server_->port()); }
+
+ private:
+  SystemClock clock_;
+  std::unique_ptr<db::Pool> pool_;
+  Repository repo_;
+  std::unique_ptr<ViewKeeper> keeper_;
+  std::unique_ptr<SpecCatalog> specs_;
+  std::unique_ptr<StockPool> stocks_;
+  std::unique_ptr<NodeInventory> nodes_;
+  std::unique_ptr<rpc::Server> server_;
+  std::unique_ptr<StockServiceImpl> service_;
+  std::unique_ptr<NodeAgentServiceImpl> agent_service_;
+  std::unique_ptr<pb::StockService::Stub> stub_;
+  std::unique_ptr<pb::NodeAgentService::Stub> agent_stub_;
+};
+
+// A node as an agent with simulated GPUs registers it: `gpus` × `model`, UUIDs
+// "GPU-<node_id>-<index>", and the given host capacity.
+pb::Node SimulatedNode(const std::string& node_id, int gpus, const std::string& model,
+                       const std::string& cpu = "128", const std::string& memory = "1Ti",
+                       const std::string& disk = "8Ti");
+
+// A spec of `gpu_num` whole GPUs of `model` (or a share / MIG profile when given).
+pb::Spec MakeSpec(const std::string& name, const std::string& model, int gpu_num,
+                  const std::string& cpu = "8", const std::string& memory = "32Gi",
+                  const std::string& disk = "100Gi", int share_milli = 0,
+                  const std::string& mig_profile = "");
+
+}  // namespace gpuaas::stock::testing
