@@ -42,8 +42,8 @@ absl::Status NodeInventory::RegisterNode(const authz::Principal& p,
   return keeper_.Reload({id});
 }
 
-absl::StatusOr<std::unique_ptr<NodeInventory::HeartbeatStream>>
-NodeInventory::OpenHeartbeatStream(const authz::Principal& p) {
+absl::StatusOr<std::unique_ptr<NodeInventory::HeartbeatStream>> NodeInventory::OpenHeartbeatStream(
+    const authz::Principal& p) {
   GPUAAS_RETURN_IF_ERROR(RequireAgent(p));
   return std::make_unique<HeartbeatStream>(*this);
 }
@@ -75,8 +75,8 @@ absl::Status NodeInventory::HeartbeatStream::OnHeartbeat(const pb::HeartbeatRequ
         if (!status->ready && nodes_.repo_.MarkReady(tx, req.node_id())) placement_changed = true;
         bool health_changed = false;
         for (const pb::GpuMetrics* g : changed) {
-          health_changed |= nodes_.repo_.SetGpuHealth(tx, req.node_id(), g->uuid(), g->healthy(),
-                                                      g->last_xid());
+          health_changed |=
+              nodes_.repo_.SetGpuHealth(tx, req.node_id(), g->uuid(), g->healthy(), g->last_xid());
         }
         if (health_changed) nodes_.repo_.BumpGeneration(tx, req.node_id());
         placement_changed |= health_changed;
@@ -138,8 +138,8 @@ absl::Status NodeInventory::SetCordon(const authz::Principal& p, const std::stri
   return keeper_.Reload({node_id});
 }
 
-absl::Status NodeInventory::CordonNode(const authz::Principal& p,
-                                       const pb::CordonNodeRequest& req, pb::Node& out) {
+absl::Status NodeInventory::CordonNode(const authz::Principal& p, const pb::CordonNodeRequest& req,
+                                       pb::Node& out) {
   return SetCordon(p, req.node_id(), /*cordoned=*/true, /*drain=*/false, out);
 }
 

@@ -59,8 +59,7 @@ class NodeInventory final {
                           pb::Node& out);
   absl::Status UncordonNode(const authz::Principal& p, const pb::UncordonNodeRequest& req,
                             pb::Node& out);
-  absl::Status DrainNode(const authz::Principal& p, const pb::DrainNodeRequest& req,
-                         pb::Node& out);
+  absl::Status DrainNode(const authz::Principal& p, const pb::DrainNodeRequest& req, pb::Node& out);
 
   // Marks the nodes silent for longer than the timeout NOT_READY and their stocks UNAVAILABLE.
   // The service runs it periodically (every replica may: it is idempotent).

@@ -45,7 +45,8 @@ void FillDetails(db::Tx& tx, std::vector<pb::Node>& nodes,
   }
   for (const db::Row& r : tx.Exec(kLabelsBetween, first, last)) {
     auto it = by_id.find(r.Get<std::string>(0));
-    if (it != by_id.end()) (*it->second->mutable_labels())[r.Get<std::string>(1)] = r.Get<std::string>(2);
+    if (it != by_id.end())
+      (*it->second->mutable_labels())[r.Get<std::string>(1)] = r.Get<std::string>(2);
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     pb::HeartbeatRequest readings;

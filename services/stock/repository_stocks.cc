@@ -118,8 +118,8 @@ std::vector<pb::Stock> Repository::ListStocks(db::Tx& tx, const StockFilter& f,
       "WHERE s.stock_id > $1 AND ($2 = '' OR s.spec_name = $2) AND ($3 = 0 OR s.state = $3) "
       "AND ($4 = '' OR s.node_id = $4) AND ($5 = '' OR s.spec_name LIKE $5) "
       "ORDER BY s.stock_id LIMIT $6";
-  return tx.Exec(kListStocks, page.after, f.spec_name, f.state, f.node_id, f.spec_pattern,
-                 page.limit)
+  return tx
+      .Exec(kListStocks, page.after, f.spec_name, f.state, f.node_id, f.spec_pattern, page.limit)
       .Map(StockFromRow);
 }
 
@@ -181,8 +181,7 @@ std::optional<Repository::Released> Repository::Release(db::Tx& tx,
   return out;
 }
 
-std::vector<std::string> Repository::LockAvailableOfSpec(db::Tx& tx,
-                                                         const std::string& spec_name) {
+std::vector<std::string> Repository::LockAvailableOfSpec(db::Tx& tx, const std::string& spec_name) {
   constexpr std::string_view kLockOfSpec =
       "SELECT stock_id FROM stock.stocks WHERE spec_name = $1 AND state = 1 "
       "ORDER BY stock_id FOR UPDATE SKIP LOCKED";

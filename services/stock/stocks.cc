@@ -47,21 +47,21 @@ absl::Status SpecNotFound(const std::string& name) {
 }  // namespace
 
 absl::StatusOr<pb::Spec> StockPool::SpecForCreate(const pb::CreateStocksRequest& req) {
-  GPUAAS_ASSIGN_OR_RETURN(pb::Spec spec,
-                          pool_.Read<pb::Spec>("stock.get_spec", [&](db::Tx& tx)
-                                                                     -> absl::StatusOr<pb::Spec> {
-                            std::optional<pb::Spec> s = repo_.GetSpec(tx, req.spec_name());
-                            if (!s) return SpecNotFound(req.spec_name());
-                            return *std::move(s);
-                          }));
+  GPUAAS_ASSIGN_OR_RETURN(
+      pb::Spec spec,
+      pool_.Read<pb::Spec>("stock.get_spec", [&](db::Tx& tx) -> absl::StatusOr<pb::Spec> {
+        std::optional<pb::Spec> s = repo_.GetSpec(tx, req.spec_name());
+        if (!s) return SpecNotFound(req.spec_name());
+        return *std::move(s);
+      }));
   if (spec.deprecated()) {
     return absl::FailedPreconditionError(
         absl::StrCat("spec ", spec.spec_name(), " is deprecated: it gets no new stocks"));
   }
   const auto contradicts = [&](std::string_view field, const std::string& given,
                                const std::string& spec_value) {
-    return service::InvalidField(field, absl::StrCat(given, " contradicts spec ", spec.spec_name(),
-                                                     " (", spec_value, ")"));
+    return service::InvalidField(
+        field, absl::StrCat(given, " contradicts spec ", spec.spec_name(), " (", spec_value, ")"));
   };
   if (!req.cpu().empty()) {
     GPUAAS_ASSIGN_OR_RETURN(int64_t given, ParseCpuMillis("cpu", req.cpu()));
@@ -82,8 +82,7 @@ absl::StatusOr<pb::Spec> StockPool::SpecForCreate(const pb::CreateStocksRequest&
   return spec;
 }
 
-absl::Status StockPool::CreateStocks(const authz::Principal& p,
-                                     const pb::CreateStocksRequest& req,
+absl::Status StockPool::CreateStocks(const authz::Principal& p, const pb::CreateStocksRequest& req,
                                      pb::CreateStocksResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateNumber(req.number()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequestId("operation_id", req.operation_id()));
@@ -168,8 +167,7 @@ absl::Status StockPool::TryCreate(const authz::Principal& p, const pb::CreateSto
   return absl::OkStatus();
 }
 
-absl::Status StockPool::DeleteStocks(const authz::Principal& p,
-                                     const pb::DeleteStocksRequest& req,
+absl::Status StockPool::DeleteStocks(const authz::Principal& p, const pb::DeleteStocksRequest& req,
                                      pb::DeleteStocksResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateNumber(req.number()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequestId("operation_id", req.operation_id()));
@@ -188,8 +186,8 @@ absl::Status StockPool::DeleteStocks(const authz::Principal& p,
         nodes.clear();
         LockOperation(tx, "DeleteStocks", req.operation_id());
         absl::StatusOr<service::CreateOutcome> outcome = log_.Create(
-            tx, {.method = "DeleteStocks", .caller = caller, .request_id = req.operation_id()},
-            req, [&](db::Tx& tx) -> absl::StatusOr<std::string> {
+            tx, {.method = "DeleteStocks", .caller = caller, .request_id = req.operation_id()}, req,
+            [&](db::Tx& tx) -> absl::StatusOr<std::string> {
               if (!repo_.GetSpec(tx, req.spec_name())) return SpecNotFound(req.spec_name());
               std::vector<std::string> order =
                   view.DeletionOrder(repo_.LockAvailableOfSpec(tx, req.spec_name()));
@@ -238,14 +236,12 @@ absl::Status StockPool::ListStocks(const authz::Principal& p, const pb::ListStoc
   });
 }
 
-absl::Status StockPool::SearchStocks(const authz::Principal& p,
-                                     const pb::SearchStocksRequest& req,
+absl::Status StockPool::SearchStocks(const authz::Principal& p, const pb::SearchStocksRequest& req,
                                      pb::SearchStocksResponse& out) {
   GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_UNSPECIFIED));
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("query", req.query()));
   // Spec names hold only these characters, so the pattern needs no LIKE escaping.
-  if (req.query().size() > 63 ||
-      !std::all_of(req.query().begin(), req.query().end(), [](char c) {
+  if (req.query().size() > 63 || !std::all_of(req.query().begin(), req.query().end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
       })) {
     return service::InvalidField("query", "a part of a spec name: [a-z0-9.-], at most 63");
@@ -291,9 +287,9 @@ absl::Status StockPool::ClaimStock(const authz::Principal& p, const pb::ClaimSto
   const auto claim = [&](db::Tx& tx) -> absl::Status {
     if (std::optional<pb::Stock> held = repo_.StockOfInstance(tx, req.instance_id())) {
       if (held->spec_name() != req.spec_name()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "instance_id: ", req.instance_id(), " already holds a stock of spec ",
-            held->spec_name()));
+        return absl::FailedPreconditionError(absl::StrCat("instance_id: ", req.instance_id(),
+                                                          " already holds a stock of spec ",
+                                                          held->spec_name()));
       }
       out = *std::move(held);
       return absl::OkStatus();
@@ -315,8 +311,7 @@ absl::Status StockPool::ClaimStock(const authz::Principal& p, const pb::ClaimSto
   return s;
 }
 
-absl::Status StockPool::ReleaseStock(const authz::Principal& p,
-                                     const pb::ReleaseStockRequest& req,
+absl::Status StockPool::ReleaseStock(const authz::Principal& p, const pb::ReleaseStockRequest& req,
                                      pb::ReleaseStockResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateInstanceId(req.instance_id()));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kServiceCalls, "releasing stock"));

@@ -268,8 +268,7 @@ TEST_F(NodeLossTest, SilentNodesStocksAreUnavailableUntilItReturns) {
   ASSERT_TRUE(CreateStocks("a100.1x", 2, nullptr).ok());
   absl::SleepFor(absl::Milliseconds(700));
   // Even before the monitor runs, a claim skips a node not heard from within the timeout.
-  EXPECT_EQ(Claim("a100.1x", "ins-1", nullptr).error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(Claim("a100.1x", "ins-1", nullptr).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   ASSERT_TRUE(stock_->nodes().MarkLostNodes().ok());
   EXPECT_EQ(Summary("a100.1x").unavailable(), 2);
   pb::GetNodeRequest get;
@@ -278,8 +277,7 @@ TEST_F(NodeLossTest, SilentNodesStocksAreUnavailableUntilItReturns) {
   ASSERT_TRUE(stock_->stub().GetNode(Ctx(admin_).get(), get, &node).ok());
   EXPECT_EQ(node.state(), pb::NODE_STATE_NOT_READY);
   // No new stocks land on it either.
-  EXPECT_EQ(CreateStocks("a100.1x", 1, nullptr).error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(CreateStocks("a100.1x", 1, nullptr).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 
   ASSERT_TRUE(Register(SimulatedNode("a100-0", 8, "A100-80GB")).ok());
   EXPECT_EQ(Summary("a100.1x").available(), 2);
@@ -295,8 +293,7 @@ TEST_F(StockPoolTest, CordonAndDrain) {
   pb::Node node;
   ASSERT_TRUE(stock_->stub().CordonNode(Ctx(admin_).get(), cordon, &node).ok());
   EXPECT_TRUE(node.cordoned());
-  EXPECT_EQ(CreateStocks("a100.1x", 1, nullptr).error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(CreateStocks("a100.1x", 1, nullptr).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   ASSERT_TRUE(Claim("a100.1x", "ins-1", nullptr).ok());  // existing stocks stay claimable
   pb::UncordonNodeRequest uncordon;
   uncordon.set_node_id("n1");

@@ -44,8 +44,7 @@ StockStack::StockStack(const std::string& dsn, const std::string& auth_address,
 StockStack::~StockStack() { server_->Shutdown(); }
 
 pb::Node SimulatedNode(const std::string& node_id, int gpus, const std::string& model,
-                       const std::string& cpu, const std::string& memory,
-                       const std::string& disk) {
+                       const std::string& cpu, const std::string& memory, const std::string& disk) {
   pb::Node n;
   n.set_node_id(node_id);
   n.set_hostname(node_id);

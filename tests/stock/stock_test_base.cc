@@ -30,9 +30,8 @@ grpc::Status StockTest::Register(const pb::Node& node, StockStack* on) {
 }
 
 grpc::Status StockTest::CreateStocks(const std::string& spec, int number,
-                                     pb::CreateStocksResponse* out,
-                                     const std::string& operation_id, bool allow_partial,
-                                     StockStack* on) {
+                                     pb::CreateStocksResponse* out, const std::string& operation_id,
+                                     bool allow_partial, StockStack* on) {
   pb::CreateStocksRequest req;
   req.set_spec_name(spec);
   req.set_number(number);
@@ -45,8 +44,8 @@ grpc::Status StockTest::CreateStocks(const std::string& spec, int number,
 }
 
 grpc::Status StockTest::DeleteStocks(const std::string& spec, int number,
-                                     pb::DeleteStocksResponse* out,
-                                     const std::string& operation_id, StockStack* on) {
+                                     pb::DeleteStocksResponse* out, const std::string& operation_id,
+                                     StockStack* on) {
   pb::DeleteStocksRequest req;
   req.set_spec_name(spec);
   req.set_number(number);
@@ -57,13 +56,15 @@ grpc::Status StockTest::DeleteStocks(const std::string& spec, int number,
       .DeleteStocks(Ctx(admin_).get(), req, out ? out : &ignored);
 }
 
-grpc::Status StockTest::Claim(const std::string& spec, const std::string& instance,
-                              pb::Stock* out, StockStack* on) {
+grpc::Status StockTest::Claim(const std::string& spec, const std::string& instance, pb::Stock* out,
+                              StockStack* on) {
   pb::ClaimStockRequest req;
   req.set_spec_name(spec);
   req.set_instance_id(instance);
   pb::Stock ignored;
-  return (on ? on : stock_.get())->stub().ClaimStock(Ctx(service_).get(), req, out ? out : &ignored);
+  return (on ? on : stock_.get())
+      ->stub()
+      .ClaimStock(Ctx(service_).get(), req, out ? out : &ignored);
 }
 
 grpc::Status StockTest::Release(const std::string& instance, pb::ReleaseStockResponse* out) {
