@@ -129,7 +129,7 @@ absl::Status NodeInventory::SetCordon(const authz::Principal& p, const std::stri
   GPUAAS_RETURN_IF_ERROR(authz::RequirePlatformAdmin(p));
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("stock.cordon_node", [&](db::Tx& tx) {
     if (!repo_.SetCordon(tx, node_id, cordoned, drain)) return NodeNotFound(node_id);
-    if (drain) repo_.DeleteStocks(tx, repo_.LockAvailableOnNode(tx, node_id));
+    if (drain) repo_.DeleteStocks(tx, repo_.LockUnclaimedOnNode(tx, node_id));
     out = *repo_.GetNode(tx, node_id);
     return absl::OkStatus();
   }));

@@ -90,9 +90,14 @@ class Repository final {
   // Returns the instance's stock to the pool (AVAILABLE, or UNAVAILABLE on a node that is not
   // ready); nullopt when it holds none.
   std::optional<Released> Release(db::Tx& tx, const std::string& instance_id);
-  // Locks the AVAILABLE stocks of a spec, or of a node, skipping rows other calls hold.
-  std::vector<std::string> LockAvailableOfSpec(db::Tx& tx, const std::string& spec_name);
-  std::vector<std::string> LockAvailableOnNode(db::Tx& tx, const std::string& node_id);
+  // Locks the unclaimed stocks of a spec, skipping rows other calls hold.
+  struct Unclaimed {
+    std::vector<std::string> unavailable;
+    std::vector<std::string> available;
+  };
+  Unclaimed LockUnclaimedOfSpec(db::Tx& tx, const std::string& spec_name);
+  // Locks the unclaimed stocks on a node, skipping rows other calls hold.
+  std::vector<std::string> LockUnclaimedOnNode(db::Tx& tx, const std::string& node_id);
   // Deletes stocks; returns the nodes they were on.
   std::vector<std::string> DeleteStocks(db::Tx& tx, const std::vector<std::string>& stock_ids);
 

@@ -181,16 +181,18 @@ std::optional<Repository::Released> Repository::Release(db::Tx& tx,
   return out;
 }
 
-std::vector<std::string> Repository::LockAvailableOfSpec(db::Tx& tx, const std::string& spec_name) {
+Repository::Unclaimed Repository::LockUnclaimedOfSpec(db::Tx& tx, const std::string& spec_name) {
   constexpr std::string_view kLockOfSpec =
-      "SELECT stock_id FROM stock.stocks WHERE spec_name = $1 AND state = 1 "
+      "SELECT stock_id, state FROM stock.stocks WHERE spec_name = $1 AND state IN (1, 3) "
       "ORDER BY stock_id FOR UPDATE SKIP LOCKED";
-  return tx.Exec(kLockOfSpec, spec_name).Map([](const db::Row& r) {
-    return r.Get<std::string>(0);
-  });
+  Unclaimed out;
+  for (const db::Row& r : tx.Exec(kLockOfSpec, spec_name)) {
+    (r.Get<int>(1) == 3 ? out.unavailable : out.available).push_back(r.Get<std::string>(0));
+  }
+  return out;
 }
 
-std::vector<std::string> Repository::LockAvailableOnNode(db::Tx& tx, const std::string& node_id) {
+std::vector<std::string> Repository::LockUnclaimedOnNode(db::Tx& tx, const std::string& node_id) {
   constexpr std::string_view kLockOnNode =
       "SELECT stock_id FROM stock.stocks WHERE node_id = $1 AND state IN (1, 3) "
       "ORDER BY stock_id FOR UPDATE SKIP LOCKED";

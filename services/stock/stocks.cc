@@ -189,8 +189,13 @@ absl::Status StockPool::DeleteStocks(const authz::Principal& p, const pb::Delete
             tx, {.method = "DeleteStocks", .caller = caller, .request_id = req.operation_id()}, req,
             [&](db::Tx& tx) -> absl::StatusOr<std::string> {
               if (!repo_.GetSpec(tx, req.spec_name())) return SpecNotFound(req.spec_name());
-              std::vector<std::string> order =
-                  view.DeletionOrder(repo_.LockAvailableOfSpec(tx, req.spec_name()));
+              // Stocks that cannot be claimed now go first, then those whose removal frees
+              // whole GPUs and nodes.
+              Repository::Unclaimed unclaimed = repo_.LockUnclaimedOfSpec(tx, req.spec_name());
+              std::vector<std::string> order = view.DeletionOrder(std::move(unclaimed.unavailable));
+              for (std::string& id : view.DeletionOrder(std::move(unclaimed.available))) {
+                order.push_back(std::move(id));
+              }
               if (order.size() > static_cast<size_t>(req.number())) order.resize(req.number());
               nodes = repo_.DeleteStocks(tx, order);
               // Freeing never overbooks, so no guard: the bump tells the other replicas.

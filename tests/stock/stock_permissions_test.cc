@@ -32,8 +32,8 @@ TEST_F(StockPermissionsTest, EveryRoleOnEveryRpc) {
       {"member", stack_->Login("member", AuthStack::PasswordOf("member")), kTenantRole},
       {"tenant-admin", stack_->Login("tadmin", AuthStack::PasswordOf("tadmin")), kTenantRole},
       {"other tenant's admin", stack_->Login("other", AuthStack::PasswordOf("other")), kTenantRole},
-      {"service acting in a tenant", stack_->Login("robot", AuthStack::PasswordOf("robot"), "alpha"),
-       kService},
+      {"service acting in a tenant",
+       stack_->Login("robot", AuthStack::PasswordOf("robot"), "alpha"), kService},
       {"service", service_, kService},
       {"platform-admin", admin_, kPlatform},
   };
@@ -155,8 +155,8 @@ TEST_F(StockPermissionsTest, EveryRoleOnEveryRpc) {
   for (const Row& row : rows) {
     for (const Caller& c : callers) {
       SCOPED_TRACE(std::string(row.rpc) + " as " + c.name);
-      const bool allowed = c.kind == kPlatform ? row.platform
-                                               : (c.kind == kService ? row.service : row.reads);
+      const bool allowed =
+          c.kind == kPlatform ? row.platform : (c.kind == kService ? row.service : row.reads);
       grpc::Status s = row.call(c.token, ++n);
       EXPECT_EQ(s.error_code(), allowed ? StatusCode::OK : StatusCode::PERMISSION_DENIED)
           << s.error_message();

@@ -313,6 +313,74 @@ TEST_F(StockPoolTest, CordonAndDrain) {
             grpc::StatusCode::NOT_FOUND);
 }
 
+// Heartbeats through the domain's stream object (the gRPC stream adapter is tested with the
+// agent): an unhealthy GPU takes its unclaimed stocks out of the pool and out of placement until
+// the agent reports it healthy again; a heartbeat brings a NOT_READY node back.
+TEST_F(NodeLossTest, UnhealthyGpusLeaveThePoolUntilHealthyAgain) {
+  ASSERT_TRUE(Register(SimulatedNode("n1", 2, "A100-80GB")).ok());
+  ASSERT_TRUE(CreateSpec(MakeSpec("a100.1x", "A100-80GB", 1)).ok());
+  ASSERT_TRUE(CreateStocks("a100.1x", 2, nullptr).ok());
+  const authz::Principal agent{.user_id = "agent", .role = common::v1::ROLE_SERVICE};
+  auto stream = stock_->nodes().OpenHeartbeatStream(agent);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  const auto beat = [&](bool gpu0_healthy, int32_t xid) {
+    pb::HeartbeatRequest hb;
+    hb.set_node_id("n1");
+    for (int i = 0; i < 2; ++i) {
+      pb::GpuMetrics* g = hb.add_gpus();
+      g->set_uuid("GPU-n1-" + std::to_string(i));
+      g->set_healthy(i != 0 || gpu0_healthy);
+      g->set_last_xid(i == 0 ? xid : 0);
+      g->set_utilization_percent(12.5);
+    }
+    pb::HeartbeatResponse out;
+    absl::Status s = (*stream)->OnHeartbeat(hb, out);
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_EQ(out.state(), pb::NODE_STATE_READY);
+  };
+  beat(true, 0);
+  EXPECT_EQ(Summary("a100.1x").available(), 2);
+  beat(false, 79);  // fell off the bus
+  EXPECT_EQ(Summary("a100.1x").available(), 1);
+  EXPECT_EQ(Summary("a100.1x").unavailable(), 1);
+  pb::Stock claimed;
+  ASSERT_TRUE(Claim("a100.1x", "ins-1", &claimed).ok());
+  EXPECT_EQ(claimed.gpu_uuids(0), "GPU-n1-1");
+  EXPECT_EQ(Claim("a100.1x", "ins-2", nullptr).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  pb::DeleteStocksResponse deleted;
+  ASSERT_TRUE(DeleteStocks("a100.1x", 1, &deleted).ok());  // the unavailable one goes first...
+  EXPECT_EQ(deleted.deleted(), 1);
+  EXPECT_EQ(CreateStocks("a100.1x", 1, nullptr).error_code(),  // ...and its GPU takes no new one
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  pb::GetNodeRequest get;
+  get.set_node_id("n1");
+  pb::Node node;
+  ASSERT_TRUE(stock_->stub().GetNode(Ctx(admin_).get(), get, &node).ok());
+  EXPECT_FALSE(node.gpus(0).healthy());
+  EXPECT_EQ(node.gpus(0).last_xid(), 79);
+  EXPECT_EQ(node.gpus(1).utilization_percent(), 12.5);
+
+  beat(true, 79);  // re-probed: healthy again
+  grpc::Status created = CreateStocks("a100.1x", 1, nullptr);
+  ASSERT_TRUE(created.ok()) << created.error_message();
+  EXPECT_EQ(Summary("a100.1x").available(), 1);
+
+  absl::SleepFor(absl::Milliseconds(700));
+  ASSERT_TRUE(stock_->nodes().MarkLostNodes().ok());
+  EXPECT_EQ(Summary("a100.1x").unavailable(), 1);
+  beat(true, 79);
+  EXPECT_EQ(Summary("a100.1x").available(), 1);
+
+  pb::HeartbeatRequest stranger;
+  stranger.set_node_id("nobody");
+  pb::HeartbeatResponse out;
+  auto other = stock_->nodes().OpenHeartbeatStream(agent);
+  EXPECT_EQ((*other)->OnHeartbeat(stranger, out).code(), absl::StatusCode::kNotFound);
+  const authz::Principal member{.user_id = "m", .tenant_id = "t", .role = common::v1::ROLE_MEMBER};
+  EXPECT_EQ(stock_->nodes().OpenHeartbeatStream(member).status().code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
 // Two replicas on one database, 8 clients creating and deleting at once: afterwards no node and
 // no GPU is over capacity.
 TEST_F(StockPoolTest, TwoReplicasNeverOverbook) {
