@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "libs/common/logging.h"
+#include "libs/rpc/internal/stream_call.h"
 #include "libs/rpc/status.h"
 
 namespace gpuaas::rpc {
@@ -15,20 +16,15 @@ namespace {
 constexpr std::string_view kAuthorizationKey = "authorization";
 constexpr char kInternalMessage[] = "internal error";
 
-// Copied on the gRPC thread, where the metadata map is certainly stable.
-std::string AuthorizationHeader(const grpc::CallbackServerContext& ctx) {
-  const auto& metadata = ctx.client_metadata();
-  auto it = metadata.find(grpc::string_ref(kAuthorizationKey.data(), kAuthorizationKey.size()));
-  if (it == metadata.end()) {
-    return {};
-  }
-  return std::string(it->second.data(), it->second.size());
-}
-
 }  // namespace
 
 Handler::Handler(authz::Authenticator& authenticator, ThreadPool& pool, CallRegistry* calls)
-    : authenticator_(authenticator), pool_(pool), calls_(calls) {}
+    : authenticator_(authenticator),
+      pool_(pool),
+      calls_(calls),
+      streams_(std::make_unique<internal::OpenStreams>()) {}
+
+Handler::~Handler() = default;
 
 grpc::ServerUnaryReactor* Handler::Run(grpc::CallbackServerContext* ctx,
                                        std::function<absl::Status(const authz::Principal&)> fn) {
@@ -36,15 +32,9 @@ grpc::ServerUnaryReactor* Handler::Run(grpc::CallbackServerContext* ctx,
   // Authentication runs on the pool too: a JWKS refetch may block on the network.
   Dispatch(reactor, [this, ctx, reactor, fn = std::move(fn), header = AuthorizationHeader(*ctx)] {
     absl::Status status = Guarded(*ctx, [&]() -> absl::Status {
-      if (header.empty()) {
-        return absl::UnauthenticatedError("missing bearer token");
-      }
-      absl::StatusOr<authz::Principal> principal = authenticator_.Authenticate(header);
+      absl::StatusOr<authz::Principal> principal = Authenticate(*ctx, header);
       if (!principal.ok()) {
         return principal.status();
-      }
-      if (calls_ != nullptr) {
-        calls_->SetPrincipal(*ctx, PrincipalLabel(*principal));
       }
       return fn(*principal);
     });
@@ -62,11 +52,42 @@ grpc::ServerUnaryReactor* Handler::RunPublic(grpc::CallbackServerContext* ctx,
   return reactor;
 }
 
+void Handler::EndStreams(const absl::Status& status) {
+  // Outside the registry's lock: ending a stream may run its OnDone, which unregisters it.
+  for (const std::shared_ptr<internal::StreamCall>& stream : streams_->Close(status)) {
+    stream->End(status);
+  }
+}
+
 void Handler::Dispatch(grpc::ServerUnaryReactor* reactor, std::function<void()> work) {
   if (!pool_.TrySubmit(std::move(work))) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                 "server overloaded: too many calls waiting; retry with backoff"));
+    reactor->Finish(ToGrpcStatus(OverloadedError()));
   }
+}
+
+std::string Handler::AuthorizationHeader(const grpc::CallbackServerContext& ctx) {
+  const auto& metadata = ctx.client_metadata();
+  auto it = metadata.find(grpc::string_ref(kAuthorizationKey.data(), kAuthorizationKey.size()));
+  if (it == metadata.end()) {
+    return {};
+  }
+  return std::string(it->second.data(), it->second.size());
+}
+
+absl::StatusOr<authz::Principal> Handler::Authenticate(const grpc::CallbackServerContext& ctx,
+                                                       const std::string& header) {
+  if (header.empty()) {
+    return absl::UnauthenticatedError("missing bearer token");
+  }
+  absl::StatusOr<authz::Principal> principal = authenticator_.Authenticate(header);
+  if (principal.ok() && calls_ != nullptr) {
+    calls_->SetPrincipal(ctx, PrincipalLabel(*principal));
+  }
+  return principal;
+}
+
+absl::Status Handler::OverloadedError() {
+  return absl::UnavailableError("server overloaded: too many calls waiting; retry with backoff");
 }
 
 absl::Status Handler::Guarded(const grpc::CallbackServerContext& ctx,

@@ -1,6 +1,7 @@
-// Runs unary callback handlers: authenticates the bearer token (unless the method is public),
+// Runs callback handlers: authenticates the bearer token (unless the method is public),
 // moves the work to a worker pool so blocking database calls never hold a gRPC thread,
-// catches every exception, and maps the absl::Status to a grpc::Status.
+// catches every exception, and maps the absl::Status to a grpc::Status. Unary calls here;
+// bidirectional streams with RunBidi (libs/rpc/stream.h).
 //
 //   grpc::ServerUnaryReactor* GetTenant(grpc::CallbackServerContext* ctx,
 //                                       const GetTenantRequest* req, Tenant* resp) override {
@@ -21,6 +22,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "libs/authz/principal.h"
 #include "libs/authz/verifier.h"
 #include "libs/common/thread_pool.h"
@@ -28,11 +30,22 @@
 
 namespace gpuaas::rpc {
 
+template <class In, class Out>
+class StreamSession;
+
+namespace internal {
+class OpenStreams;
+class StreamCall;
+}  // namespace internal
+
 class Handler final {
  public:
   // `calls` (optional, not owned) receives the principal of each call for the per-call log
   // line; Server passes its own.
   Handler(authz::Authenticator& authenticator, ThreadPool& pool, CallRegistry* calls = nullptr);
+  ~Handler();
+  Handler(const Handler&) = delete;
+  Handler& operator=(const Handler&) = delete;
 
   // Authenticated call: UNAUTHENTICATED before `fn` runs when the token is missing or bad
   // (UNAVAILABLE when the authenticator cannot fetch keys). `fn` runs on the pool; an
@@ -45,9 +58,38 @@ class Handler final {
   grpc::ServerUnaryReactor* RunPublic(grpc::CallbackServerContext* ctx,
                                       std::function<absl::Status()> fn);
 
+  // Authenticated bidirectional stream; defined in libs/rpc/stream.h, include that. As Run:
+  // UNAUTHENTICATED before `open` runs when the token is missing or bad. `open` runs on the
+  // pool; a non-OK status (or an exception: INTERNAL) finishes the stream with it. Then each
+  // message goes to the session's OnMessage on the pool, one at a time, in order. A full pool
+  // queue (at open or at a message) ends the stream UNAVAILABLE.
+  template <class In, class Out>
+  grpc::ServerBidiReactor<In, Out>* RunBidi(
+      grpc::CallbackServerContext* ctx,
+      std::function<
+          absl::StatusOr<std::unique_ptr<StreamSession<In, Out>>>(const authz::Principal&)>
+          open);
+
+  // Ends every open stream with `status` (an idle one at once, a busy one when its current
+  // message is done) and refuses new streams with it. Server::Shutdown calls it before the
+  // drain, so that streams which would stay open for hours do not hold the drain up.
+  void EndStreams(const absl::Status& status);
+
  private:
+  friend class internal::StreamCall;
+
   // Queues `work` on the pool, or finishes the call UNAVAILABLE when the queue is full.
   void Dispatch(grpc::ServerUnaryReactor* reactor, std::function<void()> work);
+
+  // The bearer token of the call: copy it on the gRPC thread, where the metadata map is
+  // certainly stable.
+  static std::string AuthorizationHeader(const grpc::CallbackServerContext& ctx);
+  // Checks `header` and records the principal for the log line. On the pool: a JWKS refetch
+  // may block on the network.
+  absl::StatusOr<authz::Principal> Authenticate(const grpc::CallbackServerContext& ctx,
+                                                const std::string& header);
+  // What a call hears when the pool's queue is full.
+  static absl::Status OverloadedError();
 
   // Runs `body` on the calling (pool) thread, turning any exception into INTERNAL.
   absl::Status Guarded(const grpc::CallbackServerContext& ctx,
@@ -56,6 +98,7 @@ class Handler final {
   authz::Authenticator& authenticator_;
   ThreadPool& pool_;
   CallRegistry* calls_;
+  std::unique_ptr<internal::OpenStreams> streams_;
 };
 
 // "user@tenant" (or "user" for a principal without a tenant): how logs name a caller.

@@ -1,5 +1,7 @@
 #include "libs/rpc/interceptor.h"
 
+#include <grpcpp/server_context.h>
+
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -21,9 +23,22 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
         calls_(calls),
         metrics_(metrics),
         logger_(logger),
-        start_(std::chrono::steady_clock::now()) {
+        start_(std::chrono::steady_clock::now()),
+        streaming_(info.type() != grpc::experimental::ServerRpcInfo::Type::UNARY),
+        // The synchronous API's IsCancelled plucks the very completion that POST_RECV_CLOSE is
+        // part of, so only callback streams (ours; reflection is synchronous) end there.
+        end_at_close_(streaming_ &&
+                      dynamic_cast<const grpc::CallbackServerContext*>(&ctx_) != nullptr) {
     calls_.Begin(ctx_, method_);
-    metrics_.CallStarted();
+    if (end_at_close_) {
+      // Now, while the transport is certainly there: a stream often ends because it is gone.
+      peer_ = PeerAddress(ctx_.peer());
+    }
+    if (streaming_) {
+      metrics_.StreamOpened();
+    } else {
+      metrics_.CallStarted();
+    }
   }
 
   ~CallLogInterceptor() override {
@@ -35,10 +50,22 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS) &&
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      grpc::StatusCode sent = methods->GetSendStatus().error_code();
+      if (end_at_close_) {
+        sent_.store(static_cast<int>(sent));
+      } else if (!done_.exchange(true)) {
+        End(EffectiveCode(sent), /*context_alive=*/true);
+      }
+    }
+    // A stream ends when its call closes, once gRPC knows for certain whether the client went
+    // away: at the status it may still be an ordinary half-close (OK) whose cancellation is on
+    // its way. The context lives until this hook has run.
+    if (end_at_close_ &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_CLOSE) &&
         !done_.exchange(true)) {
-      End(EffectiveCode(methods->GetSendStatus().error_code()), /*context_alive=*/true);
+      End(StreamCode(), /*context_alive=*/true);
     }
     methods->Proceed();
   }
@@ -53,19 +80,42 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
     return ctx_.IsCancelled() ? grpc::StatusCode::CANCELLED : sent;
   }
 
+  // A stream's code, as StreamSession::OnEnd hears it: a non-OK status the server sent is its
+  // own decision (UNAVAILABLE at shutdown, an OnMessage error) and says more than the
+  // cancellation that may follow it; an OK one counts only if the client did not go away.
+  grpc::StatusCode StreamCode() const {
+    int sent = sent_.load();
+    if (sent > 0) {
+      return static_cast<grpc::StatusCode>(sent);
+    }
+    if (ctx_.IsCancelled() || sent < 0) {
+      return ctx_.deadline() <= std::chrono::system_clock::now()
+                 ? grpc::StatusCode::DEADLINE_EXCEEDED
+                 : grpc::StatusCode::CANCELLED;
+    }
+    return grpc::StatusCode::OK;
+  }
+
   void End(grpc::StatusCode code, bool context_alive) {
     // Monotonic: a wall-clock step must not produce negative or huge latencies.
     absl::Duration latency = absl::FromChrono(std::chrono::steady_clock::now() - start_);
     std::string principal = calls_.End(ctx_);
     // Recorded before it leaves the in-flight gauge, so a scrape that sees no call in flight
     // has every finished call counted.
-    metrics_.Record(method_, code, latency);
-    metrics_.CallEnded();
+    if (streaming_) {
+      metrics_.RecordStream(method_, code);
+      metrics_.StreamClosed();
+    } else {
+      metrics_.Record(method_, code, latency);
+      metrics_.CallEnded();
+    }
     if (logger_.should_log(spdlog::level::info)) {
       logger_.info("method={} principal={} code={} ms={:.3f} peer={}", method_,
                    principal.empty() ? "-" : principal, StatusCodeName(code),
                    absl::ToDoubleMilliseconds(latency),
-                   context_alive ? PeerAddress(ctx_.peer()) : "-");
+                   end_at_close_   ? peer_
+                   : context_alive ? PeerAddress(ctx_.peer())
+                                   : "-");
     }
   }
 
@@ -75,6 +125,11 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   RpcMetrics& metrics_;
   spdlog::logger& logger_;
   std::chrono::steady_clock::time_point start_;
+  const bool streaming_;
+  const bool end_at_close_;
+  std::string peer_;  // end_at_close_ only
+  // end_at_close_ only: the code of the status sent, -1 before one is.
+  std::atomic<int> sent_{-1};
   std::atomic<bool> done_{false};
 };
 

@@ -1,7 +1,8 @@
 // The server interceptor behind the per-call log line and the RPC metrics. It sees every call
 // the server handles, health checks and reflection included, and writes one line when the
-// call ends: method, principal, status code, latency and peer. It never logs metadata, so no
-// token or secret can reach the log.
+// call ends: method, principal, status code, latency and peer. A streaming call gets one line
+// too, when it closes, with its whole duration. It never logs metadata, so no token or secret
+// can reach the log.
 #pragma once
 
 #include <grpcpp/support/server_interceptor.h>

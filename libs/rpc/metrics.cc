@@ -45,7 +45,7 @@ struct RpcMetrics::MethodSeries {
 RpcMetrics::RpcMetrics(prometheus::Registry& registry)
     : requests_(prometheus::BuildCounter()
                     .Name("gpuaas_rpc_requests_total")
-                    .Help("RPCs completed, by method.")
+                    .Help("RPCs completed (a stream when it ends), by method.")
                     .Register(registry)),
       errors_(prometheus::BuildCounter()
                   .Name("gpuaas_rpc_errors_total")
@@ -53,21 +53,34 @@ RpcMetrics::RpcMetrics(prometheus::Registry& registry)
                   .Register(registry)),
       latency_(prometheus::BuildHistogram()
                    .Name("gpuaas_rpc_latency_seconds")
-                   .Help("Time from call start to status sent.")
+                   .Help("Unary RPCs: time from call start to status sent.")
                    .Register(registry)),
       in_flight_(prometheus::BuildGauge()
                      .Name("gpuaas_rpc_in_flight")
-                     .Help("RPCs started and not yet finished.")
+                     .Help("Unary RPCs started and not yet finished.")
                      .Register(registry)
-                     .Add({})) {}
+                     .Add({})),
+      open_streams_(prometheus::BuildGauge()
+                        .Name("gpuaas_rpc_open_streams")
+                        .Help("Streaming RPCs open.")
+                        .Register(registry)
+                        .Add({})) {}
 
 RpcMetrics::~RpcMetrics() = default;
 
 void RpcMetrics::Record(std::string_view full_method, grpc::StatusCode code,
                         absl::Duration latency) {
   MethodSeries& series = SeriesFor(full_method);
-  series.requests.Increment();
   series.latency.Observe(absl::ToDoubleSeconds(latency));
+  CountEnd(series, code);
+}
+
+void RpcMetrics::RecordStream(std::string_view full_method, grpc::StatusCode code) {
+  CountEnd(SeriesFor(full_method), code);
+}
+
+void RpcMetrics::CountEnd(MethodSeries& series, grpc::StatusCode code) {
+  series.requests.Increment();
   if (code != grpc::StatusCode::OK) {
     ErrorCounter(series, code).Increment();
   }

@@ -1,10 +1,15 @@
-// Per-method RPC counters, a latency histogram and the in-flight gauge, kept in a
-// prometheus-cpp registry. The server interceptor feeds it; MetricsEndpoint serves it.
+// Per-method RPC counters, a latency histogram and the in-flight and open-stream gauges, kept
+// in a prometheus-cpp registry. The server interceptor feeds it; MetricsEndpoint serves it.
 //
-//   gpuaas_rpc_requests_total{service,method}       counter, every finished call
-//   gpuaas_rpc_errors_total{service,method,code}    counter, non-OK calls by code name
-//   gpuaas_rpc_latency_seconds{service,method}      histogram over kLatencyBuckets
-//   gpuaas_rpc_in_flight                            gauge, calls started and not finished
+//   gpuaas_rpc_requests_total{service,method}       counter, every finished call or stream
+//   gpuaas_rpc_errors_total{service,method,code}    counter, non-OK calls and streams by code name
+//   gpuaas_rpc_latency_seconds{service,method}      histogram over kLatencyBuckets, unary calls
+//   gpuaas_rpc_in_flight                            gauge, unary calls started and not finished
+//   gpuaas_rpc_open_streams                         gauge, streaming calls open
+//
+// A stream lives as long as its client wants (a node agent's heartbeat stream, for hours), so
+// it is neither "in flight" work nor a latency: it counts in its own gauge while open, and in
+// requests/errors once, when it ends.
 #pragma once
 
 #include <grpcpp/support/status.h>
@@ -32,7 +37,7 @@ inline constexpr std::array<double, 14> kLatencyBuckets = {
 
 class RpcMetrics final {
  public:
-  // Adds the four families to `registry`, which must outlive this object.
+  // Adds the five families to `registry`, which must outlive this object.
   explicit RpcMetrics(prometheus::Registry& registry);
   ~RpcMetrics();
 
@@ -44,14 +49,19 @@ class RpcMetrics final {
   // of ours and do no label hashing inside prometheus-cpp (the histogram still locks its
   // own mutex); error series appear on the first error with that code.
   void Record(std::string_view full_method, grpc::StatusCode code, absl::Duration latency);
+  // A stream's end: requests and errors, no latency.
+  void RecordStream(std::string_view full_method, grpc::StatusCode code);
 
   void CallStarted() { in_flight_.Increment(); }
   void CallEnded() { in_flight_.Decrement(); }
+  void StreamOpened() { open_streams_.Increment(); }
+  void StreamClosed() { open_streams_.Decrement(); }
 
  private:
   struct MethodSeries;
 
   MethodSeries& SeriesFor(std::string_view full_method);
+  void CountEnd(MethodSeries& series, grpc::StatusCode code);
   MethodSeries* FindCached(std::string_view full_method, size_t hash) const;
   MethodSeries& AddSeries(std::string_view full_method, size_t hash);
   prometheus::Counter& ErrorCounter(MethodSeries& series, grpc::StatusCode code);
@@ -60,6 +70,7 @@ class RpcMetrics final {
   prometheus::Family<prometheus::Counter>& errors_;
   prometheus::Family<prometheus::Histogram>& latency_;
   prometheus::Gauge& in_flight_;
+  prometheus::Gauge& open_streams_;
 
   // The steady-state lookup, lock-free: an open-addressing table of the methods seen so far,
   // filled only under mu_ and never emptied, so readers need no lock. A server has a few

@@ -231,6 +231,11 @@ void Server::Shutdown() {
     if (impl.server != nullptr) {
       // Load balancers polling health stop routing here before the listener closes.
       impl.server->GetHealthCheckService()->Shutdown();
+      // Streams stay open as long as their clients run, so the drain would only time out on
+      // them; ending them now sends their clients to reconnect elsewhere at once.
+      const absl::Status shutting_down = absl::UnavailableError("server shutting down");
+      impl.handler.EndStreams(shutting_down);
+      impl.cpu_handler.EndStreams(shutting_down);
       impl.server->Shutdown(absl::ToChronoTime(absl::Now() + kDrainTimeout));
       impl.logger->info("{} stopped", impl.options.name);
     }

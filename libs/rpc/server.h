@@ -1,7 +1,7 @@
 // Server bootstrap shared by every binary: listening address with optional TLS / mutual TLS,
 // grpc.health.v1 and reflection, the per-call log line and Prometheus metrics (an interceptor
-// sees every call, health and reflection included), a worker pool for blocking handlers,
-// and graceful shutdown on SIGTERM/SIGINT.
+// sees every call, health and reflection included), a worker pool for blocking handlers and
+// streams (libs/rpc/stream.h), and graceful shutdown on SIGTERM/SIGINT.
 //
 //   int main(int argc, char** argv) {
 //     rpc::ServerOptions options{.name = "auth", .listen_address = "0.0.0.0:50051"};
@@ -72,9 +72,11 @@ class Server final {
   // Blocks until SIGTERM/SIGINT or Shutdown(), then drains in-flight calls (up to 10 s).
   // A signal that arrived after Start but before Wait is not lost.
   void Wait();
-  // Marks the services NOT_SERVING, stops accepting calls, waits for in-flight calls (after
-  // 10 s they are cancelled), stops the metrics endpoint and wakes Wait(). Blocks until done;
-  // idempotent and thread-safe. Never call it from a handler: it waits for that handler.
+  // Marks the services NOT_SERVING, ends every open stream (Handler::RunBidi) UNAVAILABLE
+  // "server shutting down" (a stream busy with a message once that message is done), stops
+  // accepting calls, waits for in-flight calls (after 10 s they are cancelled), stops the
+  // metrics endpoint and wakes Wait(). Blocks until done; idempotent and thread-safe. Never
+  // call it from a handler: it waits for that handler.
   void Shutdown();
 
  private:
