@@ -1,5 +1,8 @@
 #include "services/stock/grpc_service.h"
 
+#include "libs/common/status_macros.h"
+#include "libs/rpc/stream.h"
+
 namespace gpuaas::stock {
 namespace {
 
@@ -14,6 +17,25 @@ grpc::ServerUnaryReactor* Run(rpc::Handler& handler, grpc::CallbackServerContext
     return (domain.*method)(p, *req, *resp);
   });
 }
+
+using HeartbeatSessionBase = rpc::StreamSession<pb::HeartbeatRequest, pb::HeartbeatResponse>;
+
+// One agent's stream: each heartbeat answered by the node's state.
+class HeartbeatSession final : public HeartbeatSessionBase {
+ public:
+  explicit HeartbeatSession(std::unique_ptr<NodeInventory::HeartbeatStream> stream)
+      : stream_(std::move(stream)) {}
+
+  absl::StatusOr<std::optional<pb::HeartbeatResponse>> OnMessage(
+      const pb::HeartbeatRequest& heartbeat) override {
+    pb::HeartbeatResponse reply;
+    GPUAAS_RETURN_IF_ERROR(stream_->OnHeartbeat(heartbeat, reply));
+    return reply;
+  }
+
+ private:
+  std::unique_ptr<NodeInventory::HeartbeatStream> stream_;
+};
 
 }  // namespace
 
@@ -122,6 +144,16 @@ grpc::ServerUnaryReactor* NodeAgentServiceImpl::RegisterNode(grpc::CallbackServe
                                                              const pb::RegisterNodeRequest* req,
                                                              pb::RegisterNodeResponse* resp) {
   return Run(handler_, ctx, nodes_, &NodeInventory::RegisterNode, req, resp);
+}
+
+grpc::ServerBidiReactor<pb::HeartbeatRequest, pb::HeartbeatResponse>*
+NodeAgentServiceImpl::Heartbeat(grpc::CallbackServerContext* ctx) {
+  return handler_.RunBidi<pb::HeartbeatRequest, pb::HeartbeatResponse>(
+      ctx,
+      [this](const authz::Principal& p) -> absl::StatusOr<std::unique_ptr<HeartbeatSessionBase>> {
+        GPUAAS_ASSIGN_OR_RETURN(auto stream, nodes_.OpenHeartbeatStream(p));
+        return std::make_unique<HeartbeatSession>(std::move(stream));
+      });
 }
 
 }  // namespace gpuaas::stock

@@ -77,6 +77,8 @@ class NodeAgentServiceImpl final : public pb::NodeAgentService::CallbackService 
   grpc::ServerUnaryReactor* RegisterNode(grpc::CallbackServerContext* ctx,
                                          const pb::RegisterNodeRequest* req,
                                          pb::RegisterNodeResponse* resp) override;
+  grpc::ServerBidiReactor<pb::HeartbeatRequest, pb::HeartbeatResponse>* Heartbeat(
+      grpc::CallbackServerContext* ctx) override;
 
  private:
   NodeInventory& nodes_;

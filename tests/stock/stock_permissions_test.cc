@@ -150,6 +150,13 @@ TEST_F(StockPermissionsTest, EveryRoleOnEveryRpc) {
          return stock_->agent_stub().RegisterNode(Ctx(t).get(), r, &out);
        },
        false, true, true},
+      {"Heartbeat",
+       [&](const std::string& t, int) {
+         pb::HeartbeatRequest beat;
+         beat.set_node_id("n2");
+         return Heartbeats(t, {beat});
+       },
+       false, true, true},
   };
   int n = 0;
   for (const Row& row : rows) {

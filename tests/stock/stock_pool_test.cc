@@ -381,6 +381,31 @@ TEST_F(NodeLossTest, UnhealthyGpusLeaveThePoolUntilHealthyAgain) {
             absl::StatusCode::kPermissionDenied);
 }
 
+TEST_F(StockPoolTest, HeartbeatStreamOverGrpc) {
+  ASSERT_TRUE(Register(SimulatedNode("n1", 1, "T4")).ok());
+  pb::HeartbeatRequest beat;
+  beat.set_node_id("n1");
+  pb::GpuMetrics* gpu = beat.add_gpus();
+  gpu->set_uuid("GPU-n1-0");
+  gpu->set_healthy(true);
+  gpu->set_temperature_celsius(61);
+  std::vector<pb::HeartbeatResponse> answers;
+  grpc::Status s = Heartbeats(service_, {beat, beat, beat}, &answers);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(answers[2].state(), pb::NODE_STATE_READY);
+  pb::GetNodeRequest get;
+  get.set_node_id("n1");
+  pb::Node node;
+  ASSERT_TRUE(stock_->stub().GetNode(Ctx(admin_).get(), get, &node).ok());
+  EXPECT_EQ(node.gpus(0).temperature_celsius(), 61);
+
+  beat.set_node_id("unknown");
+  EXPECT_EQ(Heartbeats(service_, {beat}).error_code(), grpc::StatusCode::NOT_FOUND);
+  beat.set_node_id("Not A Node");
+  EXPECT_EQ(Heartbeats(service_, {beat}).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 // Two replicas on one database, 8 clients creating and deleting at once: afterwards no node and
 // no GPU is over capacity.
 TEST_F(StockPoolTest, TwoReplicasNeverOverbook) {

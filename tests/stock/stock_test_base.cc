@@ -83,6 +83,20 @@ pb::StockCount StockTest::Summary(const std::string& spec) {
   return out.counts().empty() ? pb::StockCount{} : out.counts(0);
 }
 
+grpc::Status StockTest::Heartbeats(const std::string& token,
+                                   const std::vector<pb::HeartbeatRequest>& beats,
+                                   std::vector<pb::HeartbeatResponse>* answers) {
+  auto ctx = Ctx(token);
+  auto stream = stock_->agent_stub().Heartbeat(ctx.get());
+  for (const pb::HeartbeatRequest& beat : beats) {
+    pb::HeartbeatResponse answer;
+    if (!stream->Write(beat) || !stream->Read(&answer)) break;
+    if (answers) answers->push_back(answer);
+  }
+  stream->WritesDone();
+  return stream->Finish();
+}
+
 std::vector<std::string> StockTest::Overbooked() {
   // Written apart from the service's SQL on purpose: it checks the tables, not the code.
   constexpr std::string_view kOverbooked =

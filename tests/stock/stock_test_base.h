@@ -29,6 +29,10 @@ class StockTest : public auth::testing::AuthStackTest {
                      StockStack* on = nullptr);
   grpc::Status Release(const std::string& instance, pb::ReleaseStockResponse* out = nullptr);
   pb::StockCount Summary(const std::string& spec);
+  // Opens a Heartbeat stream as `token`, sends `beats` in turn reading each answer, closes it;
+  // returns the stream's final status and the answers.
+  grpc::Status Heartbeats(const std::string& token, const std::vector<pb::HeartbeatRequest>& beats,
+                          std::vector<pb::HeartbeatResponse>* answers = nullptr);
 
   // Node/GPU allocations beyond capacity, found by SQL independent of the service's code:
   // one line per offending node or GPU; empty when none.
