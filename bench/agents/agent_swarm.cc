@@ -3,13 +3,14 @@
 // (a thread each: the client's cost is not what is measured), sends one heartbeat per
 // --interval on each for --duration, and reports heartbeat round trips and, with --stock-pid,
 // the CPU the stock process used over the window (in cores).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"

@@ -19,6 +19,11 @@ namespace gpuaas::stock {
 
 class Repository final {
  public:
+  // Plans this transaction's statements for their actual parameters. The optional filters
+  // ("$2 = '' OR spec_name = $2") otherwise get PostgreSQL's generic plan after five runs on a
+  // connection: a scan of every row instead of an index range.
+  static void PlanForParameters(db::Tx& tx);
+
   // Specs. A spec row holds its demand as exact integers; the read side formats them.
   void InsertSpec(db::Tx& tx, const pb::Spec& spec, const SpecDemand& demand);
   std::optional<pb::Spec> GetSpec(db::Tx& tx, const std::string& spec_name);
@@ -31,9 +36,13 @@ class Repository final {
   // Nodes as placement sees them (repository_nodes.cc): every node, or one.
   std::vector<NodeRecord> LoadNodeRecords(db::Tx& tx, const std::optional<std::string>& node_id);
   absl::flat_hash_map<std::string, int64_t> NodeGenerations(db::Tx& tx);
-  // Bumps the node's generation if it still is `seen`; false when another writer came first.
-  bool GuardGeneration(db::Tx& tx, const std::string& node_id, int64_t seen);
-  // Bumps the node's generation unconditionally (a change that placement must see).
+  // Bumps each node's generation if it still is the one `seen`; returns the nodes another
+  // writer changed first (their guard failed; the caller rolls back).
+  std::vector<std::string> GuardGenerations(
+      db::Tx& tx, const std::vector<std::pair<std::string, int64_t>>& seen);
+  // Bumps generations unconditionally (a change that placement must see); returns the new ones.
+  std::vector<std::pair<std::string, int64_t>> BumpGenerations(
+      db::Tx& tx, const std::vector<std::string>& node_ids);
   void BumpGeneration(db::Tx& tx, const std::string& node_id);
 
   // The node, its labels and GPUs as the agent registered them; READY, heartbeat now. GPUs
@@ -62,9 +71,10 @@ class Repository final {
   // its GPUs' health.
   void RefreshStockStates(db::Tx& tx, const std::string& node_id);
 
-  // Stocks (repository_stocks.cc). Inserts an AVAILABLE stock holding `p`.
-  void InsertStock(db::Tx& tx, const std::string& stock_id, const std::string& spec_name,
-                   const sched::Placement& p);
+  // Stocks (repository_stocks.cc). Inserts AVAILABLE stocks, stock_ids[i] holding
+  // placements[i].
+  void InsertStocks(db::Tx& tx, const std::vector<std::string>& stock_ids,
+                    const std::string& spec_name, const std::vector<sched::Placement>& placements);
   std::vector<StockRecord> LoadStockRecords(db::Tx& tx, const std::optional<std::string>& node_id);
   // Reads stocks as the API shows them.
   std::vector<pb::Stock> GetStocks(db::Tx& tx, const std::vector<std::string>& stock_ids);
@@ -98,7 +108,7 @@ class Repository final {
   Unclaimed LockUnclaimedOfSpec(db::Tx& tx, const std::string& spec_name);
   // Locks the unclaimed stocks on a node, skipping rows other calls hold.
   std::vector<std::string> LockUnclaimedOnNode(db::Tx& tx, const std::string& node_id);
-  // Deletes stocks; returns the nodes they were on.
+  // Deletes stocks; returns the node of each one deleted.
   std::vector<std::string> DeleteStocks(db::Tx& tx, const std::vector<std::string>& stock_ids);
 
   // The first answer of an operation, kept for its retries.

@@ -1,7 +1,11 @@
 // Nodes, their labels and GPUs.
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "libs/common/proto_time.h"
 #include "libs/common/quantity.h"
 #include "services/stock/repository.h"
+#include "services/stock/repository_sql.h"
 
 namespace gpuaas::stock {
 namespace {
@@ -140,16 +144,48 @@ absl::flat_hash_map<std::string, int64_t> Repository::NodeGenerations(db::Tx& tx
   return out;
 }
 
-bool Repository::GuardGeneration(db::Tx& tx, const std::string& node_id, int64_t seen) {
+std::vector<std::string> Repository::GuardGenerations(
+    db::Tx& tx, const std::vector<std::pair<std::string, int64_t>>& seen) {
+  // Lock in name order first, so two writers guarding overlapping nodes never deadlock.
+  constexpr std::string_view kLockNodes =
+      "SELECT node_id FROM stock.nodes WHERE node_id = ANY (string_to_array($1, ',')) "
+      "ORDER BY node_id FOR UPDATE";
   constexpr std::string_view kGuard =
-      "UPDATE stock.nodes SET generation = generation + 1 WHERE node_id = $1 AND generation = $2";
-  return tx.Exec(kGuard, node_id, seen).affected_rows() == 1;
+      "UPDATE stock.nodes n SET generation = n.generation + 1 "
+      "FROM unnest(string_to_array($1, ','), string_to_array($2, ',')::int8[]) AS g(id, seen) "
+      "WHERE n.node_id = g.id AND n.generation = g.seen RETURNING n.node_id";
+  if (seen.empty()) return {};
+  std::vector<std::string> ids, generations;
+  for (const auto& [id, generation] : seen) {
+    ids.push_back(id);
+    generations.push_back(absl::StrCat(generation));
+  }
+  const std::string joined = absl::StrJoin(ids, ",");
+  tx.Exec(kLockNodes, joined);
+  absl::flat_hash_set<std::string> advanced;
+  for (const db::Row& r : tx.Exec(kGuard, joined, absl::StrJoin(generations, ","))) {
+    advanced.insert(r.Get<std::string>(0));
+  }
+  std::vector<std::string> stale;
+  for (const std::string& id : ids) {
+    if (!advanced.contains(id)) stale.push_back(id);
+  }
+  return stale;
+}
+
+std::vector<std::pair<std::string, int64_t>> Repository::BumpGenerations(
+    db::Tx& tx, const std::vector<std::string>& node_ids) {
+  constexpr std::string_view kBump =
+      "UPDATE stock.nodes SET generation = generation + 1 "
+      "WHERE node_id = ANY (string_to_array($1, ',')) RETURNING node_id, generation";
+  if (node_ids.empty()) return {};
+  return tx.Exec(kBump, absl::StrJoin(node_ids, ",")).Map([](const db::Row& r) {
+    return std::make_pair(r.Get<std::string>(0), r.Get<int64_t>(1));
+  });
 }
 
 void Repository::BumpGeneration(db::Tx& tx, const std::string& node_id) {
-  constexpr std::string_view kBump =
-      "UPDATE stock.nodes SET generation = generation + 1 WHERE node_id = $1";
-  tx.Exec(kBump, node_id);
+  BumpGenerations(tx, {node_id});
 }
 
 void Repository::UpsertNode(db::Tx& tx, const pb::Node& node, int64_t cpu_millis,
@@ -245,14 +281,12 @@ void Repository::RefreshStockStates(db::Tx& tx, const std::string& node_id) {
   // claimed meanwhile keeps CLAIMED.
   constexpr std::string_view kRefresh =
       "UPDATE stock.stocks s SET state = w.want, update_time = now() FROM ("
-      " SELECT s2.stock_id, CASE WHEN n.ready AND NOT EXISTS ("
-      "  SELECT 1 FROM stock.stock_gpus sg JOIN stock.gpus g"
-      "   ON g.node_id = sg.node_id AND g.gpu_index = sg.gpu_index"
-      "  WHERE sg.stock_id = s2.stock_id AND NOT (g.healthy AND g.present))"
-      " THEN 1 ELSE 3 END AS want"
-      " FROM stock.stocks s2 JOIN stock.nodes n ON n.node_id = s2.node_id"
-      " WHERE s2.node_id = $1 AND s2.state IN (1, 3)) w "
+      " SELECT s.stock_id, " GPUAAS_UNCLAIMED_STATE
+      " AS want"
+      " FROM stock.stocks s JOIN stock.nodes n ON n.node_id = s.node_id"
+      " WHERE s.node_id = $1 AND s.state IN (1, 3)) w "
       "WHERE s.stock_id = w.stock_id AND s.state IN (1, 3) AND s.state <> w.want";
+  PlanForParameters(tx);
   tx.Exec(kRefresh, node_id);
 }
 

@@ -5,18 +5,20 @@
 #include "absl/strings/str_split.h"
 #include "libs/common/proto_time.h"
 #include "services/stock/repository.h"
+#include "services/stock/repository_sql.h"
 
 namespace gpuaas::stock {
 namespace {
 
 // clang-format off
-#define GPUAAS_STOCK_FROM                                                                   \
-  "SELECT s.stock_id, s.spec_name, s.node_id, s.state, s.instance_id, s.mig_profile, "     \
+#define GPUAAS_STOCK_COLUMNS                                                                \
+  "s.stock_id, s.spec_name, s.node_id, s.state, s.instance_id, s.mig_profile, "            \
   "s.mig_start_slice, (SELECT string_agg(g.uuid, ',' ORDER BY g.gpu_index) "               \
   "FROM stock.stock_gpus sg JOIN stock.gpus g "                                              \
   "ON g.node_id = sg.node_id AND g.gpu_index = sg.gpu_index WHERE sg.stock_id = s.stock_id), " \
-  GPUAAS_SQL_MICROS("s.create_time") ", " GPUAAS_SQL_MICROS("s.update_time")                \
-  " FROM stock.stocks s "
+  GPUAAS_SQL_MICROS("s.create_time") ", " GPUAAS_SQL_MICROS("s.update_time")
+#define GPUAAS_STOCK_FROM "SELECT " GPUAAS_STOCK_COLUMNS " FROM stock.stocks s "
+
 // clang-format on
 
 pb::Stock StockFromRow(const db::Row& r) {
@@ -37,30 +39,54 @@ pb::Stock StockFromRow(const db::Row& r) {
   return s;
 }
 
-std::optional<pb::Stock> GetStock(db::Tx& tx, const std::string& stock_id) {
-  constexpr std::string_view kGetStock = GPUAAS_STOCK_FROM "WHERE s.stock_id = $1";
-  std::optional<db::Row> row = tx.Exec(kGetStock, stock_id).First();
-  if (!row) return std::nullopt;
-  return StockFromRow(*row);
-}
-
 }  // namespace
 
-void Repository::InsertStock(db::Tx& tx, const std::string& stock_id, const std::string& spec_name,
-                             const sched::Placement& p) {
-  constexpr std::string_view kInsertStock =
+void Repository::InsertStocks(db::Tx& tx, const std::vector<std::string>& stock_ids,
+                              const std::string& spec_name,
+                              const std::vector<sched::Placement>& placements) {
+  // Two statements for any number of stocks: each column travels as one comma-separated text
+  // (ids, node names and profiles never hold ','; "-" stands for no MIG profile).
+  constexpr std::string_view kInsertStocks =
       "INSERT INTO stock.stocks (stock_id, spec_name, node_id, state, cpu_millis, memory_bytes, "
       "disk_bytes, mig_profile, mig_start_slice, mig_slices) "
-      "VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9)";
-  constexpr std::string_view kInsertStockGpu =
-      "INSERT INTO stock.stock_gpus (stock_id, node_id, gpu_index, milli) VALUES ($1, $2, $3, $4)";
-  tx.Exec(kInsertStock, stock_id, spec_name, p.node, p.cpu_milli, p.memory_bytes, p.disk_bytes,
-          p.mig ? p.mig->profile : std::string(), p.mig ? p.mig->start_slice : 0,
-          p.mig ? p.mig->slices : 0);
-  for (const sched::GpuAssignment& g : p.gpus) {
-    tx.Exec(kInsertStockGpu, stock_id, p.node, g.index, g.milli);
+      "SELECT t.id, $2, t.node, 1, t.cpu, t.mem, t.disk, "
+      "CASE WHEN t.profile = '-' THEN '' ELSE t.profile END, t.start, t.slices "
+      "FROM unnest(string_to_array($1, ','), string_to_array($3, ','), "
+      "string_to_array($4, ',')::int8[], string_to_array($5, ',')::int8[], "
+      "string_to_array($6, ',')::int8[], string_to_array($7, ','), "
+      "string_to_array($8, ',')::int4[], string_to_array($9, ',')::int4[]) "
+      "AS t(id, node, cpu, mem, disk, profile, start, slices)";
+  constexpr std::string_view kInsertStockGpus =
+      "INSERT INTO stock.stock_gpus (stock_id, node_id, gpu_index, milli) "
+      "SELECT * FROM unnest(string_to_array($1, ','), string_to_array($2, ','), "
+      "string_to_array($3, ',')::int4[], string_to_array($4, ',')::int4[])";
+  if (stock_ids.empty()) return;
+  std::vector<std::string> node, cpu, mem, disk, profile, start, slices;
+  std::vector<std::string> g_stock, g_node, g_index, g_milli;
+  const auto gpu = [&](const std::string& id, const std::string& on, int32_t index, int32_t milli) {
+    g_stock.push_back(id);
+    g_node.push_back(on);
+    g_index.push_back(absl::StrCat(index));
+    g_milli.push_back(absl::StrCat(milli));
+  };
+  for (size_t i = 0; i < stock_ids.size(); ++i) {
+    const sched::Placement& p = placements[i];
+    node.push_back(p.node);
+    cpu.push_back(absl::StrCat(p.cpu_milli));
+    mem.push_back(absl::StrCat(p.memory_bytes));
+    disk.push_back(absl::StrCat(p.disk_bytes));
+    profile.push_back(p.mig ? p.mig->profile : "-");
+    start.push_back(absl::StrCat(p.mig ? p.mig->start_slice : 0));
+    slices.push_back(absl::StrCat(p.mig ? p.mig->slices : 0));
+    for (const sched::GpuAssignment& g : p.gpus) gpu(stock_ids[i], p.node, g.index, g.milli);
+    if (p.mig) gpu(stock_ids[i], p.node, p.mig->gpu_index, 0);
   }
-  if (p.mig) tx.Exec(kInsertStockGpu, stock_id, p.node, p.mig->gpu_index, 0);
+  const auto join = [](const std::vector<std::string>& v) { return absl::StrJoin(v, ","); };
+  tx.Exec(kInsertStocks, join(stock_ids), spec_name, join(node), join(cpu), join(mem), join(disk),
+          join(profile), join(start), join(slices));
+  if (!g_stock.empty()) {
+    tx.Exec(kInsertStockGpus, join(g_stock), join(g_node), join(g_index), join(g_milli));
+  }
 }
 
 std::vector<StockRecord> Repository::LoadStockRecords(db::Tx& tx,
@@ -153,32 +179,34 @@ std::optional<pb::Stock> Repository::ClaimAvailable(db::Tx& tx, const std::strin
                                                     absl::Duration timeout) {
   // SKIP LOCKED: concurrent claims each take a different row instead of queueing on one.
   constexpr std::string_view kClaim =
-      "UPDATE stock.stocks SET state = 2, instance_id = $2, update_time = now() "
-      "WHERE stock_id = (SELECT s.stock_id FROM stock.stocks s JOIN stock.nodes n "
-      " ON n.node_id = s.node_id WHERE s.spec_name = $1 AND s.state = 1 AND n.ready "
+      "UPDATE stock.stocks s SET state = 2, instance_id = $2, update_time = now() "
+      "WHERE s.stock_id = (SELECT c.stock_id FROM stock.stocks c JOIN stock.nodes n "
+      " ON n.node_id = c.node_id WHERE c.spec_name = $1 AND c.state = 1 AND n.ready "
       " AND n.heartbeat_time > now() - $3::int8 * interval '1 microsecond' "
-      " ORDER BY s.stock_id LIMIT 1 FOR UPDATE OF s SKIP LOCKED) AND state = 1 "
-      "RETURNING stock_id";
+      " ORDER BY c.stock_id LIMIT 1 FOR UPDATE OF c SKIP LOCKED) AND s.state = 1 "
+      "RETURNING " GPUAAS_STOCK_COLUMNS;
   std::optional<db::Row> row =
       tx.Exec(kClaim, spec_name, instance_id, absl::ToInt64Microseconds(timeout)).First();
   if (!row) return std::nullopt;
-  return GetStock(tx, row->Get<std::string>(0));
+  return StockFromRow(*row);
 }
 
 std::optional<Repository::Released> Repository::Release(db::Tx& tx,
                                                         const std::string& instance_id) {
-  // UNAVAILABLE first; RefreshStockStates then makes it AVAILABLE when its node and GPUs allow.
   constexpr std::string_view kRelease =
-      "UPDATE stock.stocks s SET state = 3, instance_id = NULL, update_time = now() "
-      "FROM stock.nodes n WHERE n.node_id = s.node_id AND s.instance_id = $1 "
-      "RETURNING s.stock_id, s.node_id, n.draining";
+      "UPDATE stock.stocks s SET state = " GPUAAS_UNCLAIMED_STATE
+      ", instance_id = NULL, "
+      "update_time = now() FROM stock.nodes n WHERE n.node_id = s.node_id "
+      "AND s.instance_id = $1 RETURNING s.stock_id, s.node_id, n.draining";
   std::optional<db::Row> row = tx.Exec(kRelease, instance_id).First();
   if (!row) return std::nullopt;
-  Released out{.stock_id = row->Get<std::string>(0),
-               .node_id = row->Get<std::string>(1),
-               .node_draining = row->Get<bool>(2)};
-  RefreshStockStates(tx, out.node_id);
-  return out;
+  return Released{.stock_id = row->Get<std::string>(0),
+                  .node_id = row->Get<std::string>(1),
+                  .node_draining = row->Get<bool>(2)};
+}
+
+void Repository::PlanForParameters(db::Tx& tx) {
+  tx.ExecScript("SET LOCAL plan_cache_mode = force_custom_plan");
 }
 
 Repository::Unclaimed Repository::LockUnclaimedOfSpec(db::Tx& tx, const std::string& spec_name) {
@@ -201,15 +229,13 @@ std::vector<std::string> Repository::LockUnclaimedOnNode(db::Tx& tx, const std::
 
 std::vector<std::string> Repository::DeleteStocks(db::Tx& tx,
                                                   const std::vector<std::string>& stock_ids) {
-  constexpr std::string_view kDeleteStock =
-      "DELETE FROM stock.stocks WHERE stock_id = $1 RETURNING node_id";
-  std::vector<std::string> nodes;
-  for (const std::string& id : stock_ids) {
-    if (std::optional<db::Row> row = tx.Exec(kDeleteStock, id).First()) {
-      nodes.push_back(row->Get<std::string>(0));
-    }
-  }
-  return nodes;
+  constexpr std::string_view kDeleteStocks =
+      "DELETE FROM stock.stocks WHERE stock_id = ANY (string_to_array($1, ',')) "
+      "RETURNING node_id";
+  if (stock_ids.empty()) return {};
+  return tx.Exec(kDeleteStocks, absl::StrJoin(stock_ids, ",")).Map([](const db::Row& r) {
+    return r.Get<std::string>(0);
+  });
 }
 
 void Repository::SaveOperation(db::Tx& tx, const std::string& key,

@@ -127,21 +127,18 @@ absl::Status StockPool::TryCreate(const authz::Principal& p, const pb::CreateSto
               pending, view.Place(request, req.number(),
                                   req.allow_partial() ? sched::BatchMode::kAsManyAsFit
                                                       : sched::BatchMode::kAllOrNothing));
-          // Guard each node at the generation placed from, in name order so that two writers
-          // never wait on each other's rows in opposite orders.
+          // Guard each node at the generation placed from.
           std::set<std::string> nodes;
           for (const sched::Placement& placed : pending) nodes.insert(placed.node);
+          std::vector<std::pair<std::string, int64_t>> guards;
           for (const std::string& node : nodes) {
             auto it = seen.find(node);
-            if (it == seen.end() || !repo_.GuardGeneration(tx, node, it->second)) {
-              conflicted.push_back(node);
-            }
+            guards.emplace_back(node, it == seen.end() ? -1 : it->second);
           }
+          conflicted = repo_.GuardGenerations(tx, guards);
           if (!conflicted.empty()) return absl::AbortedError("stale cluster view");
-          for (const sched::Placement& placed : pending) {
-            ids.push_back(NewId("stk_"));
-            repo_.InsertStock(tx, ids.back(), req.spec_name(), placed);
-          }
+          for (size_t i = 0; i < pending.size(); ++i) ids.push_back(NewId("stk_"));
+          repo_.InsertStocks(tx, ids, req.spec_name(), pending);
           resp.set_placed(static_cast<int32_t>(pending.size()));
           if (resp.placed() < req.number()) resp.set_shortfall_reason(view.Explain(request));
           for (pb::Stock& stock : repo_.GetStocks(tx, ids)) *resp.add_stocks() = std::move(stock);
@@ -179,11 +176,11 @@ absl::Status StockPool::DeleteStocks(const authz::Principal& p, const pb::Delete
   GPUAAS_RETURN_IF_ERROR(keeper_.SyncLocked());
   ClusterView& view = keeper_.view();
   pb::DeleteStocksResponse resp;
-  std::vector<std::string> nodes;
+  std::vector<std::pair<std::string, int64_t>> bumped;  // (node, its generation now)
   GPUAAS_RETURN_IF_ERROR(
       pool_.RunInTransaction("stock.delete_stocks", [&](db::Tx& tx) -> absl::Status {
         resp.Clear();
-        nodes.clear();
+        bumped.clear();
         LockOperation(tx, "DeleteStocks", req.operation_id());
         absl::StatusOr<service::CreateOutcome> outcome = log_.Create(
             tx, {.method = "DeleteStocks", .caller = caller, .request_id = req.operation_id()}, req,
@@ -197,11 +194,11 @@ absl::Status StockPool::DeleteStocks(const authz::Principal& p, const pb::Delete
                 order.push_back(std::move(id));
               }
               if (order.size() > static_cast<size_t>(req.number())) order.resize(req.number());
-              nodes = repo_.DeleteStocks(tx, order);
+              std::vector<std::string> on = repo_.DeleteStocks(tx, order);
+              std::sort(on.begin(), on.end());
+              on.erase(std::unique(on.begin(), on.end()), on.end());
               // Freeing never overbooks, so no guard: the bump tells the other replicas.
-              std::sort(nodes.begin(), nodes.end());
-              nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-              for (const std::string& node : nodes) repo_.BumpGeneration(tx, node);
+              bumped = repo_.BumpGenerations(tx, on);
               resp.set_deleted(static_cast<int32_t>(order.size()));
               for (std::string& id : order) resp.add_stock_ids(std::move(id));
               const std::string key = NewId("op_");
@@ -214,7 +211,14 @@ absl::Status StockPool::DeleteStocks(const authz::Principal& p, const pb::Delete
         }
         return absl::OkStatus();
       }));
-  GPUAAS_RETURN_IF_ERROR(keeper_.ReloadLocked(nodes));
+  std::vector<std::string> deleted(resp.stock_ids().begin(), resp.stock_ids().end());
+  view.Forget(deleted);
+  // A node nobody else wrote meanwhile is now exactly as the view has it; the others are
+  // re-read by the next placement's sync.
+  for (const auto& [node, generation] : bumped) {
+    auto it = view.generations().find(node);
+    if (it != view.generations().end() && it->second + 1 == generation) view.Advance(node);
+  }
   out = std::move(resp);
   return absl::OkStatus();
 }
@@ -234,6 +238,7 @@ absl::Status StockPool::ListStocks(const authz::Principal& p, const pb::ListStoc
   const Repository::StockFilter filter{
       .spec_name = req.spec_name(), .state = req.state(), .node_id = req.node_id()};
   return pool_.RunInTransaction("stock.list_stocks", [&](db::Tx& tx) {
+    Repository::PlanForParameters(tx);
     service::FillPage(page, repo_.ListStocks(tx, filter, page), *out.mutable_stocks(),
                       *out.mutable_next_page_token(),
                       [](const pb::Stock& s) { return s.stock_id(); });
@@ -256,6 +261,7 @@ absl::Status StockPool::SearchStocks(const authz::Principal& p, const pb::Search
   const Repository::StockFilter filter{
       .spec_pattern = absl::StrCat(req.substring() ? "%" : "", req.query(), "%")};
   return pool_.RunInTransaction("stock.search_stocks", [&](db::Tx& tx) {
+    Repository::PlanForParameters(tx);
     service::FillPage(page, repo_.ListStocks(tx, filter, page), *out.mutable_stocks(),
                       *out.mutable_next_page_token(),
                       [](const pb::Stock& s) { return s.stock_id(); });
@@ -271,6 +277,7 @@ absl::Status StockPool::GetStockSummary(const authz::Principal& p,
     GPUAAS_RETURN_IF_ERROR(ValidateSpecName("spec_name", req.spec_name()));
   }
   return pool_.RunInTransaction("stock.stock_summary", [&](db::Tx& tx) -> absl::Status {
+    Repository::PlanForParameters(tx);
     out.Clear();
     for (pb::StockCount& c : repo_.CountStocks(tx, req.spec_name())) {
       *out.add_counts() = std::move(c);
@@ -299,10 +306,10 @@ absl::Status StockPool::ClaimStock(const authz::Principal& p, const pb::ClaimSto
       out = *std::move(held);
       return absl::OkStatus();
     }
-    if (!repo_.GetSpec(tx, req.spec_name())) return SpecNotFound(req.spec_name());
     std::optional<pb::Stock> claimed =
         repo_.ClaimAvailable(tx, req.spec_name(), req.instance_id(), node_timeout_);
     if (!claimed) {
+      if (!repo_.GetSpec(tx, req.spec_name())) return SpecNotFound(req.spec_name());
       return absl::ResourceExhaustedError(
           absl::StrCat("no stock of spec ", req.spec_name(), " is available"));
     }

@@ -9,6 +9,7 @@ absl::Status ViewKeeper::Load() {
   std::vector<StockRecord> stocks;
   absl::Status s = pool_.RunInTransaction("stock.load_all", [&](db::Tx& tx) {
     tx.ExecScript("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    Repository::PlanForParameters(tx);
     nodes = repo_.LoadNodeRecords(tx, std::nullopt);
     stocks = repo_.LoadStockRecords(tx, std::nullopt);
     return absl::OkStatus();
@@ -52,6 +53,7 @@ absl::Status ViewKeeper::ReloadLocked(const std::vector<std::string>& node_ids) 
     absl::Status s = pool_.RunInTransaction("stock.load_node", [&](db::Tx& tx) {
       // One snapshot for the node and its stocks, so the generation matches what is read.
       tx.ExecScript("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      Repository::PlanForParameters(tx);
       nodes = repo_.LoadNodeRecords(tx, id);
       stocks = repo_.LoadStockRecords(tx, id);
       return absl::OkStatus();
