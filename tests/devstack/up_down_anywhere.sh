@@ -66,7 +66,7 @@ trap 'exit 143' TERM INT HUP
 
 mkdir -p "$checkout/tools"
 chmod 700 "$tmp" "$parent"
-for tool in gpuaas pg-cluster install-deps gen-certs; do
+for tool in gpuaas pg-cluster install-deps gen-certs agent-credentials; do
   cp "$src/tools/$tool" "$checkout/tools/"
 done
 echo "checkout: $checkout (${#checkout} characters, parent mode $(stat -c %a "$parent"))"
