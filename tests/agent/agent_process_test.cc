@@ -239,6 +239,26 @@ TEST_F(AgentProcessTest, ComesBackAfterTheStockServiceRestartsOrForgetsTheNode) 
   StopAgent();
 }
 
+TEST_F(AgentProcessTest, RenewsItsTokenBeforeItExpiresWithoutRegisteringAgain) {
+  // Auth again on the same database, now with 8-second tokens: renewed after about 6.4 s.
+  auth_.reset();
+  auth_ = std::make_unique<auth::testing::AuthStack>(
+      dsn(), auth::AuthOptions{.access_token_ttl = absl::Seconds(8)});
+  auto stock = std::make_unique<FakeStock>(stock_port_);
+  StartAgent({"--heartbeat-interval=100ms"});
+  ASSERT_TRUE(Eventually([&] { return stock->service().stream_authorizations().size() >= 2; },
+                         absl::Seconds(60)))
+      << log();
+  const std::vector<std::string> tokens = stock->service().stream_authorizations();
+  EXPECT_NE(tokens[0], tokens[1]) << "the stream was reopened with a fresh token";
+  EXPECT_EQ(stock->service().registrations().size(), 1u) << log();
+  const size_t beats = stock->service().heartbeats().size();
+  ASSERT_TRUE(stock->service().WaitFor([beats](const RegistrationList&, const HeartbeatList& h) {
+    return h.size() >= beats + 2;
+  })) << log();
+  StopAgent();
+}
+
 TEST_F(AgentProcessTest, RetriesQuietlyUntilTheStockServiceImplementsNodeAgentService) {
   auto stock = std::make_unique<FakeStock>(stock_port_, /*implemented=*/false);
   ASSERT_TRUE(stock->started());

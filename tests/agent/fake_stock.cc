@@ -4,14 +4,20 @@
 
 namespace gpuaas::agent::testing {
 
+namespace {
+
+std::string AuthorizationOf(const grpc::ServerContext& ctx) {
+  auto it = ctx.client_metadata().find("authorization");
+  return it == ctx.client_metadata().end() ? std::string()
+                                           : std::string(it->second.data(), it->second.size());
+}
+
+}  // namespace
+
 grpc::Status FakeNodeAgentService::RegisterNode(grpc::ServerContext* ctx,
                                                 const stockpb::RegisterNodeRequest* req,
                                                 stockpb::RegisterNodeResponse* resp) {
-  std::string authorization;
-  auto it = ctx->client_metadata().find("authorization");
-  if (it != ctx->client_metadata().end()) {
-    authorization = std::string(it->second.data(), it->second.size());
-  }
+  const std::string authorization = AuthorizationOf(*ctx);
   if (req->node().node_id().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "node.node_id: required");
   }
@@ -27,6 +33,10 @@ grpc::Status FakeNodeAgentService::RegisterNode(grpc::ServerContext* ctx,
 grpc::Status FakeNodeAgentService::Heartbeat(
     grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<stockpb::HeartbeatResponse, stockpb::HeartbeatRequest>* stream) {
+  {
+    absl::MutexLock lock(&mu_);
+    stream_authorizations_.push_back(AuthorizationOf(*ctx));
+  }
   stockpb::HeartbeatRequest req;
   while (stream->Read(&req)) {
     {
@@ -54,6 +64,11 @@ void FakeNodeAgentService::Forget(const std::string& node_id) {
 std::vector<Registration> FakeNodeAgentService::registrations() const {
   absl::MutexLock lock(&mu_);
   return registrations_;
+}
+
+std::vector<std::string> FakeNodeAgentService::stream_authorizations() const {
+  absl::MutexLock lock(&mu_);
+  return stream_authorizations_;
 }
 
 std::vector<stockpb::HeartbeatRequest> FakeNodeAgentService::heartbeats() const {

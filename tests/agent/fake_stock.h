@@ -41,6 +41,8 @@ class FakeNodeAgentService final : public stockpb::NodeAgentService::Service {
   void Forget(const std::string& node_id);
 
   std::vector<Registration> registrations() const;
+  // The authorization header of every Heartbeat stream opened, in order.
+  std::vector<std::string> stream_authorizations() const;
   std::vector<stockpb::HeartbeatRequest> heartbeats() const;
   // Waits until `pred(registrations, heartbeats)` holds; false after `timeout`.
   bool WaitFor(const std::function<bool(const std::vector<Registration>&,
@@ -52,6 +54,7 @@ class FakeNodeAgentService final : public stockpb::NodeAgentService::Service {
   mutable absl::Mutex mu_;
   std::vector<Registration> registrations_ ABSL_GUARDED_BY(mu_);
   std::vector<stockpb::HeartbeatRequest> heartbeats_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> stream_authorizations_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> known_ ABSL_GUARDED_BY(mu_);
 };
 
