@@ -94,4 +94,15 @@ std::string AuthStack::CreateServiceUser(const std::string& user_name) {
   return resp.user_id();
 }
 
+std::string AuthStack::CreateApiKey(const std::string& token, const std::string& name,
+                                    common::v1::Role role) {
+  pb::CreateApiKeyRequest req;
+  req.set_name(name);
+  req.set_role(role);
+  pb::CreateApiKeyResponse resp;
+  grpc::Status s = stub_->CreateApiKey(Ctx(token).get(), req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return resp.secret();
+}
+
 }  // namespace gpuaas::auth::testing

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# ctest devstack_up_down_anywhere: `tools/gpuaas up`, `status`, `up` again, `down` and
-# `down --purge` from a checkout whose parent is a 0700 directory at a path over 200 characters
-# (as root the PostgreSQL server runs as `postgres`, which cannot enter it, and no unix socket
-# path may be that long). The checkout is a copy of tools/; GPUAAS_BUILD_DIR is this build tree
+# ctest devstack_up_down_anywhere: `tools/gpuaas up` (services and simulated agents), `status`,
+# `up` again, `down` and `down --purge` from a checkout whose parent is a 0700 directory at a
+# path over 200 characters (as root the PostgreSQL server runs as `postgres`, which cannot enter
+# it, and no unix socket path may be that long). The checkout is a copy of tools/; GPUAAS_BUILD_DIR is this build tree
 # and GPUAAS_SKIP_BUILD=1, so nothing is built. Every port is a free one. Whatever happens, the
 # stack is stopped and every file removed.
 #   up_down_anywhere.sh SOURCE_DIR BUILD_DIR
@@ -66,7 +66,7 @@ trap 'exit 143' TERM INT HUP
 
 mkdir -p "$checkout/tools"
 chmod 700 "$tmp" "$parent"
-for tool in gpuaas pg-cluster install-deps gen-certs; do
+for tool in gpuaas pg-cluster install-deps gen-certs agent-credentials; do
   cp "$src/tools/$tool" "$checkout/tools/"
 done
 echo "checkout: $checkout (${#checkout} characters, parent mode $(stat -c %a "$parent"))"
@@ -100,6 +100,8 @@ for attempt in 1 2 3; do
   free_ports 1; export GPUAAS_STORAGE_PORT=$port
   free_ports 1; export GPUAAS_INSTANCE_PORT=$port
   free_ports 4; export GPUAAS_METRICS_PORT=$port
+  free_ports 3; export GPUAAS_AGENT_PORT=$port
+  free_ports 3; export GPUAAS_AGENT_METRICS_PORT=$port
   if (cd "$tmp" && "$gpuaas" up) >"$tmp/up.log" 2>&1; then
     break
   fi
@@ -116,6 +118,12 @@ pgdir=$(cat "$state/pg-dir")
 auth_pid=$(cat "$state/pids/auth.pid")
 pg_pid=$(head -n1 "$pgdir/data/postmaster.pid")
 pids+=("$auth_pid" "$pg_pid")
+agent_pids=()
+for node in sim-a100-1 sim-h100-1 sim-t4-1; do
+  [ -f "$state/pids/agent-$node.pid" ] || fail "no agent $node after up"
+  agent_pids+=("$(cat "$state/pids/agent-$node.pid")")
+done
+pids+=("${agent_pids[@]}")
 
 status=$("$gpuaas" status) || { echo "$status"; fail "status exited non-zero"; }
 echo "$status"
@@ -123,10 +131,19 @@ grep -Eq "^postgres +running +127\.0\.0\.1:$GPUAAS_PG_PORT$" <<<"$status" \
   || fail "status: postgres is not running on $GPUAAS_PG_PORT"
 grep -Eq "^auth +pid $auth_pid +127\.0\.0\.1:$GPUAAS_AUTH_PORT +SERVING$" <<<"$status" \
   || fail "status: auth is not SERVING on $GPUAAS_AUTH_PORT"
+# The agents serve whether or not the stock service takes their registration yet.
+i=0
+for node in sim-a100-1 sim-h100-1 sim-t4-1; do
+  grep -Eq "^agent +pid ${agent_pids[$i]} +127\.0\.0\.1:$((GPUAAS_AGENT_PORT + i)) +SERVING +$node " \
+    <<<"$status" || fail "status: agent $node is not SERVING on $((GPUAAS_AGENT_PORT + i))"
+  i=$((i + 1))
+done
 
 # No secret where another user can read it; the cluster outside the checkout, and its own.
 [ "$(stat -c %a "$state")" = 700 ] || fail "$state is mode $(stat -c %a "$state")"
 [ "$(stat -c %a "$state/admin-password")" = 600 ] || fail "admin-password is not 0600"
+[ "$(stat -c %a "$state/agent-api-key")" = 600 ] || fail "agent-api-key is not 0600"
+[ -s "$state/agent-api-key" ] || fail "agent-api-key is empty"
 [ "$(stat -c %a "$pgdir")" = 700 ] || fail "$pgdir is mode $(stat -c %a "$pgdir")"
 case "$pgdir" in "$checkout"/*) fail "the cluster is inside the checkout: $pgdir" ;; esac
 if [ "$(id -u)" -eq 0 ]; then
@@ -136,10 +153,11 @@ fi
 # Twice is harmless: the same processes go on serving.
 "$gpuaas" up >"$tmp/up2.log" 2>&1 || { cat "$tmp/up2.log"; fail "second up failed"; }
 [ "$(cat "$state/pids/auth.pid")" = "$auth_pid" ] || fail "second up restarted auth"
+[ "$(cat "$state/pids/agent-sim-t4-1.pid")" = "${agent_pids[2]}" ] || fail "second up restarted an agent"
 [ "$(head -n1 "$pgdir/data/postmaster.pid")" = "$pg_pid" ] || fail "second up restarted postgres"
 
 "$gpuaas" down
-for pid in "$auth_pid" "$pg_pid"; do
+for pid in "$auth_pid" "$pg_pid" "${agent_pids[@]}"; do
   ! alive "$pid" || fail "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline")) still runs after down"
 done
 rc=0

@@ -1,0 +1,26 @@
+// Parsing the agent's flag values that are more than a string: labels and durations. Kept out
+// of main.cc so the rules are tested.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace gpuaas::agent {
+
+// The agent's version, registered with its node.
+inline constexpr char kAgentVersion[] = "0.1.0";
+
+// --labels "k=v,k2=v2": keys of [A-Za-z0-9._/-], 1 to 63 characters, unique; values up to 256
+// bytes without ','. Empty text is no labels. Error: INVALID_ARGUMENT naming --labels.
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(std::string_view text);
+
+// A duration flag ("30s", "200ms", "1m"). `allow_zero` lets "0" mean "unset". Error:
+// INVALID_ARGUMENT naming `flag` for text that is no duration, negative, or zero when not allowed.
+absl::StatusOr<absl::Duration> ParseDurationFlag(std::string_view flag, std::string_view text,
+                                                 bool allow_zero = false);
+
+}  // namespace gpuaas::agent

@@ -1,0 +1,49 @@
+#include "services/agent/agent_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "libs/testing/status_matchers.h"
+
+namespace gpuaas::agent {
+namespace {
+
+using ::gpuaas::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+TEST(AgentConfigTest, ParsesLabels) {
+  ASSERT_OK_AND_ASSIGN(auto labels, ParseLabels("zone=eu-1,rack=r7,gpuaas.io/pool="));
+  EXPECT_THAT(labels,
+              ElementsAre(Pair("gpuaas.io/pool", ""), Pair("rack", "r7"), Pair("zone", "eu-1")));
+  ASSERT_OK_AND_ASSIGN(auto none, ParseLabels(""));
+  EXPECT_TRUE(none.empty());
+  ASSERT_OK_AND_ASSIGN(auto eq, ParseLabels("k=a=b"));
+  EXPECT_EQ(eq["k"], "a=b");
+}
+
+TEST(AgentConfigTest, RefusesBadLabels) {
+  for (const char* bad : {"zone", "=x", "a=1,,b=2", "a b=1", "a=1,a=2", "a=1,"}) {
+    EXPECT_THAT(ParseLabels(bad),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--labels")))
+        << bad;
+  }
+  EXPECT_THAT(ParseLabels("k=" + std::string(300, 'v')),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("256")));
+}
+
+TEST(AgentConfigTest, ParsesDurations) {
+  EXPECT_EQ(*ParseDurationFlag("--x", "30s"), absl::Seconds(30));
+  EXPECT_EQ(*ParseDurationFlag("--x", "250ms"), absl::Milliseconds(250));
+  EXPECT_EQ(*ParseDurationFlag("--x", "0", true), absl::ZeroDuration());
+  for (const char* bad : {"", "30", "-1s", "soon", "inf"}) {
+    EXPECT_THAT(ParseDurationFlag("--reprobe-interval", bad),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--reprobe-interval")))
+        << bad;
+  }
+  EXPECT_THAT(ParseDurationFlag("--x", "0"), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace gpuaas::agent

@@ -1,0 +1,290 @@
+// gpuaas-agent: wiring only. Finds the node's GPUs (NVML, or a simulated inventory), keeps their
+// health and gauges current, reports the node to the stock service, and serves grpc.health.v1,
+// reflection and Prometheus metrics. Every flag has a GPUAAS_AGENT_* environment fallback.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "libs/client/auth_client.h"
+#include "libs/client/channel.h"
+#include "libs/common/clock.h"
+#include "libs/common/files.h"
+#include "libs/common/logging.h"
+#include "libs/common/quantity.h"
+#include "libs/rpc/metrics_endpoint.h"
+#include "libs/rpc/process_metrics.h"
+#include "libs/rpc/server.h"
+#include "services/agent/access_tokens.h"
+#include "services/agent/agent_config.h"
+#include "services/agent/agent_metrics.h"
+#include "services/agent/gpu_monitor.h"
+#include "services/agent/host_inventory.h"
+#include "services/agent/node_messages.h"
+#include "services/agent/nvml_source.h"
+#include "services/agent/simulated_source.h"
+#include "services/agent/stock_reporter.h"
+
+namespace {
+
+namespace agent = gpuaas::agent;
+
+struct AgentFlags {
+  std::string node_id;
+  std::string labels;
+  std::string stock_addr = "127.0.0.1:50052";
+  std::string auth_addr = "127.0.0.1:50051";
+  std::string api_key_file;
+  std::string listen = "0.0.0.0:50061";
+  std::string metrics_listen = "0.0.0.0:9161";
+  std::string simulate_gpus;
+  std::string fault_file;
+  std::string nvml_library = agent::kDefaultNvmlLibrary;
+  std::string reprobe_interval = "30s";
+  std::string heartbeat_interval = "0";
+  std::string sample_interval = "1s";
+  agent::CapacityOverrides capacity;
+  std::string disk_path = "/";
+  std::string log_level = "info";
+  gpuaas::rpc::TlsOptions tls;
+};
+
+std::string Env(const char* flag) { return std::string("GPUAAS_AGENT_") + flag; }
+
+void DefineFlags(CLI::App& app, AgentFlags& f) {
+  app.add_option("--node-id", f.node_id, "this node's id (default: the hostname)")
+      ->envname(Env("NODE_ID"));
+  app.add_option("--labels", f.labels, "node labels, k=v,k2=v2")->envname(Env("LABELS"));
+  app.add_option("--stock-addr", f.stock_addr, "the stock service")
+      ->envname(Env("STOCK_ADDR"))
+      ->capture_default_str();
+  app.add_option("--auth-addr", f.auth_addr, "the auth service, to exchange the API key")
+      ->envname(Env("AUTH_ADDR"))
+      ->capture_default_str();
+  app.add_option("--api-key-file", f.api_key_file,
+                 "file holding the agents' API key, <api_key_id>.<secret> (service role); "
+                 "without it no token is sent")
+      ->envname(Env("API_KEY_FILE"));
+  app.add_option("--listen,--listen-address", f.listen,
+                 "gRPC listen address (health, reflection); port 0 picks a free one")
+      ->envname(Env("LISTEN"))
+      ->capture_default_str();
+  app.add_option("--metrics-listen,--metrics-address", f.metrics_listen,
+                 "Prometheus /metrics address ('' = off)")
+      ->envname(Env("METRICS_LISTEN"))
+      ->capture_default_str();
+  app.add_option("--simulate-gpus", f.simulate_gpus,
+                 "simulate GPUs instead of NVML: 8xA100-80GB, 4xT4, 2xA100-80GB,2xT4. A simulated "
+                 "node has 16 CPU, 128Gi memory and 1Ti disk per GPU unless --cpu/--memory/--disk "
+                 "say otherwise")
+      ->envname(Env("SIMULATE_GPUS"));
+  app.add_option("--fault-file", f.fault_file,
+                 "simulated GPUs raise the XIDs this file lists, one '<gpu uuid or index> <xid>' "
+                 "per line")
+      ->envname(Env("FAULT_FILE"));
+  app.add_option("--nvml-library", f.nvml_library, "NVML to dlopen")
+      ->envname(Env("NVML_LIBRARY"))
+      ->capture_default_str();
+  app.add_option("--reprobe-interval", f.reprobe_interval,
+                 "how often an unhealthy GPU is probed to come back")
+      ->envname(Env("REPROBE_INTERVAL"))
+      ->capture_default_str();
+  app.add_option("--heartbeat-interval", f.heartbeat_interval,
+                 "heartbeat interval; 0 = what the stock service asks for")
+      ->envname(Env("HEARTBEAT_INTERVAL"))
+      ->capture_default_str();
+  app.add_option("--sample-interval", f.sample_interval, "how often the GPUs are read")
+      ->envname(Env("SAMPLE_INTERVAL"))
+      ->capture_default_str();
+  app.add_option("--cpu", f.capacity.cpu, "CPU to register instead of the measured (e.g. 64)")
+      ->envname(Env("CPU"));
+  app.add_option("--memory", f.capacity.memory, "memory to register instead (e.g. 512Gi)")
+      ->envname(Env("MEMORY"));
+  app.add_option("--disk", f.capacity.disk, "disk to register instead (e.g. 4Ti)")
+      ->envname(Env("DISK"));
+  app.add_option("--disk-path", f.disk_path, "the file system whose size is the node's disk")
+      ->envname(Env("DISK_PATH"))
+      ->capture_default_str();
+  app.add_option("--log-level", f.log_level)
+      ->envname(Env("LOG_LEVEL"))
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_option("--tls-cert", f.tls.cert_file,
+                 "certificate (PEM): served, and presented to auth and stock with --tls-ca")
+      ->envname(Env("TLS_CERT"))
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", f.tls.key_file, "private key (PEM) of --tls-cert")
+      ->envname(Env("TLS_KEY"))
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", f.tls.ca_file,
+                 "CA (PEM): verifies auth and stock (TLS towards them) and client certificates")
+      ->envname(Env("TLS_CA"))
+      ->check(CLI::ExistingFile);
+  app.add_flag("--tls-require-client-cert", f.tls.require_client_cert)
+      ->envname(Env("TLS_REQUIRE_CLIENT_CERT"));
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') {
+    return "localhost";
+  }
+  return name;
+}
+
+int Run(const AgentFlags& f) {
+  auto log = gpuaas::Logger("agent");
+  auto fail = [&](const absl::Status& s) {
+    log->critical("{}", s.ToString());
+    return 2;
+  };
+  if (f.tls.cert_file.empty() != f.tls.key_file.empty()) {
+    return fail(absl::InvalidArgumentError("--tls-cert and --tls-key go together"));
+  }
+  if (f.tls.require_client_cert && f.tls.ca_file.empty()) {
+    return fail(absl::InvalidArgumentError("--tls-require-client-cert needs --tls-ca"));
+  }
+  absl::StatusOr<std::map<std::string, std::string>> labels = agent::ParseLabels(f.labels);
+  absl::StatusOr<absl::Duration> reprobe =
+      agent::ParseDurationFlag("--reprobe-interval", f.reprobe_interval);
+  absl::StatusOr<absl::Duration> heartbeat =
+      agent::ParseDurationFlag("--heartbeat-interval", f.heartbeat_interval, true);
+  absl::StatusOr<absl::Duration> sample =
+      agent::ParseDurationFlag("--sample-interval", f.sample_interval);
+  for (const absl::Status& s :
+       {labels.status(), reprobe.status(), heartbeat.status(), sample.status()}) {
+    if (!s.ok()) {
+      return fail(s);
+    }
+  }
+  const agent::NodeIdentity identity{.node_id = f.node_id.empty() ? Hostname() : f.node_id,
+                                     .hostname = Hostname(),
+                                     .labels = *labels,
+                                     .agent_version = agent::kAgentVersion};
+
+  // The GPUs: simulated, or NVML (a missing library is a clear error, not a crash).
+  agent::GpuSourcePtr source;
+  absl::StatusOr<agent::HostCapacity> capacity;
+  if (!f.simulate_gpus.empty()) {
+    absl::StatusOr<std::vector<agent::GpuInfo>> gpus =
+        agent::ParseSimulatedGpus(f.simulate_gpus, identity.node_id);
+    if (!gpus.ok()) {
+      return fail(gpus.status());
+    }
+    capacity = agent::SimulatedCapacity(static_cast<int>(gpus->size()));
+    source = std::make_unique<agent::SimulatedGpuSource>(*std::move(gpus), f.fault_file);
+  } else {
+    absl::StatusOr<std::unique_ptr<agent::NvmlGpuSource>> nvml =
+        agent::NvmlGpuSource::Open(f.nvml_library);
+    if (!nvml.ok()) {
+      log->critical("{}", nvml.status().ToString());
+      return 1;
+    }
+    source = *std::move(nvml);
+    capacity = agent::MeasureHost(f.disk_path);
+  }
+  if (!capacity.ok()) {
+    log->critical("{}", capacity.status().ToString());
+    return 1;
+  }
+  capacity = agent::ApplyOverrides(*capacity, f.capacity);
+  if (!capacity.ok()) {
+    return fail(capacity.status());
+  }
+  absl::StatusOr<std::vector<agent::GpuInfo>> gpus = source->Discover();
+  if (!gpus.ok()) {
+    log->critical("{}", gpus.status().ToString());
+    return 1;
+  }
+  log->info("node {}: {} GPUs{}, cpu {}, memory {}, disk {}", identity.node_id, gpus->size(),
+            f.simulate_gpus.empty() ? "" : " (simulated)",
+            gpuaas::FormatCpuMillis(capacity->cpu_millis),
+            gpuaas::FormatBytes(capacity->memory_bytes), gpuaas::FormatBytes(capacity->disk_bytes));
+  gpuaas::SystemClock clock;
+  agent::GpuMonitor monitor(*source, *std::move(gpus), clock, {.reprobe_interval = *reprobe});
+  monitor.Poll();
+
+  // Towards auth and stock: TLS when --tls-ca is set, with our certificate for mutual TLS.
+  const gpuaas::client::TlsOptions client_tls{
+      .ca_file = f.tls.ca_file,
+      .cert_file = f.tls.ca_file.empty() ? "" : f.tls.cert_file,
+      .key_file = f.tls.ca_file.empty() ? "" : f.tls.key_file};
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> stock_channel =
+      gpuaas::client::OpenChannel(f.stock_addr, client_tls);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> auth_channel =
+      gpuaas::client::OpenChannel(f.auth_addr, client_tls);
+  if (!stock_channel.ok() || !auth_channel.ok()) {
+    return fail(!stock_channel.ok() ? stock_channel.status() : auth_channel.status());
+  }
+  gpuaas::client::AuthClient auth(*auth_channel);
+  std::unique_ptr<agent::AccessTokens> tokens;
+  if (!f.api_key_file.empty()) {
+    absl::StatusOr<std::string> key = gpuaas::ReadSecretFile(f.api_key_file);
+    if (!key.ok()) {
+      return fail(
+          absl::InvalidArgumentError(absl::StrCat("--api-key-file: ", key.status().message())));
+    }
+    tokens = std::make_unique<agent::AccessTokens>(auth, *std::move(key), clock);
+  } else {
+    log->warn("no --api-key-file: calling the stock service without a token");
+  }
+  agent::StockReporter reporter(
+      *stock_channel, tokens.get(),
+      [&] { return agent::BuildNode(identity, *capacity, monitor.Snapshot()); },
+      [&] { return agent::BuildHeartbeat(identity.node_id, monitor.Snapshot()); },
+      {.node_id = identity.node_id, .heartbeat_interval = *heartbeat});
+
+  // The server's own metrics endpoint is off: ours serves the GPU gauges and the process's.
+  gpuaas::rpc::Server server({.name = "agent",
+                              .listen_address = f.listen,
+                              .metrics_address = "",
+                              .tls = f.tls,
+                              .worker_threads = 2,
+                              .cpu_threads = 1},
+                             nullptr);
+  std::unique_ptr<gpuaas::rpc::MetricsEndpoint> metrics;
+  if (!f.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<gpuaas::rpc::MetricsEndpoint>> endpoint =
+        gpuaas::rpc::MetricsEndpoint::Start(
+            f.metrics_listen,
+            {std::make_shared<agent::AgentMetrics>(monitor, &reporter.stats(), identity.node_id),
+             std::make_shared<gpuaas::rpc::ProcessMetrics>()});
+    if (!endpoint.ok()) {
+      log->critical("metrics: {}", endpoint.status().ToString());
+      return 1;
+    }
+    metrics = *std::move(endpoint);
+  }
+  if (absl::Status s = server.Start(); !s.ok()) {
+    log->critical("server: {}", s.ToString());
+    return 1;
+  }
+  log->info("gpuaas-agent {} serving on port {} (metrics port {}); stock service at {}",
+            agent::kAgentVersion, server.port(), metrics ? metrics->port() : 0, f.stock_addr);
+
+  std::thread sampler([&] { monitor.Run(*sample); });
+  std::thread reporting([&] { reporter.Run(); });
+  server.Wait();
+  reporter.Stop();
+  monitor.Stop();
+  reporting.join();
+  sampler.join();
+  metrics.reset();
+  log->info("gpuaas-agent stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "gpuaas-agent: the node agent. Reports this node's GPUs (NVML, or --simulate-gpus) to the "
+      "stock service and serves health, reflection and DCGM-style GPU metrics");
+  AgentFlags flags;
+  DefineFlags(app, flags);
+  CLI11_PARSE(app, argc, argv);
+  gpuaas::SetLogLevel(flags.log_level);
+  return Run(flags);
+}
