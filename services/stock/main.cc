@@ -53,17 +53,6 @@ void DefineFlags(CLI::App& app, StockFlags& f) {
       ->capture_default_str();
 }
 
-// Marks silent nodes NOT_READY, a few times per timeout, until `stop` is notified.
-void WatchHeartbeats(gpuaas::stock::NodeInventory& nodes, absl::Duration timeout,
-                     absl::Notification& stop) {
-  const absl::Duration period = std::max(timeout / 4, absl::Milliseconds(50));
-  while (!stop.WaitForNotificationWithTimeout(period)) {
-    if (absl::Status s = nodes.MarkLostNodes(); !s.ok()) {
-      gpuaas::Logger("stock")->warn("node timeout check: {}", s.ToString());
-    }
-  }
-}
-
 int Run(const StockFlags& f) {
   auto log = gpuaas::Logger("stock");
   if (absl::Status s = gpuaas::service::ValidateServiceFlags(f.common); !s.ok()) {
@@ -111,7 +100,7 @@ int Run(const StockFlags& f) {
   server.AddService(&stock_service);
   server.AddService(&agent_service);
   absl::Notification stop;
-  std::thread watcher([&] { WatchHeartbeats(nodes, timings.node_timeout, stop); });
+  std::thread watcher([&] { nodes.WatchHeartbeats(stop); });
   const int code = gpuaas::service::ServeUntilStopped(kStock, server);
   stop.Notify();
   watcher.join();

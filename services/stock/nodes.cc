@@ -167,4 +167,13 @@ absl::Status NodeInventory::MarkLostNodes() {
   return keeper_.Reload(lost);
 }
 
+void NodeInventory::WatchHeartbeats(absl::Notification& stop) {
+  const absl::Duration period = std::max(timings_.node_timeout / 4, absl::Milliseconds(50));
+  while (!stop.WaitForNotificationWithTimeout(period)) {
+    if (absl::Status s = MarkLostNodes(); !s.ok()) {
+      Logger("stock")->warn("node timeout check: {}", s.ToString());
+    }
+  }
+}
+
 }  // namespace gpuaas::stock

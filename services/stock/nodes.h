@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.pb.h"
 #include "libs/authz/principal.h"
@@ -64,6 +65,9 @@ class NodeInventory final {
   // Marks the nodes silent for longer than the timeout NOT_READY and their stocks UNAVAILABLE.
   // The service runs it periodically (every replica may: it is idempotent).
   absl::Status MarkLostNodes();
+  // Runs MarkLostNodes a few times per node timeout until `stop` is notified. Blocks: give it a
+  // thread.
+  void WatchHeartbeats(absl::Notification& stop);
 
  private:
   // Cordons or uncordons, deleting the node's unclaimed stocks when draining.

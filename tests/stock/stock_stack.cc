@@ -39,9 +39,15 @@ StockStack::StockStack(const std::string& dsn, const std::string& auth_address,
   auto channel = *client::OpenChannel(address(), {});
   stub_ = pb::StockService::NewStub(channel);
   agent_stub_ = pb::NodeAgentService::NewStub(channel);
+  if (options.watch_heartbeats)
+    watcher_ = std::thread([this] { nodes_->WatchHeartbeats(stop_watching_); });
 }
 
-StockStack::~StockStack() { server_->Shutdown(); }
+StockStack::~StockStack() {
+  stop_watching_.Notify();
+  if (watcher_.joinable()) watcher_.join();
+  server_->Shutdown();
+}
 
 pb::Node SimulatedNode(const std::string& node_id, int gpus, const std::string& model,
                        const std::string& cpu, const std::string& memory, const std::string& disk) {

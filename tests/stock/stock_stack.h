@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
@@ -22,6 +23,9 @@ namespace gpuaas::stock::testing {
 struct StockStackOptions {
   std::string policy = "fgd-pack";
   NodeTimings timings{.heartbeat_interval = absl::Seconds(1), .node_timeout = absl::Seconds(60)};
+  // Run the NOT_READY monitor as gpuaas-stock does (tests that call MarkLostNodes themselves
+  // leave it off).
+  bool watch_heartbeats = false;
 };
 
 class StockStack final {
@@ -50,6 +54,8 @@ class StockStack final {
   std::unique_ptr<NodeAgentServiceImpl> agent_service_;
   std::unique_ptr<pb::StockService::Stub> stub_;
   std::unique_ptr<pb::NodeAgentService::Stub> agent_stub_;
+  absl::Notification stop_watching_;
+  std::thread watcher_;
 };
 
 // A node as an agent with simulated GPUs registers it: `gpus` × `model`, UUIDs
