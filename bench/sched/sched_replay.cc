@@ -5,6 +5,13 @@
 //   sched_replay --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv
 //                --policy all|NAME [--workload oracle|online|both] [--seeds 42-51] [--json]
 //                [--dump FILE] [--synthetic-nodes 5000]
+//                [--pin SHARE [--pin-specs FILE] [--pin-seed N]]
+//
+// --pin derives a variant of the pod list with SHARE of the GPU pods pinned (1 = every GPU
+// pod, 0.333 = a third): to one model each, drawn in proportion to the GPUs of the models that
+// could host the pod (replay::PinToOneModel), or with --pin-specs to a spec drawn from the mix
+// of gpu_spec values in FILE (replay::PinLikeSpecs). Drawn with --pin-seed (default 1), so
+// every replay seed sees the same derived trace.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +25,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "libs/sched/replay/trace_replay.h"
 #include "nlohmann/json.hpp"
@@ -26,9 +34,11 @@ namespace gpuaas::sched::bench {
 namespace {
 
 struct Flags {
-  std::string nodes, pods, policy = "all", workload, dump, seeds = "42-51";
+  std::string nodes, pods, policy = "all", workload, dump, seeds = "42-51", pin_specs;
   bool json = false;
   int32_t synthetic_nodes = 0;
+  double pin = -1;  // < 0: the pod list as given
+  uint64_t pin_seed = 1;
 };
 
 struct Run {
@@ -77,7 +87,7 @@ double Sd(const std::vector<double>& v) {
 std::string Usage() {
   return "usage: sched_replay --nodes FILE --pods FILE [--policy all|NAME] "
          "[--workload oracle|online|both] [--seeds 42-51] [--json] [--dump FILE] "
-         "[--synthetic-nodes N]\n";
+         "[--synthetic-nodes N] [--pin SHARE [--pin-specs FILE] [--pin-seed N]]\n";
 }
 
 bool ParseFlags(int argc, char** argv, Flags* f) {
@@ -103,13 +113,19 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       if (!value(&f->seeds)) return false;
     } else if (a == "--dump") {
       if (!value(&f->dump)) return false;
+    } else if (a == "--pin") {
+      if (!value(&v) || !absl::SimpleAtod(v, &f->pin) || f->pin < 0 || f->pin > 1) return false;
+    } else if (a == "--pin-specs") {
+      if (!value(&f->pin_specs)) return false;
+    } else if (a == "--pin-seed") {
+      if (!value(&v) || !absl::SimpleAtoi(v, &f->pin_seed)) return false;
     } else if (a == "--synthetic-nodes") {
       if (!value(&v) || !absl::SimpleAtoi(v, &f->synthetic_nodes)) return false;
     } else {
       return false;
     }
   }
-  return !f->nodes.empty() && !f->pods.empty();
+  return !f->nodes.empty() && !f->pods.empty() && (f->pin_specs.empty() || f->pin >= 0);
 }
 
 bool UsesWorkload(const std::string& policy) { return policy.rfind("fgd", 0) == 0; }
@@ -161,6 +177,21 @@ int Main(int argc, char** argv) {
     std::cerr << (nodes.ok() ? pods.status() : nodes.status()) << "\n";
     return 1;
   }
+  if (!flags.pin_specs.empty()) {
+    std::string specs_csv;
+    if (!ReadFile(flags.pin_specs, &specs_csv)) {
+      std::cerr << "cannot read " << flags.pin_specs << "\n";
+      return 1;
+    }
+    auto specs = replay::ParseOpenbPods(specs_csv);
+    if (!specs.ok()) {
+      std::cerr << specs.status() << "\n";
+      return 1;
+    }
+    *pods = replay::PinLikeSpecs(*pods, *nodes, *specs, flags.pin, flags.pin_seed);
+  } else if (flags.pin >= 0) {
+    *pods = replay::PinToOneModel(*pods, *nodes, flags.pin, flags.pin_seed);
+  }
   if (flags.synthetic_nodes > 0) {
     *nodes = replay::SyntheticCluster(*nodes, flags.synthetic_nodes, 7);
   }
@@ -180,7 +211,7 @@ int Main(int argc, char** argv) {
                                    ? flags.dump
                                    : absl::StrCat(flags.dump, ".", run.policy, "-", run.workload);
       dump.open(path);
-      dump << "seed,seq,pod,cpu_milli,memory_mib,num_gpu,gpu_milli,node,gpus\n";
+      dump << "seed,seq,pod,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,node,gpus\n";
     }
     for (uint64_t seed : seeds) {
       replay::ReplayOptions ro{.policy = run.policy, .seed = seed, .oracle_workload = run.oracle};
@@ -194,8 +225,8 @@ int Main(int argc, char** argv) {
         on_decision = [&](const replay::Decision& d) {
           const replay::TracePod& p = (*pods)[d.pod];
           dump << seed << ',' << d.seq << ',' << p.name << ',' << p.cpu_milli << ',' << p.memory_mib
-               << ',' << p.num_gpu << ',' << p.gpu_milli << ','
-               << (d.placement ? d.placement->node : "") << ','
+               << ',' << p.num_gpu << ',' << p.gpu_milli << ',' << absl::StrJoin(p.gpu_spec, "|")
+               << ',' << (d.placement ? d.placement->node : "") << ','
                << (d.placement ? GpuList(*d.placement) : "") << '\n';
         };
       }
