@@ -5,6 +5,16 @@
 //   sched_replay --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv
 //                --policy all|NAME [--workload oracle|online|both] [--seeds 42-51] [--json]
 //                [--dump FILE] [--synthetic-nodes 5000]
+//                [--pin SHARE [--pin-specs FILE] [--pin-seed N]] [--by-model]
+//
+// --pin derives a variant of the pod list with SHARE of the GPU pods pinned (1 = every GPU
+// pod, 0.333 = a third): to one model each, drawn in proportion to the GPUs of the models that
+// could host the pod (replay::PinToOneModel), or with --pin-specs to a spec drawn from the mix
+// of gpu_spec values in FILE (replay::PinLikeSpecs). Drawn with --pin-seed (default 1), so
+// every replay seed sees the same derived trace.
+//
+// --by-model adds, per policy, where the GPU demand went by GPU model when arrived demand
+// reached 100 % (bench/sched/by_model.h), in the text output.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,7 +28,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench/sched/by_model.h"
 #include "libs/sched/replay/trace_replay.h"
 #include "nlohmann/json.hpp"
 
@@ -26,9 +38,12 @@ namespace gpuaas::sched::bench {
 namespace {
 
 struct Flags {
-  std::string nodes, pods, policy = "all", workload, dump, seeds = "42-51";
+  std::string nodes, pods, policy = "all", workload, dump, seeds = "42-51", pin_specs;
   bool json = false;
+  bool by_model = false;
   int32_t synthetic_nodes = 0;
+  double pin = -1;  // < 0: the pod list as given
+  uint64_t pin_seed = 1;
 };
 
 struct Run {
@@ -77,7 +92,7 @@ double Sd(const std::vector<double>& v) {
 std::string Usage() {
   return "usage: sched_replay --nodes FILE --pods FILE [--policy all|NAME] "
          "[--workload oracle|online|both] [--seeds 42-51] [--json] [--dump FILE] "
-         "[--synthetic-nodes N]\n";
+         "[--synthetic-nodes N] [--pin SHARE [--pin-specs FILE] [--pin-seed N]] [--by-model]\n";
 }
 
 bool ParseFlags(int argc, char** argv, Flags* f) {
@@ -91,6 +106,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     std::string v;
     if (a == "--json") {
       f->json = true;
+    } else if (a == "--by-model") {
+      f->by_model = true;
     } else if (a == "--nodes") {
       if (!value(&f->nodes)) return false;
     } else if (a == "--pods") {
@@ -103,13 +120,19 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       if (!value(&f->seeds)) return false;
     } else if (a == "--dump") {
       if (!value(&f->dump)) return false;
+    } else if (a == "--pin") {
+      if (!value(&v) || !absl::SimpleAtod(v, &f->pin) || f->pin < 0 || f->pin > 1) return false;
+    } else if (a == "--pin-specs") {
+      if (!value(&f->pin_specs)) return false;
+    } else if (a == "--pin-seed") {
+      if (!value(&v) || !absl::SimpleAtoi(v, &f->pin_seed)) return false;
     } else if (a == "--synthetic-nodes") {
       if (!value(&v) || !absl::SimpleAtoi(v, &f->synthetic_nodes)) return false;
     } else {
       return false;
     }
   }
-  return !f->nodes.empty() && !f->pods.empty();
+  return !f->nodes.empty() && !f->pods.empty() && (f->pin_specs.empty() || f->pin >= 0);
 }
 
 bool UsesWorkload(const std::string& policy) { return policy.rfind("fgd", 0) == 0; }
@@ -161,6 +184,21 @@ int Main(int argc, char** argv) {
     std::cerr << (nodes.ok() ? pods.status() : nodes.status()) << "\n";
     return 1;
   }
+  if (!flags.pin_specs.empty()) {
+    std::string specs_csv;
+    if (!ReadFile(flags.pin_specs, &specs_csv)) {
+      std::cerr << "cannot read " << flags.pin_specs << "\n";
+      return 1;
+    }
+    auto specs = replay::ParseOpenbPods(specs_csv);
+    if (!specs.ok()) {
+      std::cerr << specs.status() << "\n";
+      return 1;
+    }
+    *pods = replay::PinLikeSpecs(*pods, *nodes, *specs, flags.pin, flags.pin_seed);
+  } else if (flags.pin >= 0) {
+    *pods = replay::PinToOneModel(*pods, *nodes, flags.pin, flags.pin_seed);
+  }
   if (flags.synthetic_nodes > 0) {
     *nodes = replay::SyntheticCluster(*nodes, flags.synthetic_nodes, 7);
   }
@@ -180,8 +218,9 @@ int Main(int argc, char** argv) {
                                    ? flags.dump
                                    : absl::StrCat(flags.dump, ".", run.policy, "-", run.workload);
       dump.open(path);
-      dump << "seed,seq,pod,cpu_milli,memory_mib,num_gpu,gpu_milli,node,gpus\n";
+      dump << "seed,seq,pod,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,node,gpus\n";
     }
+    ByModelReport by_model(*nodes);
     for (uint64_t seed : seeds) {
       replay::ReplayOptions ro{.policy = run.policy, .seed = seed, .oracle_workload = run.oracle};
       auto r = replay::TraceReplay::Create(*nodes, *pods, ro);
@@ -190,12 +229,19 @@ int Main(int argc, char** argv) {
         return 1;
       }
       std::function<void(const replay::Decision&)> on_decision;
-      if (dump.is_open()) {
+      by_model.StartSeed();
+      if (dump.is_open() || flags.by_model) {
         on_decision = [&](const replay::Decision& d) {
           const replay::TracePod& p = (*pods)[d.pod];
+          if (flags.by_model) {
+            by_model.Add(p, d.placement);
+          }
+          if (!dump.is_open()) {
+            return;
+          }
           dump << seed << ',' << d.seq << ',' << p.name << ',' << p.cpu_milli << ',' << p.memory_mib
-               << ',' << p.num_gpu << ',' << p.gpu_milli << ','
-               << (d.placement ? d.placement->node : "") << ','
+               << ',' << p.num_gpu << ',' << p.gpu_milli << ',' << absl::StrJoin(p.gpu_spec, "|")
+               << ',' << (d.placement ? d.placement->node : "") << ','
                << (d.placement ? GpuList(*d.placement) : "") << '\n';
         };
       }
@@ -239,6 +285,9 @@ int Main(int argc, char** argv) {
       std::printf("%-12s %-8s %10.2f ± %5.2f %10.2f ± %5.2f %8.0f %12.0f %10.1f\n",
                   run.policy.c_str(), run.workload.c_str(), Mean(unalloc), Sd(unalloc), Mean(alloc),
                   Sd(alloc), failed_mean, per_s, p99_us);
+      if (flags.by_model) {
+        std::printf("%s", by_model.Format().c_str());
+      }
       std::fflush(stdout);
     }
   }

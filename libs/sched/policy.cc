@@ -21,8 +21,8 @@ absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions
   if (name == "spread") return MakeSpreadPolicy();
   if (name == "dot-product") return MakeDotProductPolicy();
   if (name == "gpu-packing") return MakeGpuPackingPolicy();
-  if (options.models == nullptr) {
-    return absl::InvalidArgumentError("PolicyOptions.models is required");
+  if (options.models == nullptr || options.capacity == nullptr) {
+    return absl::InvalidArgumentError("PolicyOptions.models and .capacity are required");
   }
   if (name == "fgd") {
     // The artifact's behaviour: quantised scores, first node (trace order) among equals.
@@ -37,19 +37,23 @@ absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions
     // within a step count as equal), plus the growth of GPU share that no common shape can
     // ever use, in its own steps. Among equals, CPU-only tasks go where the fewest GPUs are
     // free and GPU tasks fill nodes already in use before opening an untouched one; then trace
-    // order.
+    // order. A request that may use several GPU models also pays ten steps per unit of model
+    // pressure, so it leaves the models that pinned requests need to them: no node-local
+    // measure sees that a whole GPU taken there is one a pinned request will lack.
     return MakeFgdPolicy(FgdOptions{.quantum_milli = 100,
                                     .untouched_penalty = 0.5,
                                     .cpu_pack = 0.4,
                                     .unbacked_weight = 0.2,
                                     .unusable_weight = 1,
                                     .common_share = 0.01,
+                                    .pressure_weight = 10,
                                     .name = "fgd-pack"},
                          options);
   }
   if (absl::StartsWith(name, "fgd:")) {
     // Experiments: fgd:q=0|1:random=0|1:bf=<weight>:quantum=<milli>:untouched=<penalty>:
-    // cpupack=<weight>:cpuexact=0|1:unbacked=<weight>:unusable=<weight>:common=<share>
+    // cpupack=<weight>:cpuexact=0|1:unbacked=<weight>:unusable=<weight>:common=<share>:
+    // pressure=<weight>
     FgdOptions fgd{.name = std::string(name)};
     for (absl::string_view kv : absl::StrSplit(name.substr(4), ':', absl::SkipEmpty())) {
       std::pair<std::string, std::string> p = absl::StrSplit(kv, '=');
@@ -77,6 +81,8 @@ absl::StatusOr<PolicyPtr> MakePolicy(absl::string_view name, const PolicyOptions
         fgd.unusable_weight = v;
       else if (p.first == "common")
         fgd.common_share = v;
+      else if (p.first == "pressure")
+        fgd.pressure_weight = v;
       else
         return absl::InvalidArgumentError(absl::StrCat("bad policy option: ", kv));
     }

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "libs/sched/internal/compiled_request.h"
+#include "libs/sched/internal/model_capacity.h"
 #include "libs/sched/internal/node_state.h"
 #include "libs/sched/workload.h"
 
@@ -44,6 +45,8 @@ struct PolicyOptions {
   std::optional<Workload> workload;
   // Model ids of the cluster the policy serves; owned by the Scheduler, outlives the policy.
   const internal::ModelRegistry* models = nullptr;
+  // Free GPU share per model, kept current by the Scheduler; outlives the policy.
+  const internal::ModelCapacity* capacity = nullptr;
 };
 
 // Names: random, first-fit, best-fit, spread, dot-product, gpu-packing, fgd, fgd-exact and

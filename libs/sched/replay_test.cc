@@ -1,6 +1,7 @@
 // A small fixed-seed openb replay (every 10th GPU node, 800 pods; libs/sched/testdata): every
 // policy's placements pass an independent checker, and FGD leaves fewer GPUs unallocated than
 // random.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -62,6 +63,11 @@ class ReplayTest : public ::testing::Test {
         const Placement& p = *d.placement;
         ASSERT_TRUE(by_name.contains(p.node)) << policy;
         const TraceNode& n = *by_name[p.node];
+        if (!pod.gpu_spec.empty()) {
+          ASSERT_NE(std::find(pod.gpu_spec.begin(), pod.gpu_spec.end(), n.model),
+                    pod.gpu_spec.end())
+              << policy << ": " << pod.name << " on a " << n.model;
+        }
         Used& u = used[p.node];
         u.cpu += pod.cpu_milli;
         u.mem += pod.memory_mib;
@@ -112,6 +118,52 @@ TEST_F(ReplayTest, EveryPolicyPassesTheIndependentChecker) {
       ASSERT_FALSE(HasFatalFailure()) << policy;
       EXPECT_GE(unalloc, 0) << policy;
     }
+  }
+}
+
+TEST_F(ReplayTest, EveryPolicyHonoursPinnedModels) {
+  pods_ = PinToOneModel(pods_, nodes_, 0.5, 1);
+  for (const std::string& policy : PolicyNames()) {
+    double unalloc = 0;
+    Check(policy, 42, false, &unalloc);
+    ASSERT_FALSE(HasFatalFailure()) << policy;
+  }
+}
+
+TEST_F(ReplayTest, PinningPinsTheShareAskedToModelsThatCanHost) {
+  int64_t gpu_pods = 0;
+  for (const TracePod& p : pods_) {
+    gpu_pods += p.num_gpu > 0 ? 1 : 0;
+  }
+  const std::vector<TracePod> all = PinToOneModel(pods_, nodes_, 1, 1);
+  const std::vector<TracePod> third = PinToOneModel(pods_, nodes_, 1.0 / 3, 1);
+  const std::vector<TracePod> like = PinLikeSpecs(pods_, nodes_, third, 0.5, 2);
+  int64_t pinned_all = 0, pinned_third = 0, pinned_like = 0;
+  for (size_t i = 0; i < pods_.size(); ++i) {
+    ASSERT_EQ(all[i].cpu_milli, pods_[i].cpu_milli);
+    if (pods_[i].num_gpu == 0) {
+      EXPECT_TRUE(all[i].gpu_spec.empty());
+      EXPECT_TRUE(like[i].gpu_spec.empty());
+      continue;
+    }
+    pinned_all += all[i].gpu_spec.size() == 1 ? 1 : 0;
+    pinned_third += third[i].gpu_spec.empty() ? 0 : 1;
+    pinned_like += like[i].gpu_spec.empty() ? 0 : 1;
+    for (const std::string& model : all[i].gpu_spec) {
+      const bool hostable = std::any_of(nodes_.begin(), nodes_.end(), [&](const TraceNode& n) {
+        return n.model == model && n.gpus >= pods_[i].num_gpu &&
+               n.cpu_milli >= pods_[i].cpu_milli && n.memory_mib >= pods_[i].memory_mib;
+      });
+      EXPECT_TRUE(hostable) << pods_[i].name << " pinned to " << model;
+    }
+  }
+  EXPECT_EQ(pinned_all, gpu_pods);  // every GPU pod of this trace fits some node
+  EXPECT_EQ(pinned_third, std::llround(gpu_pods / 3.0));
+  EXPECT_EQ(pinned_like, std::llround(gpu_pods / 2.0));
+  // Seeded: the same derivation twice is the same trace.
+  const std::vector<TracePod> again = PinToOneModel(pods_, nodes_, 1.0 / 3, 1);
+  for (size_t i = 0; i < pods_.size(); ++i) {
+    EXPECT_EQ(again[i].gpu_spec, third[i].gpu_spec);
   }
 }
 

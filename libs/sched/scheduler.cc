@@ -19,6 +19,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerOptions op
   po.seed = s->options_.seed;
   po.workload = s->options_.workload;
   po.models = &s->cluster_.models();
+  po.capacity = &s->cluster_.capacity();
   GPUAAS_ASSIGN_OR_RETURN(s->policy_, MakePolicy(s->options_.policy, po));
   return s;
 }

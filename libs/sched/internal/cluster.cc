@@ -78,6 +78,7 @@ absl::Status Cluster::RemoveNode(absl::string_view name) {
   by_name_.erase(it);
   nodes_[slot].live = false;
   index_.Erase(nodes_, slot);
+  capacity_.Recount(nodes_[slot]);
   nodes_[slot].version = next_version_++;
   free_slots_.push_back(slot);
   return absl::OkStatus();
@@ -225,6 +226,7 @@ void Cluster::Touch(uint32_t slot) {
   NodeState& n = nodes_[slot];
   n.version = next_version_++;
   n.Refresh();
+  capacity_.Recount(n);
   index_.Update(nodes_, slot);
 }
 

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "libs/sched/internal/model_capacity.h"
 #include "libs/sched/internal/node_index.h"
 #include "libs/sched/internal/node_state.h"
 #include "libs/sched/types.h"
@@ -39,6 +40,7 @@ class Cluster final {
   const std::vector<NodeState>& nodes() const { return nodes_; }
   const NodeState& node(uint32_t slot) const { return nodes_[slot]; }
   const NodeIndex& index() const { return index_; }
+  const ModelCapacity& capacity() const { return capacity_; }
   const ModelRegistry& models() const { return models_; }
   ModelRegistry& models() { return models_; }
   int32_t live_nodes() const { return static_cast<int32_t>(by_name_.size()); }
@@ -52,6 +54,7 @@ class Cluster final {
   absl::flat_hash_map<std::string, uint32_t> by_name_;
   ModelRegistry models_;
   NodeIndex index_;
+  ModelCapacity capacity_;
   uint64_t next_version_ = 1;
   uint64_t next_incarnation_ = 1;
 };

@@ -61,6 +61,13 @@ struct NodeState {
   int64_t gpu_free_total = 0;  // sum of free milli
   int64_t gpu_cap_total = 0;   // 1000 per shareable GPU
 
+  // What ModelCapacity last counted for each GPU (by position), so it can replace it.
+  struct Counted {
+    int32_t free = 0;
+    int32_t cap = 0;
+  };
+  std::vector<Counted> counted;
+
   // Position in NodeIndex.
   int32_t bucket = -1;
   uint32_t bucket_pos = 0;

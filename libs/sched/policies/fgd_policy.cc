@@ -28,7 +28,10 @@ double Ratio(int64_t part, int64_t whole) {
 class FgdPolicy final : public Policy {
  public:
   FgdPolicy(const FgdOptions& fgd, const PolicyOptions& options)
-      : fgd_(fgd), models_(options.models), online_(!options.workload.has_value()) {
+      : fgd_(fgd),
+        models_(options.models),
+        capacity_(options.capacity),
+        online_(!options.workload.has_value()) {
     if (options.workload) {
       workload_ = *options.workload;
     }
@@ -63,6 +66,9 @@ class FgdPolicy final : public Policy {
         static_cast<int32_t>(shape_ids_.size()));
     shape_ = it->second < kMaxCachedShapes && !req.mig ? it->second : -1;
     same_state_.clear();
+    if (fgd_.pressure_weight != 0) {
+      ObservePinned(req);
+    }
   }
 
   NodeScore Score(uint32_t slot, const NodeState& node, const CompiledRequest& req) override {
@@ -88,6 +94,11 @@ class FgdPolicy final : public Policy {
     if (fgd_.untouched_penalty != 0 && node.placements == 0) {
       s.score += fgd_.untouched_penalty;
     }
+    // Nodes with several models (none in openb, rare in a fleet) pay no pressure.
+    if (use_pressure_ && node.model_key > internal::kMixedModel &&
+        static_cast<size_t>(node.model_key) < pressure_.size()) {
+      s.score += pressure_[node.model_key];
+    }
     if (fgd_.bestfit_weight != 0) {
       s.score += fgd_.bestfit_weight *
                  (Ratio(node.cpu_free - req.request->cpu_milli, node.cpu_cap) +
@@ -97,6 +108,65 @@ class FgdPolicy final : public Policy {
   }
 
  private:
+  // Model pressure. Every GPU request adds its demand to the total and, when it names the
+  // models it allows, to its model set's tally. For a request that may use several models,
+  // each model's pressure is then the share of all GPU demand pinned to it (a set of several
+  // models splits its tally in proportion to their free capacity) over its share of the free
+  // GPU capacity. Near or above 1, the model's pinned demand alone will take what is left of
+  // it, so a flexible request placed there takes a GPU a pinned request will lack.
+  void ObservePinned(const CompiledRequest& req) {
+    use_pressure_ = false;
+    if (req.gpu_count == 0 || req.mig) {
+      return;  // CPU-only requests gained nothing from pressure (bench/RESULTS.md)
+    }
+    const auto milli = static_cast<double>(req.TotalGpuMilli());
+    demand_milli_ += milli;
+    if (!req.any_model) {
+      std::vector<int16_t> set;
+      for (size_t m = 0; m < req.allowed.size(); ++m) {
+        if (req.allowed[m]) {
+          set.push_back(static_cast<int16_t>(m));
+        }
+      }
+      const bool choice = set.size() > 1;
+      if (!set.empty()) {
+        auto [it, inserted] = pinned_index_.try_emplace(set, pinned_.size());
+        if (inserted) {
+          pinned_.push_back({std::move(set), 0});
+        }
+        pinned_[it->second].second += milli;
+      }
+      if (!choice) {
+        return;  // one model (or none known): nothing to choose between
+      }
+    }
+    if (pinned_.empty()) {
+      return;
+    }
+    use_pressure_ = true;
+    const int32_t n = capacity_->models();
+    pressure_.assign(n, 0);
+    for (const auto& [set, tally] : pinned_) {
+      double free = 0;
+      for (int16_t m : set) {
+        free += static_cast<double>(capacity_->free_milli(m));
+      }
+      for (int16_t m : set) {
+        if (free > 0 && m < n) {
+          pressure_[m] += tally * static_cast<double>(capacity_->free_milli(m)) / free;
+        }
+      }
+    }
+    const double total_free = static_cast<double>(capacity_->total_free_milli());
+    for (int16_t m = 0; m < n; ++m) {
+      const double free = static_cast<double>(capacity_->free_milli(m));
+      // (pinned[m] / demand) / (free[m] / total_free), as score steps.
+      pressure_[m] =
+          free > 0 ? fgd_.pressure_weight * (pressure_[m] / demand_milli_) * (total_free / free)
+                   : 0;
+    }
+  }
+
   // What a node state scores before or after a placement, or the growth a placement causes;
   // milli-GPU.
   struct Measures {
@@ -279,6 +349,7 @@ class FgdPolicy final : public Policy {
 
   FgdOptions fgd_;
   const internal::ModelRegistry* models_;
+  const internal::ModelCapacity* capacity_;
   bool online_;
   Workload workload_;
   ShapeCounter counter_;
@@ -290,6 +361,12 @@ class FgdPolicy final : public Policy {
   int32_t shape_ = -1;
   std::vector<std::vector<Entry>> cache_;            // [slot][shape]
   absl::flat_hash_map<StateKey, Entry> same_state_;  // this decision's computed states
+  double demand_milli_ = 0;                          // all GPU demand seen
+  // GPU demand by allowed model set, in first-seen order so sums do not depend on hashing.
+  std::vector<std::pair<std::vector<int16_t>, double>> pinned_;
+  absl::flat_hash_map<std::vector<int16_t>, size_t> pinned_index_;
+  bool use_pressure_ = false;     // this decision weighs model pressure
+  std::vector<double> pressure_;  // by model id, in score steps, for this decision
 };
 
 }  // namespace

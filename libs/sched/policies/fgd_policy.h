@@ -10,7 +10,8 @@
 //                 shapes and spreads).
 //  - "fgd-pack":  ours, see policy.cc. Adds two longer-sighted terms (fragmentation.h): GPU
 //                 share that no common shape can ever use, and GPU share the node's CPU and
-//                 memory cannot back.
+//                 memory cannot back; and model pressure, which keeps requests that may use any
+//                 of several models off the models that model-pinned requests will need.
 // Ties at the node level are broken by the Scheduler (RandomTies()).
 // Per node and task shape the delta is cached under the node's version stamp, and identical
 // node states share one computation, so a decision costs a lookup per untouched node.
@@ -34,6 +35,9 @@ struct FgdOptions {
   double unbacked_weight = 0;    // weight of the Unbacked measure, added to F's delta
   double unusable_weight = 0;    // weight of the Unusable measure's delta, quantised on its own
   double common_share = 0.01;    // Unusable: the shapes that count make up more than this of M
+  // Weight of model pressure, for requests that may use more than one GPU model: the share of
+  // all GPU demand pinned to the node's model over that model's share of the free GPU capacity.
+  double pressure_weight = 0;
   std::string name = "fgd";
 };
 

@@ -1,5 +1,8 @@
 #include "libs/sched/replay/openb_trace.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <random>
 
 #include "absl/container/flat_hash_map.h"
@@ -171,6 +174,113 @@ std::vector<TraceNode> SyntheticCluster(const std::vector<TraceNode>& base, int3
     TraceNode n = *eight[pick(rng)];
     n.name = absl::StrFormat("synthetic-%05d", i);
     out.push_back(std::move(n));
+  }
+  return out;
+}
+
+namespace {
+
+// Indices of `share` of the GPU pods (exactly round(share x count)), chosen seeded, in trace
+// order.
+std::vector<size_t> ChooseGpuPods(const std::vector<TracePod>& pods, double share,
+                                  std::mt19937_64& rng) {
+  std::vector<size_t> gpu_pods;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].num_gpu > 0) {
+      gpu_pods.push_back(i);
+    }
+  }
+  std::shuffle(gpu_pods.begin(), gpu_pods.end(), rng);
+  const auto chosen = static_cast<size_t>(
+      std::llround(std::clamp(share, 0.0, 1.0) * static_cast<double>(gpu_pods.size())));
+  gpu_pods.resize(chosen);
+  std::sort(gpu_pods.begin(), gpu_pods.end());
+  return gpu_pods;
+}
+
+// GPUs per model over the nodes that could host `pod` on their own when empty. Ordered, so
+// draws do not depend on hashing.
+std::map<std::string, int64_t> HostingGpus(const TracePod& pod,
+                                           const std::vector<TraceNode>& nodes) {
+  std::map<std::string, int64_t> out;
+  for (const TraceNode& n : nodes) {
+    if (!n.model.empty() && n.gpus >= pod.num_gpu && n.cpu_milli >= pod.cpu_milli &&
+        n.memory_mib >= pod.memory_mib) {
+      out[n.model] += n.gpus;
+    }
+  }
+  return out;
+}
+
+// An index drawn with probability weight / sum, or -1 when every weight is 0.
+int64_t Draw(const std::vector<int64_t>& weights, std::mt19937_64& rng) {
+  int64_t total = 0;
+  for (int64_t w : weights) {
+    total += w;
+  }
+  if (total <= 0) {
+    return -1;
+  }
+  int64_t pick = std::uniform_int_distribution<int64_t>(0, total - 1)(rng);
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (pick < weights[i]) {
+      return static_cast<int64_t>(i);
+    }
+    pick -= weights[i];
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::vector<TracePod> PinToOneModel(const std::vector<TracePod>& pods,
+                                    const std::vector<TraceNode>& nodes, double share,
+                                    uint64_t seed) {
+  std::vector<TracePod> out = pods;
+  std::mt19937_64 rng(seed);
+  for (size_t i : ChooseGpuPods(out, share, rng)) {
+    std::vector<std::string> models;
+    std::vector<int64_t> weights;
+    for (const auto& [model, gpus] : HostingGpus(out[i], nodes)) {
+      models.push_back(model);
+      weights.push_back(gpus);
+    }
+    const int64_t k = Draw(weights, rng);
+    if (k >= 0) {
+      out[i].gpu_spec = {models[k]};
+    }
+  }
+  return out;
+}
+
+std::vector<TracePod> PinLikeSpecs(const std::vector<TracePod>& pods,
+                                   const std::vector<TraceNode>& nodes,
+                                   const std::vector<TracePod>& spec_source, double share,
+                                   uint64_t seed) {
+  std::map<std::vector<std::string>, int64_t> mix;
+  for (const TracePod& p : spec_source) {
+    if (!p.gpu_spec.empty()) {
+      ++mix[p.gpu_spec];
+    }
+  }
+  std::vector<TracePod> out = pods;
+  std::mt19937_64 rng(seed);
+  for (size_t i : ChooseGpuPods(out, share, rng)) {
+    const std::map<std::string, int64_t> hosting = HostingGpus(out[i], nodes);
+    std::vector<const std::vector<std::string>*> specs;
+    std::vector<int64_t> weights;
+    for (const auto& [spec, count] : mix) {
+      const bool can_host = std::any_of(spec.begin(), spec.end(),
+                                        [&](const std::string& m) { return hosting.contains(m); });
+      if (can_host) {
+        specs.push_back(&spec);
+        weights.push_back(count);
+      }
+    }
+    const int64_t k = Draw(weights, rng);
+    if (k >= 0) {
+      out[i].gpu_spec = *specs[k];
+    }
   }
   return out;
 }

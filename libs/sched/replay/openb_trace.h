@@ -46,4 +46,24 @@ Request ToRequest(const TracePod& pod);
 std::vector<TraceNode> SyntheticCluster(const std::vector<TraceNode>& base, int32_t count,
                                         uint64_t seed);
 
+// A pinned variant of a pod list: `share` of the GPU pods (exactly round(share x count), chosen
+// seeded) get a gpu_spec of one model, replacing any spec they had. The trace does not say
+// which node a pod ran on, so the model is drawn (seeded) from the models of the nodes that
+// could host the pod on their own when empty (enough GPUs, CPU and memory), each weighted by
+// its GPUs on those nodes: pinned demand follows capacity, as it would if users picked the
+// models that are there. A pod no node can host, and CPU-only pods, stay as they are.
+std::vector<TracePod> PinToOneModel(const std::vector<TracePod>& pods,
+                                    const std::vector<TraceNode>& nodes, double share,
+                                    uint64_t seed);
+
+// Like PinToOneModel, but each chosen pod's gpu_spec is drawn from the specs named in
+// `spec_source` (e.g. the paper's gpuspec20 list: half of its pinned pods name T4, which has
+// 14 % of the GPUs), in proportion to how often they occur there, among the specs naming a
+// model that could host the pod. Pinned demand then does not follow capacity: with a third
+// of the GPU pods pinned this way, T4 is asked for more than it has.
+std::vector<TracePod> PinLikeSpecs(const std::vector<TracePod>& pods,
+                                   const std::vector<TraceNode>& nodes,
+                                   const std::vector<TracePod>& spec_source, double share,
+                                   uint64_t seed);
+
 }  // namespace gpuaas::sched::replay
