@@ -30,6 +30,8 @@ export GPUAAS_STOCK_PORT=${GPUAAS_STOCK_PORT:-50352}
 export GPUAAS_STORAGE_PORT=${GPUAAS_STORAGE_PORT:-50353}
 export GPUAAS_INSTANCE_PORT=${GPUAAS_INSTANCE_PORT:-50354}
 export GPUAAS_METRICS_PORT=${GPUAAS_METRICS_PORT:-9401}
+# The bench registers its own simulated nodes; the stack's agents would take its stocks.
+export GPUAAS_AGENTS=0
 export GPUAAS_STOCK_NODE_TIMEOUT_SECONDS=${GPUAAS_STOCK_NODE_TIMEOUT_SECONDS:-86400}
 OPENB_DIR=${OPENB_DIR:-$ROOT/../shared/traces/openb}
 ONLY=${ONLY:-openb create claim claim-rate list}
