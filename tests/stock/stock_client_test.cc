@@ -1,7 +1,7 @@
 // client::StockClient against the real stock service (in process, on PostgreSQL, tokens from an
 // in-process auth service): what other binaries and gpuaasctl see through it. The fake-server
 // test beside the client (libs/client/stock_client_test.cc) covers the wiring of every RPC;
-// this one covers the spec RPCs end to end, answers and errors.
+// this one covers every RPC end to end, answers and errors.
 #include "libs/client/stock_client.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@ using auth::testing::AuthStackTest;
 using client::CallContext;
 using client::StockClient;
 using ::gpuaas::testing::StatusIs;
+using stock::testing::SimulatedNode;
 using stock::testing::StockStack;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -130,6 +131,87 @@ TEST_F(StockClientRealTest, ErrorsComeBackWithTheServersCodeAndMessage) {
   other.set_gpu_num(2);
   EXPECT_THAT(Create(other, admin_),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("t4.shared")));
+}
+
+TEST_F(StockClientRealTest, StocksClaimsAndNodes) {
+  pb::RegisterNodeRequest reg;
+  *reg.mutable_node() = SimulatedNode("node-1", 4, "T4");
+  pb::RegisterNodeResponse registered;
+  ASSERT_TRUE(
+      stock_->agent_stub().RegisterNode(AuthStack::Ctx(admin_).get(), reg, &registered).ok());
+  ASSERT_OK(Create(T4("t4.1x"), admin_));
+
+  pb::CreateStocksRequest create;
+  create.set_spec_name("t4.1x");
+  create.set_number(6);
+  create.set_operation_id("op-1");
+  EXPECT_THAT(client_->CreateStocks(create, As(admin_)),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+  create.set_allow_partial(true);
+  create.set_operation_id("op-2");
+  ASSERT_OK_AND_ASSIGN(pb::CreateStocksResponse placed, client_->CreateStocks(create, As(admin_)));
+  EXPECT_EQ(placed.placed(), 4);
+  EXPECT_FALSE(placed.shortfall_reason().empty());
+
+  pb::ListStocksRequest list;
+  list.set_state(pb::STOCK_STATE_AVAILABLE);
+  list.set_node_id("node-1");
+  ASSERT_OK_AND_ASSIGN(pb::ListStocksResponse available, client_->ListStocks(list, As(admin_)));
+  EXPECT_EQ(available.stocks_size(), 4);
+  pb::SearchStocksRequest search;
+  search.set_query("t4.");
+  ASSERT_OK_AND_ASSIGN(pb::SearchStocksResponse found, client_->SearchStocks(search, As(admin_)));
+  EXPECT_EQ(found.stocks_size(), 4);
+
+  pb::ClaimStockRequest claim;
+  claim.set_spec_name("t4.1x");
+  claim.set_instance_id("inst-1");
+  ASSERT_OK_AND_ASSIGN(pb::Stock claimed, client_->ClaimStock(claim, As(admin_)));
+  EXPECT_EQ(claimed.state(), pb::STOCK_STATE_CLAIMED);
+  pb::GetStockSummaryRequest summary_req;
+  summary_req.set_spec_name("t4.1x");
+  ASSERT_OK_AND_ASSIGN(pb::GetStockSummaryResponse summary,
+                       client_->GetStockSummary(summary_req, As(admin_)));
+  ASSERT_EQ(summary.counts_size(), 1);
+  EXPECT_EQ(summary.counts(0).claimed(), 1);
+  EXPECT_EQ(summary.counts(0).available(), 3);
+  pb::ReleaseStockRequest release;
+  release.set_instance_id("inst-1");
+  ASSERT_OK_AND_ASSIGN(pb::ReleaseStockResponse released,
+                       client_->ReleaseStock(release, As(admin_)));
+  EXPECT_EQ(released.stock_id(), claimed.stock_id());
+
+  pb::DeleteStocksRequest del;
+  del.set_spec_name("t4.1x");
+  del.set_number(1);
+  del.set_operation_id("op-3");
+  ASSERT_OK_AND_ASSIGN(pb::DeleteStocksResponse deleted, client_->DeleteStocks(del, As(admin_)));
+  EXPECT_EQ(deleted.deleted(), 1);
+
+  ASSERT_OK_AND_ASSIGN(pb::ListNodesResponse nodes, client_->ListNodes({}, As(admin_)));
+  ASSERT_EQ(nodes.nodes_size(), 1);
+  EXPECT_EQ(nodes.nodes(0).state(), pb::NODE_STATE_READY);
+  pb::GetNodeRequest get;
+  get.set_node_id("node-1");
+  ASSERT_OK_AND_ASSIGN(pb::Node node, client_->GetNode(get, As(admin_)));
+  EXPECT_EQ(node.gpus_size(), 4);
+  pb::CordonNodeRequest cordon;
+  cordon.set_node_id("node-1");
+  ASSERT_OK_AND_ASSIGN(node, client_->CordonNode(cordon, As(admin_)));
+  EXPECT_TRUE(node.cordoned());
+  pb::UncordonNodeRequest uncordon;
+  uncordon.set_node_id("node-1");
+  ASSERT_OK_AND_ASSIGN(node, client_->UncordonNode(uncordon, As(admin_)));
+  EXPECT_FALSE(node.cordoned());
+  pb::DrainNodeRequest drain;
+  drain.set_node_id("node-1");
+  ASSERT_OK_AND_ASSIGN(node, client_->DrainNode(drain, As(admin_)));
+  EXPECT_TRUE(node.cordoned());
+  ASSERT_OK_AND_ASSIGN(available, client_->ListStocks(list, As(admin_)));
+  EXPECT_EQ(available.stocks_size(), 0);
+
+  get.set_node_id("node-2");
+  EXPECT_THAT(client_->GetNode(get, As(admin_)), StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST_F(StockClientRealTest, CallContextTimeoutBoundsTheCall) {
