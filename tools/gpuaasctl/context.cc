@@ -23,18 +23,25 @@ absl::StatusOr<Session*> Context::session() {
   std::error_code ec;
   client::Settings settings(env, std::filesystem::current_path(ec));
   client::Endpoint flags;
-  flags.address = options_.auth_addr;
   flags.tls.ca_file = options_.ca_file;
   flags.tls.cert_file = options_.cert_file;
   flags.tls.key_file = options_.key_file;
-  GPUAAS_ASSIGN_OR_RETURN(client::Endpoint endpoint,
+  flags.address = options_.auth_addr;
+  GPUAAS_ASSIGN_OR_RETURN(client::Endpoint auth_at,
                           client::ResolveEndpoint(client::Service::kAuth, flags, settings));
+  flags.address = options_.stock_addr;
+  GPUAAS_ASSIGN_OR_RETURN(client::Endpoint stock_at,
+                          client::ResolveEndpoint(client::Service::kStock, flags, settings));
   GPUAAS_ASSIGN_OR_RETURN(std::filesystem::path token_path, DefaultTokenPath(env));
-  GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
-                          client::OpenChannel(endpoint.address, endpoint.tls));
-  session_ =
-      std::make_unique<Session>(AuthClient(std::move(channel), timeout), TokenStore(token_path),
-                                clock_, endpoint.address, env("GPUAAS_TOKEN"));
+  // Channels connect on their first call, so a command for one service never waits on another.
+  GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> auth_channel,
+                          client::OpenChannel(auth_at.address, auth_at.tls));
+  GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> stock_channel,
+                          client::OpenChannel(stock_at.address, stock_at.tls));
+  session_ = std::make_unique<Session>(
+      AuthClient(std::move(auth_channel), timeout), StockClient(std::move(stock_channel), timeout),
+      TokenStore(token_path), clock_, Session::Addresses{auth_at.address, stock_at.address},
+      env("GPUAAS_TOKEN"));
   return session_.get();
 }
 

@@ -18,13 +18,18 @@ int main(int argc, char** argv) {
   gpuaas::ctl::Context ctx;
   gpuaas::ctl::GlobalOptions& o = ctx.options();
 
-  CLI::App app("gpuaasctl: manage tenants, users, memberships and API keys of a gpuaas stack");
+  CLI::App app(
+      "gpuaasctl: manage tenants, users, memberships, API keys, GPU specs, stocks and nodes of a "
+      "gpuaas stack");
   // Global flags are accepted after the subcommand too: `gpuaasctl tenants list -o json`.
   app.fallthrough();
   app.require_subcommand(1);
   app.add_option("--auth-addr", o.auth_addr,
                  "auth service host:port (default: $GPUAAS_AUTH_ADDR, .gpuaas/stack.env, "
                  "localhost:50051)");
+  app.add_option("--stock-addr", o.stock_addr,
+                 "stock service host:port, for specs, stocks and nodes (default: "
+                 "$GPUAAS_STOCK_ADDR, .gpuaas/stack.env, localhost:50052)");
   app.add_option("-o,--output", o.output, "output format")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--timeout", o.timeout, "deadline of each call");
   app.add_option("--ca", o.ca_file, "CA certificate: use TLS (default: $GPUAAS_TLS_CA, stack.env)")
@@ -39,6 +44,9 @@ int main(int argc, char** argv) {
   gpuaas::ctl::AddUserCommands(app, ctx);
   gpuaas::ctl::AddMemberCommands(app, ctx);
   gpuaas::ctl::AddApiKeyCommands(app, ctx);
+  gpuaas::ctl::AddSpecCommands(app, ctx);
+  gpuaas::ctl::AddStockCommands(app, ctx);
+  gpuaas::ctl::AddNodeCommands(app, ctx);
 
   try {
     app.parse(argc, argv);
@@ -52,7 +60,11 @@ int main(int argc, char** argv) {
   }
   absl::Status s = ctx.action()();
   if (!s.ok()) {
-    std::cerr << "error: " << absl::StatusCodeToString(s.code()) << ": " << s.message() << "\n";
+    std::cerr << "error: " << absl::StatusCodeToString(s.code());
+    if (!s.message().empty()) {
+      std::cerr << ": " << s.message();
+    }
+    std::cerr << "\n";
     return kExitError;
   }
   return 0;

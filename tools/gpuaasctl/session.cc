@@ -27,18 +27,33 @@ void CopyTokenFields(const Resp& resp, StoredToken& t) {
 
 }  // namespace
 
-Session::Session(AuthClient auth, TokenStore store, const Clock& clock, std::string auth_addr,
-                 std::optional<std::string> env_token)
+absl::Status NameTheService(absl::Status status, std::string_view service,
+                            const std::string& address) {
+  if (absl::IsUnavailable(status)) {
+    return absl::UnavailableError(
+        absl::StrCat(std::string(service), " service at ", address, ": ", status.message()));
+  }
+  if (absl::IsUnimplemented(status) && status.message().empty()) {
+    return absl::UnimplementedError(
+        absl::StrCat("the ", std::string(service), " service at ", address,
+                     " does not implement this call (is it older than this gpuaasctl?)"));
+  }
+  return status;
+}
+
+Session::Session(AuthClient auth, StockClient stock, TokenStore store, const Clock& clock,
+                 Addresses addresses, std::optional<std::string> env_token)
     : auth_(std::move(auth)),
+      stock_(std::move(stock)),
       store_(std::move(store)),
       clock_(clock),
-      auth_addr_(std::move(auth_addr)),
+      addresses_(std::move(addresses)),
       env_token_(std::move(env_token)) {}
 
 absl::StatusOr<std::optional<StoredToken>> Session::StoredSession() {
   if (env_token_) {
     StoredToken t;
-    t.auth_addr = auth_addr_;
+    t.auth_addr = addresses_.auth;
     t.access_token = *env_token_;
     t.expire_time = absl::InfiniteFuture();
     return std::optional<StoredToken>(std::move(t));
@@ -106,7 +121,7 @@ absl::Status Session::SaveApiKeyExchange(const authpb::ExchangeApiKeyResponse& r
 }
 
 absl::Status Session::Save(StoredToken token) {
-  token.auth_addr = auth_addr_;
+  token.auth_addr = addresses_.auth;
   cached_ = token;
   return store_.Save(token);
 }

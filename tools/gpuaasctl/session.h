@@ -1,17 +1,20 @@
-// A logged-in conversation with the auth service: every call goes through client::AuthClient
-// (deadline, status mapping) with the session's bearer token, and an expired access token is
-// refreshed (Refresh RPC) and saved before it is used, so long-running scripts keep working
-// without a new login.
+// A logged-in conversation with the gpuaas services: every call goes through a typed client
+// (client::AuthClient, client::StockClient: deadline, status mapping) with the session's bearer
+// token, and an expired access token is refreshed (the auth service's Refresh RPC) and saved
+// before it is used, so long-running scripts keep working without a new login. The token from
+// `gpuaasctl login` is good for every service: each verifies it against the auth service's keys.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gpuaas/auth/v1/auth.pb.h"
 #include "libs/client/auth_client.h"
+#include "libs/client/stock_client.h"
 #include "libs/common/clock.h"
 #include "libs/common/status_macros.h"
 #include "tools/gpuaasctl/token_store.h"
@@ -20,26 +23,46 @@ namespace gpuaas::ctl {
 
 namespace authpb = ::gpuaas::auth::v1;
 using AuthClient = ::gpuaas::client::AuthClient;
+using StockClient = ::gpuaas::client::StockClient;
 
 // Refresh this long before expiry, so a token does not expire between the check and the call.
 inline constexpr absl::Duration kRefreshSkew = absl::Seconds(30);
 
 class Session final {
  public:
-  // An AuthClient method: `&AuthClient::GetTenant` ...
+  // A typed client's method: `&AuthClient::GetTenant`, `&StockClient::GetSpec` ...
+  template <class Client, class Req, class Resp>
+  using ClientMethod = absl::StatusOr<Resp> (Client::*)(const Req&,
+                                                        const client::CallContext&) const;
   template <class Req, class Resp>
-  using Method = absl::StatusOr<Resp> (AuthClient::*)(const Req&, const client::CallContext&) const;
-
-  // `auth`'s default timeout bounds every call. `env_token` (from $GPUAAS_TOKEN) overrides the
-  // token file and is never refreshed: for scripts that hold a token from an API-key exchange.
-  // `clock` judges token expiry only; it must outlive the session.
-  Session(AuthClient auth, TokenStore store, const Clock& clock, std::string auth_addr,
-          std::optional<std::string> env_token);
-
-  // An authenticated call. Errors: the server's code; UNAUTHENTICATED when not logged in or
-  // the session can no longer be refreshed. Blocks up to the timeout (twice when it refreshes).
+  using Method = ClientMethod<AuthClient, Req, Resp>;
   template <class Req, class Resp>
-  absl::StatusOr<Resp> Call(Method<Req, Resp> method, const Req& req);
+  using StockMethod = ClientMethod<StockClient, Req, Resp>;
+
+  // Where each service is, for messages.
+  struct Addresses {
+    std::string auth;
+    std::string stock;
+  };
+
+  // The clients' default timeouts bound every call. `env_token` (from $GPUAAS_TOKEN) overrides
+  // the token file and is never refreshed: for scripts that hold a token from an API-key
+  // exchange. `clock` judges token expiry only; it must outlive the session.
+  Session(AuthClient auth, StockClient stock, TokenStore store, const Clock& clock,
+          Addresses addresses, std::optional<std::string> env_token);
+
+  // An authenticated call to the auth or the stock service. Errors: the server's code;
+  // UNAUTHENTICATED when not logged in or the session can no longer be refreshed; UNAVAILABLE
+  // naming the service and its address when it cannot be reached. Blocks up to the timeout
+  // (twice when it refreshes).
+  template <class Req, class Resp>
+  absl::StatusOr<Resp> Call(Method<Req, Resp> method, const Req& req) {
+    return CallWithToken(auth_, method, req, "auth", addresses_.auth);
+  }
+  template <class Req, class Resp>
+  absl::StatusOr<Resp> Call(StockMethod<Req, Resp> method, const Req& req) {
+    return CallWithToken(stock_, method, req, "stock", addresses_.stock);
+  }
 
   // A call without a token (Login, Refresh, ExchangeApiKey). Blocks up to the timeout.
   template <class Req, class Resp>
@@ -59,33 +82,52 @@ class Session final {
   absl::Status SaveApiKeyExchange(const authpb::ExchangeApiKeyResponse& resp);
   absl::Status ClearToken();
 
-  const std::string& auth_addr() const { return auth_addr_; }
+  const std::string& auth_addr() const { return addresses_.auth; }
+  const std::string& stock_addr() const { return addresses_.stock; }
 
  private:
+  template <class Client, class Req, class Resp>
+  absl::StatusOr<Resp> CallWithToken(const Client& target, ClientMethod<Client, Req, Resp> method,
+                                     const Req& req, std::string_view service,
+                                     const std::string& address);
+
   // Whether an UNAUTHENTICATED answer to `token` may be cured by one refresh.
   bool MayRefresh(const StoredToken& token) const;
   absl::Status Refresh(StoredToken& token);
   absl::Status Save(StoredToken token);
 
   AuthClient auth_;
+  StockClient stock_;
   TokenStore store_;
   const Clock& clock_;
-  std::string auth_addr_;
+  Addresses addresses_;
   std::optional<std::string> env_token_;
   std::optional<StoredToken> cached_;  // loaded on first use
   bool refreshed_ = false;             // at most one refresh per process
 };
 
-template <class Req, class Resp>
-absl::StatusOr<Resp> Session::Call(Method<Req, Resp> method, const Req& req) {
+// With two services in play, a failure that is about the service rather than the request says
+// which service it is: UNAVAILABLE becomes "stock service at localhost:50052: failed to
+// connect ...", and an UNIMPLEMENTED without a message (a server older than this gpuaasctl)
+// says so. Every other status is returned as it is.
+absl::Status NameTheService(absl::Status status, std::string_view service,
+                            const std::string& address);
+
+template <class Client, class Req, class Resp>
+absl::StatusOr<Resp> Session::CallWithToken(const Client& target,
+                                            ClientMethod<Client, Req, Resp> method, const Req& req,
+                                            std::string_view service, const std::string& address) {
   GPUAAS_ASSIGN_OR_RETURN(StoredToken token, CurrentToken());
   absl::StatusOr<Resp> resp =
-      (auth_.*method)(req, client::CallContext().set_bearer_token(token.access_token));
+      (target.*method)(req, client::CallContext().set_bearer_token(token.access_token));
   // The clock may disagree with the server's, or the token was revoked early: one refresh and
   // retry is safe because UNAUTHENTICATED means the server did nothing.
   if (absl::IsUnauthenticated(resp.status()) && MayRefresh(token)) {
     GPUAAS_RETURN_IF_ERROR(Refresh(token));
-    resp = (auth_.*method)(req, client::CallContext().set_bearer_token(token.access_token));
+    resp = (target.*method)(req, client::CallContext().set_bearer_token(token.access_token));
+  }
+  if (!resp.ok()) {
+    return NameTheService(resp.status(), service, address);
   }
   return resp;
 }

@@ -1,5 +1,6 @@
-// Session against an in-process fake AuthService: bearer tokens, deadlines and transparent
-// refresh, with an injected clock so expiry needs no sleeping (deadlines use the real clock).
+// Session against in-process fakes of the auth and stock services: bearer tokens, deadlines and
+// transparent refresh, with an injected clock so expiry needs no sleeping (deadlines use the
+// real clock).
 #include "tools/gpuaasctl/session.h"
 
 #include <grpcpp/grpcpp.h>
@@ -58,6 +59,33 @@ class FakeAuth final : public authpb::AuthService::Service {
   std::atomic<int> whoamis{0};
 };
 
+// Accepts the access token `auth` last issued, as the real stock service accepts any token the
+// auth service signed.
+class FakeStock final : public client::stockpb::StockService::Service {
+ public:
+  explicit FakeStock(const FakeAuth& auth) : auth_(auth) {}
+
+  grpc::Status GetSpec(grpc::ServerContext* ctx, const client::stockpb::GetSpecRequest* req,
+                       client::stockpb::Spec* resp) override {
+    ++calls;
+    if (ctx->deadline() == std::chrono::system_clock::time_point::max()) {
+      return {grpc::StatusCode::FAILED_PRECONDITION, "no deadline"};
+    }
+    auto it = ctx->client_metadata().find("authorization");
+    if (it == ctx->client_metadata().end() ||
+        std::string(it->second.data(), it->second.size()) != "Bearer " + auth_.valid_access) {
+      return {grpc::StatusCode::UNAUTHENTICATED, "bad token"};
+    }
+    resp->set_spec_name(req->spec_name());
+    return grpc::Status::OK;
+  }
+
+  std::atomic<int> calls{0};
+
+ private:
+  const FakeAuth& auth_;
+};
+
 class SessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -65,6 +93,7 @@ class SessionTest : public ::testing::Test {
     int port = 0;
     b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     b.RegisterService(&fake_);
+    b.RegisterService(&stock_);
     server_ = b.BuildAndStart();
     ASSERT_NE(port, 0);
     addr_ = "127.0.0.1:" + std::to_string(port);
@@ -73,11 +102,19 @@ class SessionTest : public ::testing::Test {
 
   TokenStore Store() const { return TokenStore(dir_.path() / "gpuaas/token.json"); }
 
-  std::unique_ptr<Session> NewSession(std::optional<std::string> env_token = std::nullopt) {
+  // Both services answer on the fakes' one port unless `stock_addr` says otherwise.
+  std::unique_ptr<Session> NewSession(std::optional<std::string> env_token = std::nullopt,
+                                      std::string stock_addr = "") {
+    if (stock_addr.empty()) {
+      stock_addr = addr_;
+    }
     auto channel = client::OpenChannel(addr_, client::TlsOptions{});
     EXPECT_TRUE(channel.ok()) << channel.status();
-    return std::make_unique<Session>(AuthClient(*channel, absl::Seconds(10)), Store(), clock_,
-                                     addr_, std::move(env_token));
+    auto stock_channel = client::OpenChannel(stock_addr, client::TlsOptions{});
+    EXPECT_TRUE(stock_channel.ok()) << stock_channel.status();
+    return std::make_unique<Session>(
+        AuthClient(*channel, absl::Seconds(10)), StockClient(*stock_channel, absl::Seconds(10)),
+        Store(), clock_, Session::Addresses{addr_, stock_addr}, std::move(env_token));
   }
 
   void SaveToken(const std::string& access, const std::string& refresh, absl::Time expire) {
@@ -92,9 +129,16 @@ class SessionTest : public ::testing::Test {
     return s.Call(&AuthClient::WhoAmI, authpb::WhoAmIRequest()).status();
   }
 
+  absl::Status GetSpec(Session& s) {
+    client::stockpb::GetSpecRequest req;
+    req.set_spec_name("a100.1x");
+    return s.Call(&StockClient::GetSpec, req).status();
+  }
+
   TempDir dir_;
   FakeClock clock_{kNow};
   FakeAuth fake_;
+  FakeStock stock_{fake_};
   std::unique_ptr<grpc::Server> server_;
   std::string addr_;
 };
@@ -166,6 +210,46 @@ TEST_F(SessionTest, UnreachableServerIsUnavailable) {
   auto s = NewSession();
   absl::Status st = WhoAmI(*s);
   EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
+}
+
+TEST_F(SessionTest, StockCallsCarryTheSameTokenWithADeadline) {
+  SaveToken("access-0", "refresh-0", kNow + absl::Minutes(10));
+  auto s = NewSession();
+  absl::Status st = GetSpec(*s);
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_EQ(stock_.calls, 1);
+  EXPECT_EQ(fake_.refreshes, 0);
+}
+
+TEST_F(SessionTest, StockCallRejectedForItsTokenRefreshesThroughAuthAndRetries) {
+  SaveToken("stale", "refresh-0", kNow + absl::Minutes(10));
+  auto s = NewSession();
+  absl::Status st = GetSpec(*s);
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_EQ(fake_.refreshes, 1);
+  EXPECT_EQ(stock_.calls, 2);
+  auto saved = Store().Load();
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  EXPECT_EQ((*saved)->access_token, "fresh-1");
+}
+
+TEST_F(SessionTest, UnreachableStockServiceIsNamedWithItsAddress) {
+  SaveToken("access-0", "refresh-0", kNow + absl::Minutes(10));
+  const std::string nowhere = "unix:/nonexistent/gpuaasctl-session-test.sock";
+  auto s = NewSession(std::nullopt, nowhere);
+  absl::Status st = GetSpec(*s);
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
+  EXPECT_EQ(st.message().rfind("stock service at " + nowhere + ": ", 0), 0u) << st;
+  EXPECT_TRUE(WhoAmI(*s).ok()) << "the auth service is still reached";
+}
+
+TEST_F(SessionTest, UnimplementedWithoutAMessageSaysWhichServiceLacksTheCall) {
+  SaveToken("access-0", "refresh-0", kNow + absl::Minutes(10));
+  auto s = NewSession();
+  absl::Status st = s->Call(&StockClient::ListNodes, client::stockpb::ListNodesRequest()).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
+  EXPECT_EQ(st.message().rfind("the stock service at " + addr_ + " does not implement", 0), 0u)
+      << st;
 }
 
 TEST_F(SessionTest, LoginAnswerIsStoredWithItsRefreshToken) {
