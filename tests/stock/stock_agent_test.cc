@@ -54,14 +54,13 @@ class StockAgentTest : public StockTest {
   void StartAgent(const std::string& node_id, const std::string& gpus) {
     const std::string port = std::to_string(FreePort());
     agents_[node_id] = std::make_unique<ChildProcess>(
-        std::vector<std::string>{GPUAAS_AGENT_BINARY, "--node-id=" + node_id,
-                                 "--simulate-gpus=" + gpus, "--listen=127.0.0.1:" + port,
-                                 "--metrics-listen=127.0.0.1:" + std::to_string(FreePort()),
-                                 "--stock-addr=" + stock_->address(),
-                                 "--auth-addr=" + stack_->address(),
-                                 "--api-key-file=" + key_file_.string(),
-                                 "--fault-file=" + FaultFile(node_id).string(),
-                                 "--reprobe-interval=300ms", "--sample-interval=100ms"},
+        std::vector<std::string>{
+            GPUAAS_AGENT_BINARY, "--node-id=" + node_id, "--simulate-gpus=" + gpus,
+            "--listen=127.0.0.1:" + port,
+            "--metrics-listen=127.0.0.1:" + std::to_string(FreePort()),
+            "--stock-addr=" + stock_->address(), "--auth-addr=" + stack_->address(),
+            "--api-key-file=" + key_file_.string(), "--fault-file=" + FaultFile(node_id).string(),
+            "--reprobe-interval=300ms", "--sample-interval=100ms"},
         (dir_.path() / (node_id + ".log")).string());
   }
   fs::path FaultFile(const std::string& node_id) { return dir_.path() / (node_id + ".faults"); }
@@ -100,8 +99,7 @@ TEST_F(StockAgentTest, AgentsKeepNodesReadyAndStoppedOnesLoseTheirStocks) {
   EXPECT_EQ(agents_["sim-a100-1"]->Terminate(), 0);
   ASSERT_TRUE(Eventually([&] { return !Ready("sim-a100-1"); }, absl::Seconds(10)));
   EXPECT_EQ(Summary("a100.1x").unavailable(), 2);
-  EXPECT_EQ(Claim("a100.1x", "ins-1", nullptr).error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(Claim("a100.1x", "ins-1", nullptr).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_TRUE(Ready("sim-t4-1")) << "the other agent's node is untouched";
 
   // It comes back: so do its stocks.
