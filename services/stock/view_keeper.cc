@@ -4,26 +4,32 @@
 
 namespace gpuaas::stock {
 
-absl::Status ViewKeeper::Load() {
+absl::Status ViewKeeper::PutFromTablesLocked(const std::optional<std::string>& node_id) {
   std::vector<NodeRecord> nodes;
   std::vector<StockRecord> stocks;
-  absl::Status s = pool_.RunInTransaction("stock.load_all", [&](db::Tx& tx) {
+  absl::Status s = pool_.RunInTransaction("stock.load_nodes", [&](db::Tx& tx) {
+    // One snapshot for nodes and stocks, so each generation matches what is read with it.
     tx.ExecScript("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     Repository::PlanForParameters(tx);
-    nodes = repo_.LoadNodeRecords(tx, std::nullopt);
-    stocks = repo_.LoadStockRecords(tx, std::nullopt);
+    nodes = repo_.LoadNodeRecords(tx, node_id);
+    stocks = repo_.LoadStockRecords(tx, node_id);
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
+  if (node_id && nodes.empty()) view_->Remove(*node_id);
   absl::flat_hash_map<std::string, std::vector<StockRecord>> by_node;
   for (StockRecord& stock : stocks) by_node[stock.placement.node].push_back(std::move(stock));
-  absl::MutexLock lock(&mu_);
   for (const NodeRecord& node : nodes) {
     if (absl::Status put = view_->Put(node, by_node[node.spec.name]); !put.ok()) {
       Logger("stock")->error("{}", put.ToString());
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status ViewKeeper::Load() {
+  absl::MutexLock lock(&mu_);
+  return PutFromTablesLocked(std::nullopt);
 }
 
 absl::Status ViewKeeper::SyncLocked() {
@@ -48,24 +54,7 @@ absl::Status ViewKeeper::SyncLocked() {
 
 absl::Status ViewKeeper::ReloadLocked(const std::vector<std::string>& node_ids) {
   for (const std::string& id : node_ids) {
-    std::vector<NodeRecord> nodes;
-    std::vector<StockRecord> stocks;
-    absl::Status s = pool_.RunInTransaction("stock.load_node", [&](db::Tx& tx) {
-      // One snapshot for the node and its stocks, so the generation matches what is read.
-      tx.ExecScript("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-      Repository::PlanForParameters(tx);
-      nodes = repo_.LoadNodeRecords(tx, id);
-      stocks = repo_.LoadStockRecords(tx, id);
-      return absl::OkStatus();
-    });
-    if (!s.ok()) return s;
-    if (nodes.empty()) {
-      view_->Remove(id);
-      continue;
-    }
-    if (absl::Status put = view_->Put(nodes.front(), stocks); !put.ok()) {
-      Logger("stock")->error("{}", put.ToString());
-    }
+    if (absl::Status s = PutFromTablesLocked(id); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

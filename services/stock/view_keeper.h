@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ class ViewKeeper final {
   absl::Status Reload(const std::vector<std::string>& node_ids) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // Reads one node (or every node) and its stocks in one snapshot and puts them in the view;
+  // a node gone from the tables leaves the view.
+  absl::Status PutFromTablesLocked(const std::optional<std::string>& node_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   db::Pool& pool_;
   Repository& repo_;
   absl::Mutex mu_;
