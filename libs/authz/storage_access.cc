@@ -1,0 +1,25 @@
+#include "libs/authz/storage_access.h"
+
+namespace gpuaas::authz {
+
+absl::Status AuthorizeStorageData(const Principal& p, std::string_view storage_tenant_id,
+                                  DataAction action) {
+  if (absl::Status s = RequireTenant(p, storage_tenant_id, "storage"); !s.ok()) {
+    return s;
+  }
+  return action == DataAction::kWrite ? RequirePower(p, Power::kUse, "writing a storage's data")
+                                      : RequirePower(p, Power::kRead, "reading a storage's data");
+}
+
+absl::Status AuthorizeStorageData(const StorageGrant& grant, std::string_view storage_id,
+                                  DataAction action) {
+  if (grant.storage_id != storage_id) {
+    return absl::NotFoundError("storage not found");
+  }
+  if (action == DataAction::kWrite && grant.read_only) {
+    return absl::PermissionDeniedError("permission denied: the accessor is read-only");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpuaas::authz

@@ -1,0 +1,38 @@
+// Who may read or write a storage's data through the S3 data plane. Two kinds of callers reach
+// it: a user or service with an access token (a Principal), and an S3 accessor key, which is
+// scoped to one storage and may be read-only. Both decisions are made here and nowhere else.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "libs/authz/principal.h"
+
+namespace gpuaas::authz {
+
+enum class DataAction {
+  kList,   // list buckets or a bucket's objects
+  kRead,   // read objects
+  kWrite,  // put, copy, delete objects; multipart uploads
+};
+
+// The scope an accessor key carries.
+struct StorageGrant {
+  std::string storage_id;
+  std::string tenant_id;
+  bool read_only = false;
+};
+
+// A token's caller: the storage's tenant (else NOT_FOUND "storage not found"), or a global
+// role; reading and listing need Power::kRead, writing needs Power::kUse (else
+// PERMISSION_DENIED).
+absl::Status AuthorizeStorageData(const Principal& p, std::string_view storage_tenant_id,
+                                  DataAction action);
+
+// An accessor key: only its own storage (else NOT_FOUND), and no write when read-only (else
+// PERMISSION_DENIED).
+absl::Status AuthorizeStorageData(const StorageGrant& grant, std::string_view storage_id,
+                                  DataAction action);
+
+}  // namespace gpuaas::authz

@@ -1,0 +1,162 @@
+// Where a storage's bytes live. The service (volumes, attachments) and the S3 data plane talk
+// to one Backend and never to a file system or a cluster directly, so a CephFS subvolume or a
+// Kubernetes PVC backend is one more implementation of these two interfaces.
+//
+// Keys are S3 object keys ("a/b/c.txt"); every method refuses an invalid key (empty, over 1,024
+// bytes, a leading "/", an empty, "." or ".." segment, a NUL byte) with INVALID_ARGUMENT, and a
+// key that would lead outside the volume (a symlink planted inside it) with PERMISSION_DENIED;
+// nothing outside the volume is ever read or written. Errors: NOT_FOUND (no such object or
+// upload), RESOURCE_EXHAUSTED (the write would pass the byte or file limit; nothing already
+// stored changes), FAILED_PRECONDITION (a key that names a directory or passes through a file).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace gpuaas::storage {
+
+// What a volume may hold; from the storage's spec. Changed by passing new limits to OpenVolume.
+struct VolumeLimits {
+  int64_t max_bytes = 0;
+  int64_t max_files = 0;
+};
+
+struct VolumeUsage {
+  int64_t bytes = 0;
+  int64_t files = 0;
+};
+
+struct ObjectInfo {
+  std::string key;
+  int64_t size = 0;
+  absl::Time modify_time;
+  // Without quotes. The MD5 of the content in hex for objects written in one piece; for
+  // multipart objects the MD5 of the parts' MD5s, "-", the part count (as S3 does); for files
+  // written by a workload through its mount, an opaque tag that changes with the file.
+  std::string etag;
+  std::string content_type;  // as uploaded; empty when unknown
+};
+
+// Reads one object; the object may be replaced meanwhile without affecting an open reader.
+class ObjectReader {
+ public:
+  virtual ~ObjectReader() = default;
+  virtual const ObjectInfo& info() const = 0;
+  // Up to `size` bytes from `offset`; 0 at the end.
+  virtual absl::StatusOr<size_t> ReadAt(int64_t offset, char* out, size_t size) = 0;
+};
+
+// Streams one new object (or part) to a temporary place; only Commit makes it visible, so an
+// abandoned or failed write leaves the previous content intact. Destroying an uncommitted
+// writer discards what was written and returns its quota reservation.
+class ObjectWriter {
+ public:
+  virtual ~ObjectWriter() = default;
+  // RESOURCE_EXHAUSTED when more than the announced size arrives.
+  virtual absl::Status Write(std::string_view data) = 0;
+  // The MD5 of the bytes written so far (16 raw bytes), for checking Content-MD5 before Commit.
+  virtual std::string Md5() const = 0;
+  // Publishes the object under its key (replacing any previous one atomically). Errors:
+  // FAILED_PRECONDITION when fewer bytes than announced were written.
+  virtual absl::StatusOr<ObjectInfo> Commit() = 0;
+};
+
+struct ListRequest {
+  std::string prefix;
+  std::string delimiter;    // "" or "/" (other delimiters: INVALID_ARGUMENT)
+  std::string start_after;  // keys strictly greater than this (continuation and start-after)
+  int max_keys = 1000;      // 1..1000
+};
+
+struct ListResult {
+  std::vector<ObjectInfo> objects;           // in byte order of their keys
+  std::vector<std::string> common_prefixes;  // with delimiter "/": "dir/" entries, in order
+  bool truncated = false;
+  // With truncated: the last key or common prefix returned; pass it as start_after to go on.
+  std::string next_start_after;
+};
+
+struct UploadInfo {
+  std::string upload_id;
+  std::string key;
+  absl::Time create_time;
+};
+
+struct PartInfo {
+  int part_number = 0;  // 1..10000
+  int64_t size = 0;
+  std::string etag;  // MD5 hex of the part, without quotes
+  absl::Time modify_time;
+};
+
+// One storage's data. Thread-safe: concurrent writers share the limits, and together they never
+// pass them (a write reserves its announced size before its first byte lands).
+class Volume {
+ public:
+  virtual ~Volume() = default;
+
+  virtual absl::StatusOr<ObjectInfo> Stat(std::string_view key) = 0;
+  virtual absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view key) = 0;
+  // `size` is exact (Content-Length, or the decoded length of a chunked upload).
+  virtual absl::StatusOr<std::unique_ptr<ObjectWriter>> Create(std::string_view key, int64_t size,
+                                                               std::string_view content_type) = 0;
+  // OK when the key does not exist (S3 semantics).
+  virtual absl::Status Delete(std::string_view key) = 0;
+  virtual absl::StatusOr<ObjectInfo> Copy(std::string_view from_key, std::string_view to_key) = 0;
+  virtual absl::StatusOr<ListResult> List(const ListRequest& request) = 0;
+  virtual VolumeUsage Usage() = 0;
+
+  // Multipart uploads: parts live apart from the objects (and count against the limits) until
+  // Complete assembles them without holding them in memory, or Abort drops them.
+  virtual absl::StatusOr<UploadInfo> CreateUpload(std::string_view key,
+                                                  std::string_view content_type) = 0;
+  // Commit of the returned writer stores the part (replacing an earlier part of that number).
+  virtual absl::StatusOr<std::unique_ptr<ObjectWriter>> CreatePart(std::string_view upload_id,
+                                                                   int part_number,
+                                                                   int64_t size) = 0;
+  virtual absl::StatusOr<std::vector<PartInfo>> ListParts(std::string_view upload_id) = 0;
+  virtual absl::StatusOr<std::vector<UploadInfo>> ListUploads() = 0;
+  // `parts` in ascending part number, each with the etag the client got for it. Errors:
+  // NOT_FOUND (upload), INVALID_ARGUMENT (a part missing, out of order, or with another etag;
+  // every part but the last smaller than 5 MiB).
+  virtual absl::StatusOr<ObjectInfo> CompleteUpload(std::string_view upload_id,
+                                                    const std::vector<PartInfo>& parts) = 0;
+  virtual absl::Status AbortUpload(std::string_view upload_id) = 0;
+};
+
+// What an instance runtime mounts. The local backend's is a host directory.
+struct MountSource {
+  std::string host_path;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // The spec's backend class this backend serves ("local").
+  virtual std::string_view backend_class() const = 0;
+
+  // Idempotent: an existing volume is kept as it is.
+  virtual absl::Status CreateVolume(std::string_view storage_id) = 0;
+  // Removes the volume and everything in it; OK when it does not exist (a retry after a crash).
+  virtual absl::Status DeleteVolume(std::string_view storage_id) = 0;
+  // The volume with the storage's current limits. NOT_FOUND when it was never created.
+  virtual absl::StatusOr<std::shared_ptr<Volume>> OpenVolume(std::string_view storage_id,
+                                                             const VolumeLimits& limits) = 0;
+  // Where a runtime on `node_id` finds the volume. Attachment bookkeeping is the service's.
+  virtual absl::StatusOr<MountSource> MountSourceFor(std::string_view storage_id,
+                                                     std::string_view node_id) = 0;
+  // Re-counts a volume's bytes and files from what is really stored (after a workload wrote to
+  // it through its mount). NOT_FOUND when it was never created.
+  virtual absl::StatusOr<VolumeUsage> Recount(std::string_view storage_id) = 0;
+  // Drops multipart uploads created before `cutoff` in every volume; returns how many.
+  virtual absl::StatusOr<int> ExpireUploads(absl::Time cutoff) = 0;
+};
+
+}  // namespace gpuaas::storage
