@@ -33,17 +33,22 @@ TEST(AuthorizeStorageData, TokenMatrix) {
   const auto kDenied = absl::StatusCode::kPermissionDenied;
   const auto kNotFound = absl::StatusCode::kNotFound;
   const TokenCase kCases[] = {
-      {ROLE_VIEWER, "ten-a", kList, kOk},          {ROLE_VIEWER, "ten-a", kRead, kOk},
-      {ROLE_VIEWER, "ten-a", kWrite, kDenied},     {ROLE_VIEWER, "ten-b", kRead, kNotFound},
-      {ROLE_MEMBER, "ten-a", kRead, kOk},          {ROLE_MEMBER, "ten-a", kWrite, kOk},
-      {ROLE_MEMBER, "ten-b", kWrite, kNotFound},   {ROLE_TENANT_ADMIN, "ten-a", kWrite, kOk},
-      {ROLE_TENANT_ADMIN, "ten-b", kRead, kNotFound}, {ROLE_SERVICE, "", kWrite, kOk},
+      {ROLE_VIEWER, "ten-a", kList, kOk},
+      {ROLE_VIEWER, "ten-a", kRead, kOk},
+      {ROLE_VIEWER, "ten-a", kWrite, kDenied},
+      {ROLE_VIEWER, "ten-b", kRead, kNotFound},
+      {ROLE_MEMBER, "ten-a", kRead, kOk},
+      {ROLE_MEMBER, "ten-a", kWrite, kOk},
+      {ROLE_MEMBER, "ten-b", kWrite, kNotFound},
+      {ROLE_TENANT_ADMIN, "ten-a", kWrite, kOk},
+      {ROLE_TENANT_ADMIN, "ten-b", kRead, kNotFound},
+      {ROLE_SERVICE, "", kWrite, kOk},
       {ROLE_PLATFORM_ADMIN, "", kWrite, kOk},
   };
   for (const TokenCase& c : kCases) {
-    EXPECT_EQ(AuthorizeStorageData(Make(c.role, c.caller_tenant), "ten-a", c.action).code(),
-              c.want)
-        << RoleName(c.role) << " of " << c.caller_tenant << " action " << static_cast<int>(c.action);
+    EXPECT_EQ(AuthorizeStorageData(Make(c.role, c.caller_tenant), "ten-a", c.action).code(), c.want)
+        << RoleName(c.role) << " of " << c.caller_tenant << " action "
+        << static_cast<int>(c.action);
   }
 }
 

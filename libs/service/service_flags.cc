@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "absl/time/clock.h"
+#include "libs/client/channel.h"
 #include "libs/common/logging.h"
 
 namespace gpuaas::service {
@@ -96,6 +97,14 @@ int ServeUntilStopped(const ServiceIdentity& id, rpc::Server& server) {
   server.Wait();
   log->info("gpuaas-{} stopped", std::string(id.name));
   return 0;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenPeerChannel(const ServiceFlags& f,
+                                                               const std::string& address) {
+  const bool mutual = !f.tls.ca_file.empty();
+  return client::OpenChannel(address, {.ca_file = f.tls.ca_file,
+                                       .cert_file = mutual ? f.tls.cert_file : "",
+                                       .key_file = mutual ? f.tls.key_file : ""});
 }
 
 rpc::ServerOptions ServerOptionsFor(const ServiceIdentity& id, const ServiceFlags& f) {

@@ -15,6 +15,10 @@
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
 
+namespace grpc {
+class Channel;
+}
+
 namespace CLI {
 class App;
 }
@@ -62,6 +66,11 @@ absl::StatusOr<std::unique_ptr<db::Pool>> OpenDatabase(const ServiceIdentity& id
 // Starts `server`, logs where it serves, and blocks until a signal has drained it. Returns the
 // process's exit code: 0 after a clean stop, 1 when it could not start.
 int ServeUntilStopped(const ServiceIdentity& id, rpc::Server& server);
+
+// A channel to another gpuaas service (auth for its keys and quotas, stock, storage). With
+// TLS, the service's own certificate is its client certificate towards its peers.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenPeerChannel(const ServiceFlags& flags,
+                                                               const std::string& address);
 
 // The server options the flags describe.
 rpc::ServerOptions ServerOptionsFor(const ServiceIdentity& id, const ServiceFlags& flags);

@@ -7,7 +7,6 @@
 #include "absl/synchronization/notification.h"
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
-#include "libs/client/channel.h"
 #include "libs/common/clock.h"
 #include "libs/common/logging.h"
 #include "libs/rpc/server.h"
@@ -59,11 +58,7 @@ int Run(const StockFlags& f) {
     log->critical("{}", s.ToString());
     return 2;
   }
-  // With TLS, the service's own certificate is its client certificate towards auth.
-  auto auth_channel = gpuaas::client::OpenChannel(
-      f.auth_addr, {.ca_file = f.common.tls.ca_file,
-                    .cert_file = f.common.tls.ca_file.empty() ? "" : f.common.tls.cert_file,
-                    .key_file = f.common.tls.ca_file.empty() ? "" : f.common.tls.key_file});
+  auto auth_channel = gpuaas::service::OpenPeerChannel(f.common, f.auth_addr);
   if (!auth_channel.ok()) {
     log->critical("auth channel: {}", auth_channel.status().ToString());
     return 2;
