@@ -13,6 +13,7 @@
 
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/rpc/metrics_scrape_test_util.h"
+#include "libs/testing/eventually.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/simulated_inventory.h"
@@ -42,17 +43,7 @@ int CountLines(const std::string& text) {
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }
 
-// Polls `pred` every 50 ms for up to `timeout`.
-bool Eventually(const std::function<bool()>& pred, absl::Duration timeout = absl::Seconds(30)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) {
-      return true;
-    }
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return pred();
-}
+using gpuaas::testing::Eventually;
 
 // The agent's /metrics, parsed; empty on failure.
 rpc::test::Exposition Scrape(int port) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "libs/testing/eventually.h"
 #include "libs/testing/temp_dir.h"
 #include "tests/common/child_process.h"
 #include "tests/stock/stock_test_base.h"
@@ -19,14 +20,7 @@ namespace fs = std::filesystem;
 using gpuaas::testing::ChildProcess;
 using gpuaas::testing::FreePort;
 
-bool Eventually(const std::function<bool()>& pred, absl::Duration timeout = absl::Seconds(30)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return pred();
-}
+using gpuaas::testing::Eventually;
 
 class StockAgentTest : public StockTest {
  protected:
