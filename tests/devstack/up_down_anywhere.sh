@@ -98,6 +98,7 @@ for attempt in 1 2 3; do
   free_ports 1; export GPUAAS_AUTH_PORT=$port
   free_ports 1; export GPUAAS_STOCK_PORT=$port
   free_ports 1; export GPUAAS_STORAGE_PORT=$port
+  free_ports 1; export GPUAAS_S3_PORT=$port
   free_ports 1; export GPUAAS_INSTANCE_PORT=$port
   free_ports 4; export GPUAAS_METRICS_PORT=$port
   free_ports 3; export GPUAAS_AGENT_PORT=$port
