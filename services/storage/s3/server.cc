@@ -100,6 +100,8 @@ absl::Status Server::Start() {
   http_->Put("/", with_body);
   http_->Post("/", with_body);
   http_->Delete("/", with_body);
+  http_->Patch("/", plain);
+  http_->Patch("/", with_body);
   http_->Options("/", plain);
   http_->set_payload_max_length(std::numeric_limits<size_t>::max());
 
