@@ -224,5 +224,50 @@ print("ok")
   EXPECT_TRUE(absl::StrContains(r.output, "ok")) << r.output;
 }
 
+TEST(S3TlsTest, AwsCliAndCurlOverHttps) {
+  REQUIRE_CLIENT(aws, "aws");
+  REQUIRE_CLIENT(curl, "curl");
+  gpuaas::testing::TempDir temp;
+  fs::path certs = temp.path() / "certs";
+  CommandResult made = RunCommand({GPUAAS_GEN_CERTS, certs.string(), "storage"}, {});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ServerOptions options;
+  options.tls_cert_file = (certs / "storage.crt").string();
+  options.tls_key_file = (certs / "storage.key").string();
+  S3TestStack stack(options);
+  ASSERT_TRUE(absl::StartsWith(stack.endpoint(), "https://"));
+
+  std::vector<std::string> env = AwsEnv(temp.path() / "aws-home", kKeyRw);
+  env.push_back("AWS_CA_BUNDLE=" + (certs / "ca.crt").string());
+  fs::path file = temp.path() / "tls.txt";
+  WriteFile(file, "over tls\n");
+  // Over HTTPS botocore sends UNSIGNED-PAYLOAD with a Content-MD5.
+  CommandResult r = RunCommand(
+      {*aws, "s3", "cp", file.string(), "s3://sto_a/tls.txt", "--endpoint-url", stack.endpoint()},
+      env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::path back = temp.path() / "back.txt";
+  r = RunCommand(
+      {*aws, "s3", "cp", "s3://sto_a/tls.txt", back.string(), "--endpoint-url", stack.endpoint()},
+      env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ReadFile(back), "over tls\n");
+
+  r = RunCommand({*aws, "s3", "presign", "s3://sto_a/tls.txt", "--endpoint-url", stack.endpoint()},
+                 env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  CommandResult got = RunCommand({*curl, "-sS", "--fail", "--cacert", (certs / "ca.crt").string(),
+                                  std::string(absl::StripAsciiWhitespace(r.output))},
+                                 {});
+  EXPECT_EQ(got.exit_code, 0) << got.output;
+  EXPECT_EQ(got.output, "over tls\n");
+  // Plain HTTP on the TLS port gets nowhere.
+  CommandResult plain =
+      RunCommand({*curl, "-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                  absl::StrCat("http://127.0.0.1:", stack.port(), "/sto_a/tls.txt")},
+                 {});
+  EXPECT_EQ(plain.output, "000");
+}
+
 }  // namespace
 }  // namespace gpuaas::storage::s3::testing

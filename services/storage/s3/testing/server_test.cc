@@ -2,6 +2,7 @@
 // requests for the edge cases: signatures, clocks, scopes, ranges, conditions, multipart,
 // cut connections, quotas and path escapes.
 #include <gtest/gtest.h>
+#include <prometheus/registry.h>
 
 #include <filesystem>
 #include <fstream>
@@ -541,6 +542,47 @@ TEST_F(S3ServerTest, UnknownOperationsAndMethods) {
   EXPECT_EQ(Do("GET", "/sto_a/x", "tagging").ErrorCode(), "NotImplemented");
   EXPECT_EQ(Do("DELETE", "/sto_a").ErrorCode(), "NotImplemented");
   EXPECT_EQ(Do("PATCH", "/sto_a/x").status, 405);
+}
+
+TEST(S3MetricsTest, CountsRequestsAndBytes) {
+  prometheus::Registry registry;
+  ServerOptions options;
+  options.metrics_registry = &registry;
+  S3TestStack stack(options);
+  RawRequest put;
+  put.method = "PUT";
+  put.path = "/sto_a/m";
+  put.body = "12345";
+  put.key = kKeyRw;
+  ASSERT_EQ(Send(stack.port(), put).status, 200);
+  RawRequest get;
+  get.path = "/sto_a/m";
+  get.key = kKeyRw;
+  ASSERT_EQ(Send(stack.port(), get).body, "12345");
+  get.path = "/sto_a/missing";
+  ASSERT_EQ(Send(stack.port(), get).status, 404);
+
+  auto value = [&](const std::string& family, const std::map<std::string, std::string>& labels) {
+    for (const auto& f : registry.Collect()) {
+      if (f.name != family) {
+        continue;
+      }
+      for (const auto& metric : f.metric) {
+        std::map<std::string, std::string> have;
+        for (const auto& label : metric.label) {
+          have[label.name] = label.value;
+        }
+        if (have == labels) {
+          return metric.counter.value;
+        }
+      }
+    }
+    return -1.0;
+  };
+  EXPECT_EQ(value("gpuaas_s3_requests_total", {{"operation", "PutObject"}, {"code", "200"}}), 1);
+  EXPECT_EQ(value("gpuaas_s3_requests_total", {{"operation", "GetObject"}, {"code", "404"}}), 1);
+  EXPECT_EQ(value("gpuaas_s3_bytes_total", {{"direction", "in"}}), 5);
+  EXPECT_GE(value("gpuaas_s3_bytes_total", {{"direction", "out"}}), 5);
 }
 
 }  // namespace

@@ -108,6 +108,7 @@ S3TestStack::S3TestStack(ServerOptions options)
   tokens_ = authz::NewJwksAuthenticator(std::make_unique<StaticJwks>(authz::JwksJson(
                                             {{std::string(kKid), signing_key_.PublicRaw()}})),
                                         clock_);
+  tls_ = !options.tls_cert_file.empty();
   options.host = "127.0.0.1";
   options.port = 0;
   server_ = std::make_unique<Server>(std::move(options), directory_, *backend_, *tokens_, clock_);
@@ -116,7 +117,9 @@ S3TestStack::S3TestStack(ServerOptions options)
 
 S3TestStack::~S3TestStack() { server_->Stop(); }
 
-std::string S3TestStack::endpoint() const { return absl::StrCat("http://127.0.0.1:", port()); }
+std::string S3TestStack::endpoint() const {
+  return absl::StrCat(tls_ ? "https" : "http", "://127.0.0.1:", port());
+}
 
 std::filesystem::path S3TestStack::VolumePath(std::string_view bucket) {
   auto source = backend_->MountSourceFor(bucket, "node");

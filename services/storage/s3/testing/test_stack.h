@@ -79,6 +79,7 @@ class S3TestStack final {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<authz::Authenticator> tokens_;
   std::unique_ptr<Server> server_;
+  bool tls_ = false;
 };
 
 }  // namespace gpuaas::storage::s3::testing
