@@ -142,8 +142,9 @@ absl::Status Dispatcher::Serve(RequestContext& ctx) {
   in.decoded_path = ctx.decoded_path;
   in.query = &ctx.query;
   in.header_values = [&ctx, &exchange](std::string_view name) {
-    if (name == "content-encoding") {
-      return exchange.content_encoding;
+    auto original = exchange.original_headers.find(std::string(name));
+    if (original != exchange.original_headers.end()) {
+      return original->second;
     }
     std::vector<std::string> values;
     auto [begin, end] = ctx.http.headers.equal_range(std::string(name));

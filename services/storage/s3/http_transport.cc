@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -134,6 +135,27 @@ class TlsStream final : public BufferedStream {
   SSL* ssl_;
 };
 
+// Runs before httplib acts on the request (see the header for why).
+void Normalize(httplib::Request& req, Exchange& exchange) {
+  // We route and parse ranges ourselves, from req.target and the headers.
+  req.path = "/";
+  req.ranges.clear();
+  auto [begin, end] = req.headers.equal_range("Content-Encoding");
+  if (begin != end) {
+    auto& original = exchange.original_headers["content-encoding"];
+    for (auto it = begin; it != end; ++it) {
+      original.push_back(it->second);
+    }
+    req.headers.erase("Content-Encoding");
+  }
+  auto expect = req.headers.find("Expect");
+  if (expect != req.headers.end() && expect->second != "100-continue" &&
+      strcasecmp(expect->second.c_str(), "100-continue") == 0) {
+    exchange.original_headers["expect"].push_back(expect->second);
+    expect->second = "100-continue";
+  }
+}
+
 struct SslDeleter {
   void operator()(SSL* ssl) const { SSL_free(ssl); }
 };
@@ -193,16 +215,7 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
     current_exchange = &exchange;
     bool connection_closed = false;
     ok = process_request(*stream, served + 1 == kMaxRequestsPerConnection, connection_closed,
-                         [&exchange](httplib::Request& req) {
-                           // We route and parse ranges ourselves from req.target and headers.
-                           req.path = "/";
-                           req.ranges.clear();
-                           auto [begin, end] = req.headers.equal_range("Content-Encoding");
-                           for (auto it = begin; it != end; ++it) {
-                             exchange.content_encoding.push_back(it->second);
-                           }
-                           req.headers.erase("Content-Encoding");
-                         });
+                         [&exchange](httplib::Request& req) { Normalize(req, exchange); });
     current_exchange = nullptr;
     if (!ok || connection_closed || exchange.close_after_response) {
       break;
