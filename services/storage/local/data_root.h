@@ -9,8 +9,10 @@
 // All four on one file system, so that every move between them is an atomic rename.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "libs/common/thread_pool.h"
 #include "services/storage/local/unique_fd.h"
 
 namespace gpuaas::storage::local {
@@ -24,6 +26,8 @@ struct DataRoot {
   UniqueFd uploads;
   UniqueFd trash;
   bool sync_writes = true;
+  // Hash large chunks beside the writing thread (StagedFile::Append).
+  std::unique_ptr<ThreadPool> hashers;
 };
 
 }  // namespace gpuaas::storage::local

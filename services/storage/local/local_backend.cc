@@ -5,7 +5,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -246,6 +248,9 @@ absl::StatusOr<std::unique_ptr<Backend>> NewLocalBackend(const LocalBackendOptio
     root->path.pop_back();
   }
   root->sync_writes = options.sync_writes;
+  root->hashers = std::make_unique<ThreadPool>(
+      static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)),
+      /*max_queued=*/64);
   // The data root itself may be a symlink an administrator made; nothing below it may.
   root->root.Reset(::open(root->path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root->root.valid()) {

@@ -226,7 +226,7 @@ absl::StatusOr<std::unique_ptr<ObjectWriter>> LocalVolume::Create(std::string_vi
   GPUAAS_ASSIGN_OR_RETURN(Reservation reservation,
                           ledger_.Reserve(Charge{size - old.size, old.exists ? 0 : 1}));
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file,
-                          StagedFile::Create(root_->staging.get()));
+                          StagedFile::Create(root_->staging.get(), root_->hashers.get()));
   auto publish = [self = shared_from_this(), target = std::move(target),
                   type = std::string(content_type)](
                      StagedFile& staged, Reservation& held) -> absl::StatusOr<ObjectInfo> {

@@ -108,7 +108,7 @@ absl::StatusOr<std::unique_ptr<ObjectWriter>> LocalVolume::CreatePart(std::strin
   // is one file, counted when it is completed.
   GPUAAS_ASSIGN_OR_RETURN(Reservation reservation, ledger_.Reserve(Charge{size - old_size, 0}));
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file,
-                          StagedFile::Create(root_->staging.get()));
+                          StagedFile::Create(root_->staging.get(), root_->hashers.get()));
   auto publish = [self = shared_from_this(), id = std::string(upload_id), part_number,
                   key = meta.key](StagedFile& staged, Reservation& held) {
     return self->PublishPart(id, part_number, key, staged, held);

@@ -5,10 +5,12 @@
 #include <openssl/rand.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "services/storage/local/object_meta.h"
 #include "services/storage/local/safe_path.h"
 
@@ -16,6 +18,15 @@ namespace gpuaas::storage::local {
 namespace {
 
 constexpr size_t kCopyBuffer = 1 << 20;
+// Below this a chunk is hashed faster than it is handed to another thread.
+constexpr size_t kParallelHashBytes = 128 << 10;
+
+// One chunk's hash offered to a pool thread; whoever claims it first hashes it.
+struct HashJob {
+  std::atomic<bool> claimed{false};
+  absl::Notification done;
+  bool Claim() { return !claimed.exchange(true); }
+};
 
 absl::Status WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -69,14 +80,16 @@ std::string RandomStagingName(std::string_view suffix) {
                       std::string(suffix));
 }
 
-absl::StatusOr<std::unique_ptr<StagedFile>> StagedFile::Create(int staging_fd) {
+absl::StatusOr<std::unique_ptr<StagedFile>> StagedFile::Create(int staging_fd,
+                                                               ThreadPool* hashers) {
   std::string name = RandomStagingName(".tmp");
   const int fd =
       ::openat(staging_fd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
     return ErrnoStatus(errno, "create a staging file");
   }
-  return std::unique_ptr<StagedFile>(new StagedFile(staging_fd, std::move(name), UniqueFd(fd)));
+  return std::unique_ptr<StagedFile>(
+      new StagedFile(staging_fd, hashers, std::move(name), UniqueFd(fd)));
 }
 
 StagedFile::~StagedFile() {
@@ -86,11 +99,30 @@ StagedFile::~StagedFile() {
 }
 
 absl::Status StagedFile::Append(std::string_view data) {
+  // MD5 and the copy into the page cache each cost about as much; on two cores they overlap.
+  // The job is claimed by this thread if no pool thread has started it when the write is done,
+  // so a busy pool never makes a writer wait.
+  std::shared_ptr<HashJob> job;
+  if (hashers_ != nullptr && data.size() >= kParallelHashBytes) {
+    job = std::make_shared<HashJob>();
+    if (!hashers_->TrySubmit([job, md5 = &md5_, data] {
+          if (job->Claim()) {
+            md5->Update(data);
+            job->done.Notify();
+          }
+        })) {
+      job.reset();
+    }
+  }
   absl::Status status = WriteAll(fd_.get(), data.data(), data.size());
+  if (job == nullptr || job->Claim()) {
+    md5_.Update(data);
+  } else {
+    job->done.WaitForNotification();  // `data` and md5_ are in use until then
+  }
   if (!status.ok()) {
     return status;
   }
-  md5_.Update(data);
   size_ += static_cast<int64_t>(data.size());
   return absl::OkStatus();
 }

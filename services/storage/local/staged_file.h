@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "libs/common/thread_pool.h"
 #include "services/storage/local/md5.h"
 #include "services/storage/local/unique_fd.h"
 
@@ -19,8 +20,10 @@ namespace gpuaas::storage::local {
 
 class StagedFile final {
  public:
-  // A new empty file under a random name in `staging_fd` (which must outlive it).
-  static absl::StatusOr<std::unique_ptr<StagedFile>> Create(int staging_fd);
+  // A new empty file under a random name in `staging_fd`. `hashers`, when given, hash large
+  // chunks while the caller's thread writes them. Both must outlive the file.
+  static absl::StatusOr<std::unique_ptr<StagedFile>> Create(int staging_fd,
+                                                            ThreadPool* hashers = nullptr);
   ~StagedFile();
   StagedFile(const StagedFile&) = delete;
   StagedFile& operator=(const StagedFile&) = delete;
@@ -48,10 +51,11 @@ class StagedFile final {
   absl::Status PublishAt(int dir_fd, const std::string& name);
 
  private:
-  StagedFile(int staging_fd, std::string name, UniqueFd fd)
-      : staging_fd_(staging_fd), name_(std::move(name)), fd_(std::move(fd)) {}
+  StagedFile(int staging_fd, ThreadPool* hashers, std::string name, UniqueFd fd)
+      : staging_fd_(staging_fd), hashers_(hashers), name_(std::move(name)), fd_(std::move(fd)) {}
 
   int staging_fd_;
+  ThreadPool* hashers_;
   std::string name_;
   UniqueFd fd_;
   int64_t size_ = 0;
