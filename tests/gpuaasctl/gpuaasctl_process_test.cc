@@ -1,8 +1,9 @@
-// The real gpuaasctl binary against the real gpuaas-auth and gpuaas-stock binaries on
-// PostgreSQL: log in once, then drive specs, stocks and nodes through their life as an operator
-// would, reading tables and `-o json`; bad input named (before any call when gpuaasctl can
-// tell); what is missing NOT_FOUND in one line; the stock address resolved from the flag, the
-// environment or .gpuaas/stack.env like the auth address.
+// The real gpuaasctl binary against the real gpuaas-auth, gpuaas-stock and gpuaas-storage
+// binaries on PostgreSQL: log in once, then drive specs, stocks, nodes, storage specs, storages
+// and accessors through their life as an operator would, reading tables and `-o json`; bad input
+// named (before any call when gpuaasctl can tell); what is missing NOT_FOUND in one line; the
+// stock and storage addresses resolved from the flag, the environment or .gpuaas/stack.env like
+// the auth address.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -109,6 +110,9 @@ class GpuaasctlProcessTest : public gpuaas::testing::PgTest {
     ASSERT_TRUE(WaitServing(stock_addr_)) << ReadFile(dir_.path() / "stock.log");
   }
   void TearDown() override {
+    if (storage_) {
+      EXPECT_EQ(storage_->Terminate(), 0) << ReadFile(dir_.path() / "storage.log");
+    }
     if (stock_) {
       EXPECT_EQ(stock_->Terminate(), 0) << ReadFile(dir_.path() / "stock.log");
     }
@@ -128,8 +132,25 @@ class GpuaasctlProcessTest : public gpuaas::testing::PgTest {
   std::map<std::string, std::string> Env() const {
     return {{"HOME", home().string()},
             {"GPUAAS_AUTH_ADDR", auth_addr_},
-            {"GPUAAS_STOCK_ADDR", stock_addr_}};
+            {"GPUAAS_STOCK_ADDR", stock_addr_},
+            {"GPUAAS_STORAGE_ADDR", storage_addr_}};
   }
+
+  // Starts gpuaas-storage with its data root and sealing key in the test's directory.
+  void StartStorage() {
+    std::ofstream(dir_.path() / "storage.key", std::ios::binary) << std::string(32, 'k');
+    storage_addr_ = "127.0.0.1:" + std::to_string(FreePort());
+    storage_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{GPUAAS_STORAGE_BINARY, "--listen=" + storage_addr_,
+                                 "--metrics-listen=127.0.0.1:0", "--db-dsn=" + dsn(),
+                                 "--auth-addr=" + auth_addr_,
+                                 "--data-root=" + storage_data().string(),
+                                 "--secret-key-file=" + (dir_.path() / "storage.key").string(),
+                                 "--s3-listen=127.0.0.1:" + std::to_string(FreePort())},
+        (dir_.path() / "storage.log").string());
+    ASSERT_TRUE(WaitServing(storage_addr_)) << ReadFile(dir_.path() / "storage.log");
+  }
+  fs::path storage_data() const { return dir_.path() / "storage-data"; }
 
   // Runs gpuaasctl with `args` to completion (every call has a deadline, so it ends).
   Result Run(const std::vector<std::string>& args) const { return RunWithEnv(args, Env()); }
@@ -263,8 +284,10 @@ class GpuaasctlProcessTest : public gpuaas::testing::PgTest {
   TempDir dir_;
   std::string auth_addr_;
   std::string stock_addr_;
+  std::string storage_addr_;
   std::unique_ptr<ChildProcess> auth_;
   std::unique_ptr<ChildProcess> stock_;
+  std::unique_ptr<ChildProcess> storage_;
 };
 
 const std::vector<std::string> kA100 = {
@@ -571,6 +594,178 @@ TEST_F(GpuaasctlProcessTest, ViewersReadSpecsButCannotWriteThem) {
   EXPECT_EQ(r.exit_code, 0) << r;
   r = Run({"specs", "delete", "a100.1x"});
   EXPECT_EQ(FailureCode(r), "PERMISSION_DENIED");
+}
+
+// The same, with gpuaas-storage running too.
+class GpuaasctlStorageProcessTest : public GpuaasctlProcessTest {
+ protected:
+  void SetUp() override {
+    GpuaasctlProcessTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    StartStorage();
+  }
+
+  // The line of `text` that starts with `prefix`, without it; "" when none.
+  static std::string After(const std::string& text, const std::string& prefix) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+    }
+    return "";
+  }
+};
+
+TEST_F(GpuaasctlStorageProcessTest, StorageSpecsStoragesAndAccessorsThroughTheirLife) {
+  LogIn();
+  Result r = Run({"tenants", "create", "studio-a", "--max-storage-bytes", "10737418240"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+
+  r = Run({"storage-specs", "create", "ssd-1g", "--size", "1024Mi", "--max-files", "1000",
+           "--price-per-gb-hour", "0.00005", "--description", "fast disk"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, StartsWith("SPEC "));
+  std::vector<std::string> row = Words(Row(r.out, "ssd-1g"));
+  ASSERT_EQ(row.size(), 8u) << r;
+  EXPECT_EQ(std::vector<std::string>(row.begin(), row.begin() + 5),
+            (std::vector<std::string>{"ssd-1g", "1Gi", "1000", "0.00005", "local"}));
+  r = Run({"storage-specs", "create", "ssd-2g", "--size", "2Gi", "--max-files", "2000",
+           "--price-per-gb-hour", "0.0001"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  r = Run({"storage-specs", "update", "ssd-1g", "--price-per-gb-hour", "0.00006"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(Words(Row(r.out, "ssd-1g"))[3], "0.00006");
+  r = Run({"storage-specs", "get", "ssd-1g", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  nlohmann::json spec = nlohmann::json::parse(r.out);
+  EXPECT_EQ(spec["size_bytes"], "1073741824");
+  EXPECT_EQ(spec["description"], "fast disk");
+  r = Run({"storage-specs", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_LT(r.out.find("ssd-1g"), r.out.find("ssd-2g"));
+
+  r = Run({"storages", "create", "models", "--spec", "ssd-1g", "--tenant", "studio-a", "--name",
+           "my models"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(Words(After(r.out, "state:")), std::vector<std::string>{"ready"}) << r;
+  EXPECT_TRUE(fs::is_directory(storage_data() / "volumes" / "models"));
+  r = Run({"storages", "create", "--spec", "ssd-1g", "--tenant", "studio-a", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const std::string chosen = nlohmann::json::parse(r.out)["storage_id"];
+  EXPECT_THAT(chosen, StartsWith("stg-"));
+  r = Run({"storages", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  row = Words(Row(r.out, "models"));
+  ASSERT_EQ(row.size(), 10u) << r;  // the name has two words
+  EXPECT_EQ(std::vector<std::string>(row.begin(), row.begin() + 6),
+            (std::vector<std::string>{"models", "studio-a", "ssd-1g", "ready", "1.0GiB", "1000"}));
+  EXPECT_NE(Row(r.out, chosen), "");
+  r = Run({"storages", "get", "models", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  nlohmann::json storage = nlohmann::json::parse(r.out);
+  EXPECT_EQ(storage["state"], "STORAGE_STATE_READY");
+  EXPECT_EQ(storage["used_bytes"], "0");
+  EXPECT_EQ(storage["name"], "my models");
+
+  r = Run({"storages", "resize", "models", "--spec", "ssd-2g"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(Words(After(r.out, "size:")), std::vector<std::string>{"2.0GiB"}) << r;
+  r = Run({"storages", "resize", "models", "--spec", "ssd-1g"});
+  EXPECT_EQ(FailureCode(r), "FAILED_PRECONDITION");
+  EXPECT_THAT(r.err, HasSubstr("never shrink"));
+  r = Run({"storages", "rename", "models", "--name", "weights"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+
+  r = Run({"accessors", "create", "models", "--ttl", "2h", "--s3-endpoint",
+           "http://s3.example:9000", "--description", "laptop"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const std::string key_id = Words(After(r.out, "access key id:")).at(0);
+  const std::string secret = Words(After(r.out, "secret access key:")).at(0);
+  EXPECT_THAT(key_id, MatchesRegex("GK[A-Z2-7]{18}"));
+  EXPECT_EQ(secret.size(), 40u);
+  EXPECT_THAT(r.out, HasSubstr("aws configure set aws_access_key_id " + key_id +
+                               " --profile gpuaas-models\n"));
+  EXPECT_THAT(r.out, HasSubstr("aws configure set aws_secret_access_key " + secret));
+  EXPECT_THAT(r.out, HasSubstr("--endpoint-url http://s3.example:9000 s3 ls s3://models/"));
+  EXPECT_THAT(r.out, HasSubstr("export AWS_SECRET_ACCESS_KEY=" + secret + "\n"));
+  EXPECT_THAT(r.out, HasSubstr("[gpuaas-models]\ntype = s3\nprovider = Other\n"));
+  EXPECT_THAT(r.out, HasSubstr("endpoint = http://s3.example:9000\n"));
+  r = Run({"accessors", "create", "models", "--read-only", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  nlohmann::json key = nlohmann::json::parse(r.out);
+  EXPECT_EQ(key["accessor"]["read_only"], true);
+  EXPECT_EQ(key["secret_access_key"].get<std::string>().size(), 40u);
+
+  r = Run({"accessors", "list", "models"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  row = Words(Row(r.out, key_id));
+  ASSERT_EQ(row.size(), 7u) << r;
+  EXPECT_EQ(row[1], "models");
+  EXPECT_EQ(row[2], "read-write");
+  EXPECT_EQ(row[6], "laptop");
+  EXPECT_EQ(r.out.find(secret), std::string::npos);
+  r = Run({"accessors", "delete", key_id});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, "deleted accessor " + key_id + "\n");
+  r = Run({"accessors", "delete", key_id});
+  EXPECT_EQ(FailureCode(r), "NOT_FOUND");
+
+  r = Run({"storage-specs", "delete", "ssd-2g"});
+  EXPECT_EQ(FailureCode(r), "FAILED_PRECONDITION");
+  r = Run({"storages", "delete", "models"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, "deleted storage models\n");
+  EXPECT_FALSE(fs::exists(storage_data() / "volumes" / "models"));
+  r = Run({"storages", "get", "models"});
+  EXPECT_EQ(FailureCode(r), "NOT_FOUND");
+  r = Run({"storage-specs", "delete", "ssd-2g"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+}
+
+TEST_F(GpuaasctlStorageProcessTest, BadInputAndAddresses) {
+  LogIn();
+  ASSERT_EQ(Run({"tenants", "create", "studio-a", "--max-storage-bytes", "1073741824"}).exit_code,
+            0);
+  Result r = Run({"storage-specs", "create", "ssd-1g", "--size", "1GB", "--max-files", "10",
+                  "--price-per-gb-hour", "0"});
+  EXPECT_EQ(FailureCode(r), "INVALID_ARGUMENT");
+  EXPECT_THAT(r.err, HasSubstr("spec.size"));
+  r = Run({"storage-specs", "create", "ssd-1g", "--size", "1Gi", "--max-files", "10",
+           "--price-per-gb-hour", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  // A platform admin acts in no tenant: it names one.
+  r = Run({"storages", "create", "models", "--spec", "ssd-1g"});
+  EXPECT_EQ(FailureCode(r), "INVALID_ARGUMENT");
+  EXPECT_THAT(r.err, HasSubstr("tenant_id"));
+  r = Run({"storages", "list", "--state", "gone"});
+  EXPECT_EQ(FailureCode(r), "INVALID_ARGUMENT");
+  EXPECT_THAT(r.err, HasSubstr("--state"));
+  r = Run({"accessors", "create", "models", "--ttl", "forever"});
+  EXPECT_EQ(FailureCode(r), "INVALID_ARGUMENT");
+  EXPECT_THAT(r.err, HasSubstr("--ttl"));
+  r = Run({"storages", "create", "models", "--spec", "ssd-1g", "--tenant", "studio-a"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  // Over the quota: 1 GiB is all studio-a may reserve.
+  r = Run({"storages", "create", "more", "--spec", "ssd-1g", "--tenant", "studio-a"});
+  EXPECT_EQ(FailureCode(r), "RESOURCE_EXHAUSTED");
+  EXPECT_THAT(r.err, HasSubstr("max_storage_bytes"));
+
+  // The storage address and the S3 endpoint from .gpuaas/stack.env, as `tools/gpuaas up`
+  // writes them.
+  fs::create_directories(work() / ".gpuaas");
+  std::ofstream(work() / ".gpuaas" / "stack.env")
+      << "GPUAAS_AUTH_ADDR=" << auth_addr_ << "\nGPUAAS_STORAGE_ADDR=" << storage_addr_
+      << "\nGPUAAS_S3_ENDPOINT=http://stack-s3:9999\n";
+  r = RunWithEnv({"accessors", "create", "models"}, {{"HOME", home().string()}});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("endpoint = http://stack-s3:9999\n"));
+  const std::string nowhere = "127.0.0.1:" + std::to_string(FreePort());
+  std::map<std::string, std::string> env = Env();
+  env["GPUAAS_STORAGE_ADDR"] = nowhere;
+  r = RunWithEnv({"storages", "list"}, env);
+  EXPECT_EQ(FailureCode(r), "UNAVAILABLE");
+  EXPECT_THAT(r.err, HasSubstr("storage service at " + nowhere + ": "));
+  r = RunWithEnv({"--storage-addr", storage_addr_, "storages", "list"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r;
 }
 
 }  // namespace

@@ -19,8 +19,8 @@ int main(int argc, char** argv) {
   gpuaas::ctl::GlobalOptions& o = ctx.options();
 
   CLI::App app(
-      "gpuaasctl: manage tenants, users, memberships, API keys, GPU specs, stocks and nodes of a "
-      "gpuaas stack");
+      "gpuaasctl: manage tenants, users, memberships, API keys, GPU specs, stocks, nodes, storages "
+      "and their S3 accessors of a gpuaas stack");
   // Global flags are accepted after the subcommand too: `gpuaasctl tenants list -o json`.
   app.fallthrough();
   app.require_subcommand(1);
@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   app.add_option("--stock-addr", o.stock_addr,
                  "stock service host:port, for specs, stocks and nodes (default: "
                  "$GPUAAS_STOCK_ADDR, .gpuaas/stack.env, localhost:50052)");
+  app.add_option("--storage-addr", o.storage_addr,
+                 "storage service host:port, for storage specs, storages and accessors (default: "
+                 "$GPUAAS_STORAGE_ADDR, .gpuaas/stack.env, localhost:50053)");
   app.add_option("-o,--output", o.output, "output format")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--timeout", o.timeout, "deadline of each call");
   app.add_option("--ca", o.ca_file, "CA certificate: use TLS (default: $GPUAAS_TLS_CA, stack.env)")
@@ -47,6 +50,9 @@ int main(int argc, char** argv) {
   gpuaas::ctl::AddSpecCommands(app, ctx);
   gpuaas::ctl::AddStockCommands(app, ctx);
   gpuaas::ctl::AddNodeCommands(app, ctx);
+  gpuaas::ctl::AddStorageSpecCommands(app, ctx);
+  gpuaas::ctl::AddStorageCommands(app, ctx);
+  gpuaas::ctl::AddAccessorCommands(app, ctx);
 
   try {
     app.parse(argc, argv);

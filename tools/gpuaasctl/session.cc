@@ -41,10 +41,11 @@ absl::Status NameTheService(absl::Status status, std::string_view service,
   return status;
 }
 
-Session::Session(AuthClient auth, StockClient stock, TokenStore store, const Clock& clock,
-                 Addresses addresses, std::optional<std::string> env_token)
+Session::Session(AuthClient auth, StockClient stock, StorageClient storage, TokenStore store,
+                 const Clock& clock, Addresses addresses, std::optional<std::string> env_token)
     : auth_(std::move(auth)),
       stock_(std::move(stock)),
+      storage_(std::move(storage)),
       store_(std::move(store)),
       clock_(clock),
       addresses_(std::move(addresses)),

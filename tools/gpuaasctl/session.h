@@ -1,8 +1,9 @@
 // A logged-in conversation with the gpuaas services: every call goes through a typed client
-// (client::AuthClient, client::StockClient: deadline, status mapping) with the session's bearer
-// token, and an expired access token is refreshed (the auth service's Refresh RPC) and saved
-// before it is used, so long-running scripts keep working without a new login. The token from
-// `gpuaasctl login` is good for every service: each verifies it against the auth service's keys.
+// (client::AuthClient, client::StockClient, client::StorageClient: deadline, status mapping) with
+// the session's bearer token, and an expired access token is refreshed (the auth service's Refresh
+// RPC) and saved before it is used, so long-running scripts keep working without a new login. The
+// token from `gpuaasctl login` is good for every service: each verifies it against the auth
+// service's keys.
 #pragma once
 
 #include <optional>
@@ -15,6 +16,7 @@
 #include "gpuaas/auth/v1/auth.pb.h"
 #include "libs/client/auth_client.h"
 #include "libs/client/stock_client.h"
+#include "libs/client/storage_client.h"
 #include "libs/common/clock.h"
 #include "libs/common/status_macros.h"
 #include "tools/gpuaasctl/token_store.h"
@@ -24,6 +26,7 @@ namespace gpuaas::ctl {
 namespace authpb = ::gpuaas::auth::v1;
 using AuthClient = ::gpuaas::client::AuthClient;
 using StockClient = ::gpuaas::client::StockClient;
+using StorageClient = ::gpuaas::client::StorageClient;
 
 // Refresh this long before expiry, so a token does not expire between the check and the call.
 inline constexpr absl::Duration kRefreshSkew = absl::Seconds(30);
@@ -38,20 +41,23 @@ class Session final {
   using Method = ClientMethod<AuthClient, Req, Resp>;
   template <class Req, class Resp>
   using StockMethod = ClientMethod<StockClient, Req, Resp>;
+  template <class Req, class Resp>
+  using StorageMethod = ClientMethod<StorageClient, Req, Resp>;
 
   // Where each service is, for messages.
   struct Addresses {
     std::string auth;
     std::string stock;
+    std::string storage;
   };
 
   // The clients' default timeouts bound every call. `env_token` (from $GPUAAS_TOKEN) overrides
   // the token file and is never refreshed: for scripts that hold a token from an API-key
   // exchange. `clock` judges token expiry only; it must outlive the session.
-  Session(AuthClient auth, StockClient stock, TokenStore store, const Clock& clock,
-          Addresses addresses, std::optional<std::string> env_token);
+  Session(AuthClient auth, StockClient stock, StorageClient storage, TokenStore store,
+          const Clock& clock, Addresses addresses, std::optional<std::string> env_token);
 
-  // An authenticated call to the auth or the stock service. Errors: the server's code;
+  // An authenticated call to the auth, stock or storage service. Errors: the server's code;
   // UNAUTHENTICATED when not logged in or the session can no longer be refreshed; UNAVAILABLE
   // naming the service and its address when it cannot be reached. Blocks up to the timeout
   // (twice when it refreshes).
@@ -62,6 +68,10 @@ class Session final {
   template <class Req, class Resp>
   absl::StatusOr<Resp> Call(StockMethod<Req, Resp> method, const Req& req) {
     return CallWithToken(stock_, method, req, "stock", addresses_.stock);
+  }
+  template <class Req, class Resp>
+  absl::StatusOr<Resp> Call(StorageMethod<Req, Resp> method, const Req& req) {
+    return CallWithToken(storage_, method, req, "storage", addresses_.storage);
   }
 
   // A call without a token (Login, Refresh, ExchangeApiKey). Blocks up to the timeout.
@@ -84,6 +94,7 @@ class Session final {
 
   const std::string& auth_addr() const { return addresses_.auth; }
   const std::string& stock_addr() const { return addresses_.stock; }
+  const std::string& storage_addr() const { return addresses_.storage; }
 
  private:
   template <class Client, class Req, class Resp>
@@ -98,6 +109,7 @@ class Session final {
 
   AuthClient auth_;
   StockClient stock_;
+  StorageClient storage_;
   TokenStore store_;
   const Clock& clock_;
   Addresses addresses_;
@@ -106,7 +118,7 @@ class Session final {
   bool refreshed_ = false;             // at most one refresh per process
 };
 
-// With two services in play, a failure that is about the service rather than the request says
+// With several services in play, a failure that is about the service rather than the request says
 // which service it is: UNAVAILABLE becomes "stock service at localhost:50052: failed to
 // connect ...", and an UNIMPLEMENTED without a message (a server older than this gpuaasctl)
 // says so. Every other status is returned as it is.

@@ -114,7 +114,8 @@ class SessionTest : public ::testing::Test {
     EXPECT_TRUE(stock_channel.ok()) << stock_channel.status();
     return std::make_unique<Session>(
         AuthClient(*channel, absl::Seconds(10)), StockClient(*stock_channel, absl::Seconds(10)),
-        Store(), clock_, Session::Addresses{addr_, stock_addr}, std::move(env_token));
+        StorageClient(*channel, absl::Seconds(10)), Store(), clock_,
+        Session::Addresses{addr_, stock_addr, addr_}, std::move(env_token));
   }
 
   void SaveToken(const std::string& access, const std::string& refresh, absl::Time expire) {
@@ -249,6 +250,17 @@ TEST_F(SessionTest, UnimplementedWithoutAMessageSaysWhichServiceLacksTheCall) {
   absl::Status st = s->Call(&StockClient::ListNodes, client::stockpb::ListNodesRequest()).status();
   EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
   EXPECT_EQ(st.message().rfind("the stock service at " + addr_ + " does not implement", 0), 0u)
+      << st;
+}
+
+TEST_F(SessionTest, StorageCallsAreNamedForTheStorageService) {
+  SaveToken("access-0", "refresh-0", kNow + absl::Minutes(10));
+  auto s = NewSession();
+  // The fakes serve no StorageService: the call reaches the storage address and says so.
+  absl::Status st =
+      s->Call(&StorageClient::GetStorage, client::storagepb::GetStorageRequest()).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
+  EXPECT_EQ(st.message().rfind("the storage service at " + addr_ + " does not implement", 0), 0u)
       << st;
 }
 

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "libs/common/quantity.h"
 #include "tools/gpuaasctl/commands.h"
 
 namespace gpuaas::ctl {
@@ -26,7 +27,7 @@ std::string TenantTable(const google::protobuf::RepeatedPtrField<authpb::Tenant>
   Table t({"TENANT", "DISPLAY NAME", "MAX GPUS", "MAX INSTANCES", "MAX STORAGE BYTES", "CREATED"});
   for (const auto& x : tenants) {
     t.AddRow({x.tenant_id(), x.display_name(), absl::StrCat(x.quota().max_gpus()),
-              absl::StrCat(x.quota().max_instances()), absl::StrCat(x.quota().max_storage_bytes()),
+              absl::StrCat(x.quota().max_instances()), FormatBytes(x.quota().max_storage_bytes()),
               FormatTimestamp(x.create_time())});
   }
   return t.Render();
@@ -46,8 +47,17 @@ void AddQuotaFlags(CLI::App* sub, TenantFlags& f) {
       sub->add_option("--max-gpus", f.max_gpus, "GPU quota")->check(CLI::NonNegativeNumber);
   f.max_instances_opt = sub->add_option("--max-instances", f.max_instances, "instance quota")
                             ->check(CLI::NonNegativeNumber);
-  f.max_storage_opt = sub->add_option("--max-storage-bytes", f.max_storage_bytes, "storage quota")
-                          ->check(CLI::NonNegativeNumber);
+  // A quantity (1Ti, 500Gi) or a byte count.
+  f.max_storage_opt =
+      sub->add_option("--max-storage-bytes", f.max_storage_bytes,
+                      "storage quota: bytes the tenant's storages may reserve, e.g. 1Ti")
+          ->transform([](std::string text) -> std::string {
+            if (text == "0") return text;  // allows none; ParseBytes wants a size
+            absl::StatusOr<int64_t> bytes = ParseBytes("value", text);
+            if (!bytes.ok()) throw CLI::ValidationError(std::string(bytes.status().message()));
+            return std::to_string(*bytes);
+          })
+          ->check(CLI::NonNegativeNumber);
 }
 
 void FillTenant(const TenantFlags& f, authpb::Tenant& t) {

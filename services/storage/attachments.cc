@@ -1,0 +1,101 @@
+#include "services/storage/attachments.h"
+
+#include "absl/strings/str_cat.h"
+#include "libs/common/logging.h"
+#include "libs/common/status_macros.h"
+#include "services/storage/storage_rules.h"
+#include "services/storage/tenancy.h"
+
+namespace gpuaas::storage {
+namespace {
+
+std::string Mode(bool read_only) { return read_only ? "read-only" : "read-write"; }
+
+}  // namespace
+
+absl::Status Attachments::AttachStorage(const authz::Principal& p,
+                                        const pb::AttachStorageRequest& req, pb::Attachment& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_RETURN_IF_ERROR(
+      authz::RequirePower(p, authz::Power::kServiceCalls, "attaching a storage"));
+  std::string backend_class;
+  // The storage's row lock orders this against other attaches and against DeleteStorage,
+  // which checks for attachments under the same lock.
+  GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.attach", [&](db::Tx& tx) -> absl::Status {
+    std::optional<StorageRow> row = repo_.GetStorage(tx, scope, req.storage_id(), /*lock=*/true);
+    if (!row) return absl::NotFoundError("storage not found");
+    const pb::Storage& s = row->storage;
+    if (s.state() != pb::STORAGE_STATE_READY) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "storage ", s.storage_id(), " is ", pb::StorageState_Name(s.state()), ", not READY"));
+    }
+    backend_class = s.backend_class();
+    if (std::optional<pb::Attachment> held =
+            repo_.GetAttachment(tx, s.storage_id(), req.instance_id())) {
+      if (held->node_id() != req.node_id() || held->read_only() != req.read_only()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "instance ", req.instance_id(), " has storage ", s.storage_id(), " attached ",
+            Mode(held->read_only()), " on node ", held->node_id(), ": detach it first"));
+      }
+      out = *std::move(held);
+      return absl::OkStatus();
+    }
+    if (!req.read_only()) {
+      if (std::optional<pb::Attachment> writer = repo_.Writer(tx, s.storage_id())) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("storage ", s.storage_id(), " is attached read-write to instance ",
+                         writer->instance_id(), "; one writer at a time (attach read-only)"));
+      }
+    }
+    pb::Attachment a;
+    a.set_storage_id(s.storage_id());
+    a.set_instance_id(req.instance_id());
+    a.set_node_id(req.node_id());
+    a.set_read_only(req.read_only());
+    repo_.InsertAttachment(tx, a);
+    out = *repo_.GetAttachment(tx, s.storage_id(), req.instance_id());
+    return absl::OkStatus();
+  }));
+  GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(backend_class));
+  GPUAAS_ASSIGN_OR_RETURN(MountSource mount,
+                          backend->MountSourceFor(req.storage_id(), req.node_id()));
+  out.mutable_mount_source()->set_host_path(std::move(mount.host_path));
+  return absl::OkStatus();
+}
+
+absl::Status Attachments::DetachStorage(const authz::Principal& p,
+                                        const pb::DetachStorageRequest& req,
+                                        pb::DetachStorageResponse& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_RETURN_IF_ERROR(
+      authz::RequirePower(p, authz::Power::kServiceCalls, "detaching a storage"));
+  std::optional<pb::Attachment> removed;
+  std::string backend_class;
+  GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.detach", [&](db::Tx& tx) -> absl::Status {
+    removed.reset();
+    std::optional<StorageRow> row = repo_.GetStorage(tx, scope, req.storage_id(), /*lock=*/true);
+    // Nothing attached to detach: a retry, or a storage gone since.
+    if (!row) return absl::OkStatus();
+    backend_class = row->storage.backend_class();
+    removed = repo_.DeleteAttachment(tx, req.storage_id(), req.instance_id());
+    return absl::OkStatus();
+  }));
+  out.set_detached(removed.has_value());
+  if (!removed || removed->read_only()) return absl::OkStatus();
+  // The workload wrote through its mount, past the volume's own accounting.
+  absl::StatusOr<Backend*> backend = backends_.Find(backend_class);
+  absl::Status recounted = backend.status();
+  if (recounted.ok()) recounted = (*backend)->Recount(req.storage_id()).status();
+  if (!recounted.ok()) {
+    Logger("storage")->warn("storage {}: recounting usage after detaching instance {}: {}",
+                            req.storage_id(), req.instance_id(), recounted.ToString());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpuaas::storage

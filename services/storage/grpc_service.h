@@ -1,0 +1,80 @@
+// The gRPC adapter of the storage service: each call goes to the domain through the shared
+// rpc::Handler (authentication, worker pool, status mapping). Creates and grows read the
+// tenant's quota from the auth service with the caller's own token, which the adapter copies
+// from the call's metadata together with its deadline.
+#pragma once
+
+#include "gpuaas/storage/v1/storage.grpc.pb.h"
+#include "libs/rpc/handler.h"
+#include "services/storage/accessors.h"
+#include "services/storage/attachments.h"
+#include "services/storage/specs.h"
+#include "services/storage/storages.h"
+
+namespace gpuaas::storage {
+
+// The domain objects one server serves; not owned.
+struct StorageDomain {
+  StorageSpecs& specs;
+  Storages& storages;
+  Attachments& attachments;
+  Accessors& accessors;
+};
+
+class StorageServiceImpl final : public pb::StorageService::CallbackService {
+ public:
+  StorageServiceImpl(StorageDomain domain, rpc::Handler& handler)
+      : domain_(domain), handler_(handler) {}
+
+  grpc::ServerUnaryReactor* CreateStorageSpec(grpc::CallbackServerContext* ctx,
+                                              const pb::CreateStorageSpecRequest* req,
+                                              pb::StorageSpec* resp) override;
+  grpc::ServerUnaryReactor* GetStorageSpec(grpc::CallbackServerContext* ctx,
+                                           const pb::GetStorageSpecRequest* req,
+                                           pb::StorageSpec* resp) override;
+  grpc::ServerUnaryReactor* ListStorageSpecs(grpc::CallbackServerContext* ctx,
+                                             const pb::ListStorageSpecsRequest* req,
+                                             pb::ListStorageSpecsResponse* resp) override;
+  grpc::ServerUnaryReactor* UpdateStorageSpec(grpc::CallbackServerContext* ctx,
+                                              const pb::UpdateStorageSpecRequest* req,
+                                              pb::StorageSpec* resp) override;
+  grpc::ServerUnaryReactor* DeleteStorageSpec(grpc::CallbackServerContext* ctx,
+                                              const pb::DeleteStorageSpecRequest* req,
+                                              pb::DeleteStorageSpecResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateStorage(grpc::CallbackServerContext* ctx,
+                                          const pb::CreateStorageRequest* req,
+                                          pb::Storage* resp) override;
+  grpc::ServerUnaryReactor* GetStorage(grpc::CallbackServerContext* ctx,
+                                       const pb::GetStorageRequest* req,
+                                       pb::Storage* resp) override;
+  grpc::ServerUnaryReactor* ListStorages(grpc::CallbackServerContext* ctx,
+                                         const pb::ListStoragesRequest* req,
+                                         pb::ListStoragesResponse* resp) override;
+  grpc::ServerUnaryReactor* UpdateStorage(grpc::CallbackServerContext* ctx,
+                                          const pb::UpdateStorageRequest* req,
+                                          pb::Storage* resp) override;
+  grpc::ServerUnaryReactor* DeleteStorage(grpc::CallbackServerContext* ctx,
+                                          const pb::DeleteStorageRequest* req,
+                                          pb::DeleteStorageResponse* resp) override;
+  grpc::ServerUnaryReactor* AttachStorage(grpc::CallbackServerContext* ctx,
+                                          const pb::AttachStorageRequest* req,
+                                          pb::Attachment* resp) override;
+  grpc::ServerUnaryReactor* DetachStorage(grpc::CallbackServerContext* ctx,
+                                          const pb::DetachStorageRequest* req,
+                                          pb::DetachStorageResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateAccessor(grpc::CallbackServerContext* ctx,
+                                           const pb::CreateAccessorRequest* req,
+                                           pb::CreateAccessorResponse* resp) override;
+  grpc::ServerUnaryReactor* ListAccessors(grpc::CallbackServerContext* ctx,
+                                          const pb::ListAccessorsRequest* req,
+                                          pb::ListAccessorsResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteAccessor(grpc::CallbackServerContext* ctx,
+                                           const pb::DeleteAccessorRequest* req,
+                                           pb::DeleteAccessorResponse* resp) override;
+
+ private:
+  StorageDomain domain_;
+  rpc::Handler& handler_;
+};
+
+}  // namespace gpuaas::storage

@@ -1,0 +1,33 @@
+// The directories of a local backend's data root, opened once and shared by the backend and
+// its volumes (which may outlive the backend's map while a writer holds them):
+//
+//   <data_root>/volumes/<storage_id>/   exactly the user's files; what an instance mounts
+//   <data_root>/staging/                 files being written (renamed into place when complete)
+//   <data_root>/uploads/<storage_id>/    multipart uploads (upload_store.h)
+//   <data_root>/trash/                   deleted volumes on their way out
+//
+// All four on one file system, so that every move between them is an atomic rename.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "libs/common/thread_pool.h"
+#include "services/storage/local/unique_fd.h"
+
+namespace gpuaas::storage::local {
+
+struct DataRoot {
+  std::string path;  // absolute
+  UniqueFd root;
+  UniqueFd lock;  // flock'ed: one backend per data root
+  UniqueFd volumes;
+  UniqueFd staging;
+  UniqueFd uploads;
+  UniqueFd trash;
+  bool sync_writes = true;
+  // Hash large chunks beside the writing thread (StagedFile::Append).
+  std::unique_ptr<ThreadPool> hashers;
+};
+
+}  // namespace gpuaas::storage::local

@@ -1,0 +1,135 @@
+// gpuaas-storage: wiring only. The shared flags come from the service kit with GPUAAS_STORAGE_*
+// environment fallbacks; tokens are verified locally against the auth service's JWKS, and
+// tenants' storage quotas are read from the auth service with each caller's own token.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <string>
+
+#include "libs/authz/grpc_jwks_source.h"
+#include "libs/authz/verifier.h"
+#include "libs/common/clock.h"
+#include "libs/common/logging.h"
+#include "libs/rpc/server.h"
+#include "libs/service/service_flags.h"
+#include "services/storage/accessors.h"
+#include "services/storage/attachments.h"
+#include "services/storage/backends.h"
+#include "services/storage/grpc_service.h"
+#include "services/storage/local/local_backend.h"
+#include "services/storage/migrations.h"
+#include "services/storage/secret_box.h"
+#include "services/storage/specs.h"
+#include "services/storage/storages.h"
+#include "services/storage/table_directory.h"
+#include "services/storage/tenant_quotas.h"
+
+namespace {
+
+constexpr gpuaas::service::ServiceIdentity kStorage{
+    .name = "storage", .grpc_port = 50053, .metrics_port = 9103};
+
+struct StorageFlags {
+  gpuaas::service::ServiceFlags common;
+  std::string auth_addr = "127.0.0.1:50051";
+  std::string data_root = ".gpuaas/storage";
+  std::string secret_key_file = ".gpuaas/storage-secret.key";
+  std::string s3_listen = "127.0.0.1:9000";
+};
+
+void DefineFlags(CLI::App& app, StorageFlags& f) {
+  gpuaas::service::AddServiceFlags(app, kStorage, f.common);
+  app.add_option("--auth-addr", f.auth_addr,
+                 "the auth service, for the keys that verify tokens and tenants' quotas")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "AUTH_ADDR"))
+      ->capture_default_str();
+  app.add_option("--data-root", f.data_root,
+                 "the local backend's directory: one directory per storage under it (relative "
+                 "paths from the working directory)")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "DATA_ROOT"))
+      ->capture_default_str();
+  app.add_option("--secret-key-file", f.secret_key_file,
+                 "32 random bytes that seal accessors' S3 secrets in the database (make it once: "
+                 "head -c 32 /dev/urandom > FILE; losing it invalidates every accessor)")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "SECRET_KEY_FILE"))
+      ->capture_default_str();
+  app.add_option("--s3-listen", f.s3_listen, "the S3-compatible data plane's HTTP address")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "S3_LISTEN"))
+      ->capture_default_str();
+}
+
+int Run(const StorageFlags& f) {
+  auto log = gpuaas::Logger("storage");
+  if (absl::Status s = gpuaas::service::ValidateServiceFlags(f.common); !s.ok()) {
+    log->critical("{}", s.ToString());
+    return 2;
+  }
+  auto box = gpuaas::storage::SecretBox::FromKeyFile(f.secret_key_file);
+  if (!box.ok()) {
+    log->critical("--secret-key-file: {}", box.status().ToString());
+    return 2;
+  }
+  std::error_code ec;
+  const std::string data_root = std::filesystem::absolute(f.data_root, ec).string();
+  if (ec) {
+    log->critical("--data-root {}: {}", f.data_root, ec.message());
+    return 2;
+  }
+  auto local = gpuaas::storage::local::NewLocalBackend({.data_root = data_root});
+  if (!local.ok()) {
+    log->critical("--data-root {}: {}", data_root, local.status().ToString());
+    return 2;
+  }
+  auto auth_channel = gpuaas::service::OpenPeerChannel(f.common, f.auth_addr);
+  if (!auth_channel.ok()) {
+    log->critical("auth channel: {}", auth_channel.status().ToString());
+    return 2;
+  }
+  auto pool = gpuaas::service::OpenDatabase(kStorage, f.common, gpuaas::storage::Migrations());
+  if (!pool.ok()) {
+    log->critical("database: {}", pool.status().ToString());
+    return 1;
+  }
+
+  gpuaas::SystemClock clock;
+  gpuaas::storage::Repository repo;
+  const gpuaas::storage::Backends backends({local->get()});
+  const gpuaas::storage::TenantQuotas quotas(*auth_channel);
+  gpuaas::storage::StorageSpecs specs(**pool, repo, backends);
+  gpuaas::storage::Storages storages(**pool, repo, backends, quotas);
+  gpuaas::storage::Attachments attachments(**pool, repo, backends);
+  gpuaas::storage::Accessors accessors(**pool, repo, *box, clock);
+  // Creates and deletes a crash cut short are finished before anyone can ask about them.
+  auto created = storages.ResumeCreates();
+  auto deleted = created.ok() ? storages.ResumeDeletes() : created;
+  if (!deleted.ok()) {
+    log->critical("finishing interrupted creates and deletes: {}", deleted.status().ToString());
+    return 1;
+  }
+  if (*created + *deleted > 0) {
+    log->info("finished {} interrupted storage creates and {} deletes", *created, *deleted);
+  }
+
+  gpuaas::rpc::Server server(
+      gpuaas::service::ServerOptionsFor(kStorage, f.common),
+      gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock));
+  gpuaas::storage::StorageServiceImpl storage_service({specs, storages, attachments, accessors},
+                                                      server.handler());
+  server.AddService(&storage_service);
+
+  // S3 data plane: started here, on --s3-listen, over the same backends; it learns keys and
+  // buckets from `directory` and authenticates bearer tokens like the gRPC server.
+  gpuaas::storage::TableDirectory directory(**pool, repo, *box);
+
+  return gpuaas::service::ServeUntilStopped(kStorage, server);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("gpuaas-storage: storage specs, tenant volumes, attachments and S3 accessors");
+  StorageFlags flags;
+  DefineFlags(app, flags);
+  CLI11_PARSE(app, argc, argv);
+  gpuaas::SetLogLevel(flags.common.log_level);
+  return Run(flags);
+}

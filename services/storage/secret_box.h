@@ -1,0 +1,45 @@
+// Sealing accessor secrets at rest. SigV4 needs each S3 secret key in plain text on the server,
+// so it cannot be hashed like a password; instead the table holds it sealed with AES-256-GCM
+// under a 32-byte key that lives in a file outside the database (--secret-key-file), so a
+// database dump alone reveals no secret. Each secret gets a fresh random 96-bit nonce, and the
+// accessor's access_key_id is bound in as additional authenticated data, so a sealed secret
+// copied onto another accessor's row does not open.
+//
+// Sealed form: nonce (12 bytes) || ciphertext || tag (16 bytes). Thread-safe; nothing blocks
+// except FromKeyFile.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace gpuaas::storage {
+
+class SecretBox final {
+ public:
+  static constexpr size_t kKeyBytes = 32;
+  static constexpr size_t kNonceBytes = 12;
+  static constexpr size_t kTagBytes = 16;
+
+  // `key` must be exactly kKeyBytes raw bytes. Error: INVALID_ARGUMENT.
+  static absl::StatusOr<SecretBox> FromKey(std::string key);
+
+  // Reads the key from `path`: exactly 32 bytes (`head -c 32 /dev/urandom`). Blocks on disk.
+  // Errors: FAILED_PRECONDITION naming the file when it cannot be read or holds another size.
+  static absl::StatusOr<SecretBox> FromKeyFile(const std::string& path);
+
+  // Seals `plaintext` bound to `aad`. Error: INTERNAL when OpenSSL fails.
+  absl::StatusOr<std::string> Seal(std::string_view plaintext, std::string_view aad) const;
+
+  // Opens what Seal made with the same key and `aad`. Error: DATA_LOSS when the sealed bytes
+  // were changed, sealed under another key or for another `aad` (nothing is returned then).
+  absl::StatusOr<std::string> Open(std::string_view sealed, std::string_view aad) const;
+
+ private:
+  explicit SecretBox(std::string key) : key_(std::move(key)) {}
+
+  std::string key_;
+};
+
+}  // namespace gpuaas::storage

@@ -1,0 +1,63 @@
+// The fixture the storage integration tests share: a database, auth, one storage service with a
+// real local backend in a temp dir, tenants alpha and beta with storage quotas, their users'
+// tokens, a ROLE_SERVICE token, and short-hands for the RPCs the tests repeat.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "libs/testing/status_matchers.h"
+#include "libs/testing/temp_dir.h"
+#include "tests/auth/auth_stack.h"
+#include "tests/storage/storage_stack.h"
+
+namespace gpuaas::storage::testing {
+
+inline constexpr int64_t kGiB = int64_t{1} << 30;
+
+class StorageTest : public auth::testing::AuthStackTest {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Stops the storage service and starts another on the same database and data root.
+  void Restart();
+
+  // Sets the tenant's quota.max_storage_bytes, as the platform admin.
+  void SetStorageQuota(const std::string& tenant_id, int64_t bytes);
+
+  // A spec of `size` ("1Gi") and `max_files`, as the platform admin; fails the test otherwise.
+  void CreateSpec(const std::string& name, const std::string& size, int64_t max_files = 1000);
+  grpc::Status CreateStorage(const std::string& token, const std::string& storage_id,
+                             const std::string& spec, pb::Storage* out = nullptr,
+                             const std::string& tenant_id = "");
+  grpc::Status GetStorage(const std::string& token, const std::string& storage_id,
+                          pb::Storage* out = nullptr);
+  grpc::Status Resize(const std::string& token, const std::string& storage_id,
+                      const std::string& spec, pb::Storage* out = nullptr);
+  grpc::Status DeleteStorage(const std::string& token, const std::string& storage_id);
+  grpc::Status Attach(const std::string& storage_id, const std::string& instance_id, bool read_only,
+                      pb::Attachment* out = nullptr, const std::string& node_id = "node-1");
+  grpc::Status Detach(const std::string& storage_id, const std::string& instance_id,
+                      pb::DetachStorageResponse* out = nullptr);
+  grpc::Status CreateAccessor(const std::string& token, const std::string& storage_id,
+                              pb::CreateAccessorResponse* out = nullptr, bool read_only = false,
+                              const std::string& request_id = "");
+
+  // Writes `bytes` bytes under `key` through the backend's Volume, as the S3 data plane does.
+  void WriteObject(const std::string& storage_id, const std::string& key, int64_t bytes);
+
+  std::string data_root() const { return (dir_.path() / "data").string(); }
+
+  gpuaas::testing::TempDir dir_;
+  std::string secret_key_;
+  std::unique_ptr<StorageStack> storage_;
+  std::string member_;   // MEMBER of alpha
+  std::string viewer_;   // VIEWER of alpha
+  std::string beta_;     // TENANT_ADMIN of beta
+  std::string service_;  // ROLE_SERVICE, no tenant
+};
+
+}  // namespace gpuaas::storage::testing
