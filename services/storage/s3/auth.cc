@@ -112,6 +112,8 @@ absl::StatusOr<Authenticated> RequestAuthenticator::FromHeader(const AuthInput& 
   PayloadCheck check;
   if (payload_hash == kStreamingPayload) {
     check.kind = PayloadCheck::Kind::kStreaming;
+  } else if (payload_hash == kStreamingUnsignedTrailer) {
+    check.kind = PayloadCheck::Kind::kStreamingUnsigned;
   } else if (payload_hash == kUnsignedPayload) {
     check.kind = PayloadCheck::Kind::kNone;
   } else if (IsSha256Hex(payload_hash)) {

@@ -34,7 +34,8 @@ struct Caller {
 
 // How the request body must be verified while it streams in.
 struct PayloadCheck {
-  enum class Kind { kNone, kSha256, kStreaming };
+  // kStreamingUnsigned: aws-chunked without chunk signatures, with trailers.
+  enum class Kind { kNone, kSha256, kStreaming, kStreamingUnsigned };
   Kind kind = Kind::kNone;
   std::string sha256_hex;  // kSha256: lower case
   // kStreaming: the chunk-signature chain's start.

@@ -1,6 +1,7 @@
 #include "services/storage/s3/aws_chunked.h"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "services/storage/s3/sigv4.h"
@@ -54,12 +55,16 @@ AwsChunkedDecoder::AwsChunkedDecoder(ChunkSignatureChain chain, int64_t decoded_
       out_(std::move(out)),
       sha_(EVP_MD_CTX_new()) {}
 
+AwsChunkedDecoder::AwsChunkedDecoder(int64_t decoded_length, Sink out)
+    : decoded_length_(decoded_length), out_(std::move(out)), sha_(EVP_MD_CTX_new()) {}
+
 AwsChunkedDecoder::~AwsChunkedDecoder() { EVP_MD_CTX_free(sha_); }
 
 absl::Status AwsChunkedDecoder::Feed(std::string_view data) {
   while (!data.empty()) {
     switch (state_) {
-      case State::kHeader: {
+      case State::kHeader:
+      case State::kTrailer: {
         size_t newline = data.find('\n');
         size_t take = newline == std::string_view::npos ? data.size() : newline + 1;
         if (line_.size() + take > kMaxHeaderLine) {
@@ -68,7 +73,7 @@ absl::Status AwsChunkedDecoder::Feed(std::string_view data) {
         line_.append(data.substr(0, take));
         data.remove_prefix(take);
         if (newline != std::string_view::npos) {
-          absl::Status status = ParseHeader();
+          absl::Status status = state_ == State::kHeader ? ParseHeader() : ParseTrailer();
           if (!status.ok()) {
             return status;
           }
@@ -78,7 +83,9 @@ absl::Status AwsChunkedDecoder::Feed(std::string_view data) {
       case State::kData: {
         size_t take = static_cast<size_t>(std::min<int64_t>(remaining_, data.size()));
         std::string_view piece = data.substr(0, take);
-        EVP_DigestUpdate(sha_, piece.data(), piece.size());
+        if (chain_) {
+          EVP_DigestUpdate(sha_, piece.data(), piece.size());
+        }
         absl::Status status = out_(piece);
         if (!status.ok()) {
           return status;
@@ -94,8 +101,7 @@ absl::Status AwsChunkedDecoder::Feed(std::string_view data) {
         }
         break;
       }
-      case State::kDataEnd:
-      case State::kFinalEnd: {
+      case State::kDataEnd: {
         line_.push_back(data[0]);
         data.remove_prefix(1);
         if (line_.size() == 2) {
@@ -103,7 +109,7 @@ absl::Status AwsChunkedDecoder::Feed(std::string_view data) {
             return Malformed("chunk data not followed by CRLF");
           }
           line_.clear();
-          state_ = state_ == State::kDataEnd ? State::kHeader : State::kDone;
+          state_ = State::kHeader;
         }
         break;
       }
@@ -120,20 +126,30 @@ absl::Status AwsChunkedDecoder::ParseHeader() {
   }
   std::string_view header(line_.data(), line_.size() - 2);
   size_t field = header.find(kSignatureField);
-  if (field == std::string_view::npos || field == 0 || field > 16) {
-    return Malformed("chunk header without size and chunk-signature");
+  size_t size_end = chain_ ? field : header.find(';');
+  if (size_end == std::string_view::npos) {
+    if (chain_) {
+      return Malformed("chunk header without size and chunk-signature");
+    }
+    size_end = header.size();
+  }
+  if (size_end == 0 || size_end > 16) {
+    return Malformed("chunk header without a size");
   }
   int64_t size = 0;
-  for (char c : header.substr(0, field)) {
+  for (char c : header.substr(0, size_end)) {
     int digit = HexDigit(c);
     if (digit < 0) {
       return Malformed("chunk size not hex");
     }
     size = size * 16 + digit;
   }
-  std::string_view signature = header.substr(field + kSignatureField.size());
-  if (signature.size() != 64) {
-    return Malformed("chunk-signature not 64 hex digits");
+  std::string_view signature;
+  if (chain_) {
+    signature = header.substr(field + kSignatureField.size());
+    if (signature.size() != 64) {
+      return Malformed("chunk-signature not 64 hex digits");
+    }
   }
   if (size > decoded_length_ - decoded_) {
     return Malformed("more data than x-amz-decoded-content-length");
@@ -147,21 +163,52 @@ absl::Status AwsChunkedDecoder::ParseHeader() {
     state_ = State::kData;
     return absl::OkStatus();
   }
-  // The final chunk: empty, signed, then one more CRLF.
+  // The final chunk: empty (signed), then trailing headers, if any, and an empty line.
   absl::Status status = EndChunk();
   if (!status.ok()) {
     return status;
   }
-  state_ = State::kFinalEnd;
+  state_ = State::kTrailer;
+  return absl::OkStatus();
+}
+
+absl::Status AwsChunkedDecoder::ParseTrailer() {
+  if (line_.size() < 2 || line_[line_.size() - 2] != '\r') {
+    return Malformed("trailer not ended by CRLF");
+  }
+  std::string_view line(line_.data(), line_.size() - 2);
+  if (line.empty()) {
+    line_.clear();
+    state_ = State::kDone;
+    return absl::OkStatus();
+  }
+  size_t colon = line.find(':');
+  if (chain_ || colon == std::string_view::npos || colon == 0) {
+    // Signed trailers (x-amz-trailer-signature) are not supported.
+    return Malformed("unexpected trailer");
+  }
+  std::string name(line.substr(0, colon));
+  for (char& c : name) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  std::string_view value = line.substr(colon + 1);
+  while (!value.empty() && value.front() == ' ') {
+    value.remove_prefix(1);
+  }
+  trailers_[name] = std::string(value);
+  line_.clear();
   return absl::OkStatus();
 }
 
 absl::Status AwsChunkedDecoder::EndChunk() {
+  if (!chain_) {
+    return absl::OkStatus();
+  }
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(sha_, digest, &len);
   std::string hex = HexEncode(std::string_view(reinterpret_cast<char*>(digest), len));
-  if (!chain_.Verify(hex, signature_)) {
+  if (!chain_->Verify(hex, signature_)) {
     return absl::PermissionDeniedError("aws-chunked body: a chunk signature does not match");
   }
   return absl::OkStatus();

@@ -1,7 +1,9 @@
 // The aws-chunked body of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD upload:
 //   <hex size>;chunk-signature=<64 hex>\r\n<data>\r\n ... 0;chunk-signature=<64 hex>\r\n\r\n
 // decoded as it streams in, in pieces of any size, with every chunk's signature checked
-// against the chain that starts at the request's own (seed) signature.
+// against the chain that starts at the request's own (seed) signature; and the unsigned form
+// with trailing headers that newer SDKs send (STREAMING-UNSIGNED-PAYLOAD-TRAILER):
+//   <hex size>\r\n<data>\r\n ... 0\r\nx-amz-checksum-crc32:<base64>\r\n\r\n
 // https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-streaming.html
 #pragma once
 
@@ -9,7 +11,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,7 +45,10 @@ class ChunkSignatureChain final {
 class AwsChunkedDecoder final {
  public:
   using Sink = std::function<absl::Status(std::string_view)>;
+  // Signed chunks, no trailers.
   AwsChunkedDecoder(ChunkSignatureChain chain, int64_t decoded_length, Sink out);
+  // Unsigned chunks; trailing headers allowed.
+  AwsChunkedDecoder(int64_t decoded_length, Sink out);
   ~AwsChunkedDecoder();
   AwsChunkedDecoder(const AwsChunkedDecoder&) = delete;
   AwsChunkedDecoder& operator=(const AwsChunkedDecoder&) = delete;
@@ -51,13 +58,18 @@ class AwsChunkedDecoder final {
   // bytes were decoded. INVALID_ARGUMENT for a body cut short.
   absl::Status Finish();
 
+  // The trailing headers (lower-case names), once Finish is OK.
+  const std::map<std::string, std::string>& trailers() const { return trailers_; }
+
  private:
-  enum class State { kHeader, kData, kDataEnd, kFinalEnd, kDone };
+  enum class State { kHeader, kData, kDataEnd, kTrailer, kDone };
 
   absl::Status ParseHeader();
+  absl::Status ParseTrailer();
   absl::Status EndChunk();
 
-  ChunkSignatureChain chain_;
+  std::optional<ChunkSignatureChain> chain_;
+  std::map<std::string, std::string> trailers_;
   int64_t decoded_length_;
   int64_t decoded_ = 0;
   Sink out_;

@@ -133,5 +133,31 @@ TEST(AwsChunkedTest, RefusesMalformedFraming) {
   }
 }
 
+TEST(AwsChunkedUnsignedTest, DecodesChunksAndTrailersSplitAnywhere) {
+  std::string body =
+      "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n"
+      "x-amz-checksum-crc32:DUoRhQ==\r\nX-Other: v\r\n\r\n";
+  for (size_t cut = 0; cut <= body.size(); ++cut) {
+    std::string out;
+    AwsChunkedDecoder decoder(11, [&out](std::string_view data) {
+      out.append(data);
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(decoder.Feed(std::string_view(body).substr(0, cut)).ok()) << cut;
+    ASSERT_TRUE(decoder.Feed(std::string_view(body).substr(cut)).ok()) << cut;
+    ASSERT_TRUE(decoder.Finish().ok()) << cut;
+    EXPECT_EQ(out, "hello world");
+    EXPECT_EQ(decoder.trailers().at("x-amz-checksum-crc32"), "DUoRhQ==");
+    EXPECT_EQ(decoder.trailers().at("x-other"), "v");
+  }
+  AwsChunkedDecoder cut_short(11, [](std::string_view) { return absl::OkStatus(); });
+  ASSERT_TRUE(cut_short.Feed("5\r\nhello\r\n6\r\n world\r\n0\r\n").ok());
+  EXPECT_FALSE(cut_short.Finish().ok());
+  // Signed bodies take no trailers.
+  std::string signed_body = Encode({"abc", ""});
+  signed_body.insert(signed_body.size() - 2, "x-amz-checksum-crc32:AAAAAA==\r\n");
+  EXPECT_FALSE(Decode(signed_body, 3, {}).status.ok());
+}
+
 }  // namespace
 }  // namespace gpuaas::storage::s3

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "services/storage/s3/aws_chunked.h"
+#include "services/storage/s3/checksum.h"
 #include "services/storage/s3/errors.h"
 #include "services/storage/s3/sigv4.h"
 
@@ -73,18 +74,30 @@ absl::Status MapDecoderError(const absl::Status& status) {
 }  // namespace
 
 absl::Status ReadBody(const httplib::ContentReader* reader, const PayloadCheck& check,
-                      int64_t payload_length, const PayloadSink& sink, bool* consumed) {
-  Coalescer coalescer(sink);
+                      const ChecksumClaim& checksum, int64_t payload_length,
+                      const PayloadSink& sink, bool* consumed) {
+  std::unique_ptr<PayloadChecksum> sum =
+      checksum.algorithm.empty() ? nullptr : PayloadChecksum::For(checksum.algorithm);
+  PayloadSink summed = [&sum, &sink](std::string_view data) {
+    if (sum) {
+      sum->Update(data);
+    }
+    return sink(data);
+  };
+  Coalescer coalescer(summed);
   std::unique_ptr<EVP_MD_CTX, MdDeleter> sha;
   if (check.kind == PayloadCheck::Kind::kSha256) {
     sha.reset(EVP_MD_CTX_new());
     EVP_DigestInit_ex(sha.get(), EVP_sha256(), nullptr);
   }
   std::optional<AwsChunkedDecoder> decoder;
+  auto to_coalescer = [&coalescer](std::string_view data) { return coalescer.Add(data); };
   if (check.kind == PayloadCheck::Kind::kStreaming) {
     decoder.emplace(
         ChunkSignatureChain(check.signing_key, check.amz_date, check.scope, check.seed_signature),
-        payload_length, [&coalescer](std::string_view data) { return coalescer.Add(data); });
+        payload_length, to_coalescer);
+  } else if (check.kind == PayloadCheck::Kind::kStreamingUnsigned) {
+    decoder.emplace(payload_length, to_coalescer);
   }
   int64_t wire_bytes = 0;
   absl::Status failure;
@@ -136,18 +149,35 @@ absl::Status ReadBody(const httplib::ContentReader* reader, const PayloadCheck& 
                       "computed.");
     }
   }
-  return coalescer.Flush();
+  absl::Status flushed = coalescer.Flush();
+  if (!flushed.ok() || !sum) {
+    return flushed;
+  }
+  std::string expected = checksum.expected;
+  if (!checksum.trailer.empty()) {
+    auto trailer = decoder ? decoder->trailers().find(checksum.trailer)
+                           : std::map<std::string, std::string>::const_iterator();
+    if (!decoder || trailer == decoder->trailers().end()) {
+      return S3Status("InvalidRequest", "the body lacks the trailer x-amz-trailer announced");
+    }
+    expected = trailer->second;
+  }
+  if (sum->Base64() != expected) {
+    return S3Status("BadDigest", "The " + checksum.algorithm +
+                                     " you specified did not match the calculated checksum.");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ReadSmallBody(const httplib::ContentReader* reader,
-                                          const PayloadCheck& check, int64_t payload_length,
-                                          size_t limit, bool* consumed) {
+                                          const PayloadCheck& check, const ChecksumClaim& checksum,
+                                          int64_t payload_length, size_t limit, bool* consumed) {
   if (payload_length < 0 || static_cast<size_t>(payload_length) > limit) {
     return S3Status("EntityTooLarge", "the request body is too large");
   }
   std::string body;
   absl::Status status = ReadBody(
-      reader, check, payload_length,
+      reader, check, checksum, payload_length,
       [&body](std::string_view data) {
         body.append(data);
         return absl::OkStatus();

@@ -20,17 +20,25 @@ namespace gpuaas::storage::s3 {
 
 using PayloadSink = std::function<absl::Status(std::string_view)>;
 
+// A flexible checksum the client claims for the payload.
+struct ChecksumClaim {
+  std::string algorithm;  // "crc32", "crc32c", "sha1", "sha256", ...; empty: none
+  std::string expected;   // base64, from an x-amz-checksum-* header
+  std::string trailer;    // or the trailer that will carry it ("x-amz-checksum-crc32")
+};
+
 // `reader` is null for a request without a body. `payload_length` is the decoded length
 // (Content-Length, or x-amz-decoded-content-length for aws-chunked). Sets `*consumed` once
 // the whole body has been read off the connection. Errors: XAmzContentSHA256Mismatch,
 // SignatureDoesNotMatch (a chunk), IncompleteBody (cut or short), InvalidRequest (framing),
-// or the sink's status.
+// BadDigest (the flexible checksum, when we know its algorithm), or the sink's status.
 absl::Status ReadBody(const httplib::ContentReader* reader, const PayloadCheck& check,
-                      int64_t payload_length, const PayloadSink& sink, bool* consumed);
+                      const ChecksumClaim& checksum, int64_t payload_length,
+                      const PayloadSink& sink, bool* consumed);
 
 // A small body (XML) into memory; EntityTooLarge past `limit` bytes.
 absl::StatusOr<std::string> ReadSmallBody(const httplib::ContentReader* reader,
-                                          const PayloadCheck& check, int64_t payload_length,
-                                          size_t limit, bool* consumed);
+                                          const PayloadCheck& check, const ChecksumClaim& checksum,
+                                          int64_t payload_length, size_t limit, bool* consumed);
 
 }  // namespace gpuaas::storage::s3

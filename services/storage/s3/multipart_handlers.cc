@@ -154,8 +154,8 @@ absl::Status CompleteMultipartUpload(RequestContext& ctx) {
   if (!length.ok()) {
     return length.status();
   }
-  auto body =
-      ReadSmallBody(ctx.body, ctx.auth.payload, *length, kMaxCompleteBody, &ctx.body_consumed);
+  auto body = ReadSmallBody(ctx.body, ctx.auth.payload, ctx.Checksum(), *length, kMaxCompleteBody,
+                            &ctx.body_consumed);
   if (!body.ok()) {
     return body.status();
   }

@@ -89,8 +89,8 @@ absl::Status DeleteObjects(RequestContext& ctx) {
   if (!length.ok()) {
     return length.status();
   }
-  auto body =
-      ReadSmallBody(ctx.body, ctx.auth.payload, *length, kMaxDeleteBody, &ctx.body_consumed);
+  auto body = ReadSmallBody(ctx.body, ctx.auth.payload, ctx.Checksum(), *length, kMaxDeleteBody,
+                            &ctx.body_consumed);
   if (!body.ok()) {
     return body.status();
   }

@@ -1,5 +1,9 @@
 #include "services/storage/s3/request_context.h"
 
+#include <strings.h>
+
+#include <cctype>
+
 #include "absl/strings/numbers.h"
 #include "services/storage/s3/errors.h"
 
@@ -24,7 +28,8 @@ bool RequestContext::HasHeader(std::string_view name) const {
 
 absl::StatusOr<int64_t> RequestContext::PayloadLength() const {
   int64_t length = 0;
-  if (auth.payload.kind == PayloadCheck::Kind::kStreaming) {
+  if (auth.payload.kind == PayloadCheck::Kind::kStreaming ||
+      auth.payload.kind == PayloadCheck::Kind::kStreamingUnsigned) {
     if (!absl::SimpleAtoi(Header("x-amz-decoded-content-length"), &length) || length < 0) {
       return S3Status("MissingContentLength",
                       "aws-chunked uploads need x-amz-decoded-content-length");
@@ -41,6 +46,31 @@ absl::StatusOr<int64_t> RequestContext::PayloadLength() const {
     return S3Status("InvalidArgument", "Content-Length is not a number");
   }
   return length;
+}
+
+ChecksumClaim RequestContext::Checksum() const {
+  constexpr std::string_view kPrefix = "x-amz-checksum-";
+  ChecksumClaim claim;
+  std::string trailer = Header("x-amz-trailer");
+  if (!trailer.empty()) {
+    for (char& c : trailer) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (trailer.rfind(kPrefix, 0) == 0) {
+      claim.algorithm = trailer.substr(kPrefix.size());
+      claim.trailer = trailer;
+    }
+    return claim;
+  }
+  for (const auto& [name, value] : http.headers) {
+    if (name.size() > kPrefix.size() &&
+        strncasecmp(name.c_str(), kPrefix.data(), kPrefix.size()) == 0) {
+      claim.algorithm = name.substr(kPrefix.size());
+      claim.expected = value;
+      return claim;
+    }
+  }
+  return claim;
 }
 
 void SendXml(RequestContext& ctx, int status, std::string body) {

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "services/storage/backend.h"
 #include "services/storage/s3/auth.h"
+#include "services/storage/s3/body_reader.h"
 #include "services/storage/s3/directory.h"
 #include "services/storage/s3/operation.h"
 #include "services/storage/s3/sigv4.h"
@@ -71,6 +72,8 @@ struct RequestContext {
   // Content-Length, or x-amz-decoded-content-length for an aws-chunked body: the payload's
   // length. MissingContentLength when neither is known.
   absl::StatusOr<int64_t> PayloadLength() const;
+  // The flexible checksum the client sent (x-amz-checksum-* header or x-amz-trailer).
+  ChecksumClaim Checksum() const;
 };
 
 // Answers with an XML document.

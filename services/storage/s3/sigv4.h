@@ -17,6 +17,7 @@ namespace gpuaas::storage::s3 {
 inline constexpr std::string_view kSigV4Algorithm = "AWS4-HMAC-SHA256";
 inline constexpr std::string_view kUnsignedPayload = "UNSIGNED-PAYLOAD";
 inline constexpr std::string_view kStreamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
+inline constexpr std::string_view kStreamingUnsignedTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER";
 inline constexpr std::string_view kEmptySha256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 // Presigned URLs live at most a week, as on AWS.

@@ -21,7 +21,7 @@ absl::StatusOr<ObjectInfo> StreamAndCommit(RequestContext& ctx, ObjectWriter& wr
                                            int64_t length, const std::string& expected_md5) {
   RequestLog& log = *ctx.log;
   absl::Status status = ReadBody(
-      ctx.body, ctx.auth.payload, length,
+      ctx.body, ctx.auth.payload, ctx.Checksum(), length,
       [&writer, &log](std::string_view data) {
         log.bytes_in += static_cast<int64_t>(data.size());
         return writer.Write(data);

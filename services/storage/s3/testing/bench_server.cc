@@ -1,5 +1,6 @@
 // An S3TestStack that serves until interrupted, for measuring throughput with real clients:
 //   build/services/storage/s3/testing/storage_s3_bench_server   (prints its endpoint and keys)
+// GPUAAS_S3_TLS_CERT and GPUAAS_S3_TLS_KEY (PEM files) make it serve HTTPS.
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,7 +12,12 @@
 int main() {
   using namespace gpuaas::storage::s3::testing;
   gpuaas::SetLogLevel(getenv("GPUAAS_LOG_LEVEL") ? getenv("GPUAAS_LOG_LEVEL") : "warn");
-  S3TestStack stack;
+  gpuaas::storage::s3::ServerOptions options;
+  if (getenv("GPUAAS_S3_TLS_CERT") && getenv("GPUAAS_S3_TLS_KEY")) {
+    options.tls_cert_file = getenv("GPUAAS_S3_TLS_CERT");
+    options.tls_key_file = getenv("GPUAAS_S3_TLS_KEY");
+  }
+  S3TestStack stack(options);
   std::cout << "endpoint " << stack.endpoint() << "\nbucket " << kBucketA << "\nkey " << kKeyRw.id
             << "\nsecret " << kKeyRw.secret << "\ndata " << stack.data_root().string() << std::endl;
   sigset_t set;

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "services/storage/s3/checksum.h"
 #include "services/storage/s3/sigv4.h"
 
 namespace gpuaas::storage::s3::testing {
@@ -111,9 +112,13 @@ HttpReply Send(int port, const RawRequest& request) {
     Credential credential = CredentialFor(*request.key, request.time, request.region);
     std::string payload_hash = request.payload_hash;
     if (request.chunk_size > 0) {
-      payload_hash = std::string(kStreamingPayload);
+      payload_hash =
+          std::string(request.unsigned_trailer ? kStreamingUnsignedTrailer : kStreamingPayload);
       headers.emplace_back("content-encoding", "aws-chunked");
       headers.emplace_back("x-amz-decoded-content-length", absl::StrCat(request.body.size()));
+      if (request.unsigned_trailer) {
+        headers.emplace_back("x-amz-trailer", "x-amz-checksum-crc32");
+      }
     } else if (payload_hash.empty()) {
       payload_hash = Sha256Hex(body);
     }
@@ -143,7 +148,17 @@ HttpReply Send(int port, const RawRequest& request) {
     authorization =
         absl::StrCat("AWS4-HMAC-SHA256 Credential=", credential.access_key_id, "/",
                      credential.Scope(), ", SignedHeaders=", names, ", Signature=", signature);
-    if (request.chunk_size > 0) {
+    if (request.chunk_size > 0 && request.unsigned_trailer) {
+      body.clear();
+      for (size_t offset = 0; offset < request.body.size(); offset += request.chunk_size) {
+        std::string chunk = request.body.substr(offset, request.chunk_size);
+        absl::StrAppendFormat(&body, "%x\r\n%s\r\n", chunk.size(), chunk);
+      }
+      auto crc = PayloadChecksum::For("crc32");
+      crc->Update(request.body);
+      std::string value = request.trailer_crc32.empty() ? crc->Base64() : request.trailer_crc32;
+      absl::StrAppend(&body, "0\r\nx-amz-checksum-crc32:", value, "\r\n\r\n");
+    } else if (request.chunk_size > 0) {
       body = ChunkedBody(request.body, request.chunk_size, key, amz_date, credential.Scope(),
                          signature, request.bad_chunk);
     }

@@ -37,6 +37,10 @@ struct RawRequest {
   size_t chunk_size = 0;
   // Corrupt the n-th chunk's signature (1-based; 0: none).
   int bad_chunk = 0;
+  // With chunk_size: STREAMING-UNSIGNED-PAYLOAD-TRAILER instead, the body's CRC-32 (or this
+  // value, when set) in an x-amz-checksum-crc32 trailer.
+  bool unsigned_trailer = false;
+  std::string trailer_crc32;
   // Send only this many bytes of the request, then close (a cut connection).
   std::optional<size_t> cut_after;
   std::string region = "us-east-1";

@@ -136,6 +136,28 @@ TEST_F(S3ServerTest, PayloadModes) {
   EXPECT_EQ(Send(stack_.port(), chunked).ErrorCode(), "SignatureDoesNotMatch");
   EXPECT_EQ(Get("/sto_a/chunked-bad.bin").status, 404);
 
+  // Newer SDKs: unsigned aws-chunked with a CRC-32 trailer, or the checksum as a header.
+  RawRequest trailer;
+  trailer.method = "PUT";
+  trailer.path = "/sto_a/trailer.bin";
+  trailer.body = data;
+  trailer.key = kKeyRw;
+  trailer.chunk_size = 65536;
+  trailer.unsigned_trailer = true;
+  reply = Send(stack_.port(), trailer);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(Get("/sto_a/trailer.bin").body, data);
+  trailer.path = "/sto_a/trailer-bad.bin";
+  trailer.trailer_crc32 = "AAAAAA==";
+  reply = Send(stack_.port(), trailer);
+  EXPECT_EQ(reply.ErrorCode(), "BadDigest") << reply.body;
+  EXPECT_EQ(Get("/sto_a/trailer-bad.bin").status, 404);
+  EXPECT_EQ(Put("/sto_a/crc", "123456789", kKeyRw, {{"x-amz-checksum-crc32", "y/Q5Jg=="}}).status,
+            200);
+  EXPECT_EQ(Put("/sto_a/crc-bad", "123456789", kKeyRw, {{"x-amz-checksum-crc32", "AAAAAA=="}})
+                .ErrorCode(),
+            "BadDigest");
+
   std::string md5 = absl::Base64Escape(std::string(16, 'x'));
   reply = Put("/sto_a/md5", "content", kKeyRw, {{"content-md5", md5}});
   EXPECT_EQ(reply.ErrorCode(), "BadDigest");
