@@ -148,6 +148,16 @@ void Normalize(httplib::Request& req, Exchange& exchange) {
     }
     req.headers.erase("Content-Encoding");
   }
+  // S3 answers are not compressed; httplib would gzip XML (and hold back the keep-alive spaces
+  // of a long CompleteMultipartUpload in its compressor).
+  auto [accept_begin, accept_end] = req.headers.equal_range("Accept-Encoding");
+  if (accept_begin != accept_end) {
+    auto& original = exchange.original_headers["accept-encoding"];
+    for (auto it = accept_begin; it != accept_end; ++it) {
+      original.push_back(it->second);
+    }
+    req.headers.erase("Accept-Encoding");
+  }
   auto expect = req.headers.find("Expect");
   if (expect != req.headers.end() && expect->second != "100-continue" &&
       strcasecmp(expect->second.c_str(), "100-continue") == 0) {

@@ -1,7 +1,10 @@
 #include <algorithm>
+#include <memory>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "services/storage/s3/body_reader.h"
 #include "services/storage/s3/errors.h"
 #include "services/storage/s3/handlers.h"
@@ -15,6 +18,9 @@ constexpr int kMaxPartNumber = 10'000;
 constexpr int64_t kMinPartSize = 5 << 20;
 // 10,000 parts of about 100 bytes of XML each.
 constexpr size_t kMaxCompleteBody = 4 << 20;
+// Uploads larger than this are assembled while the response keeps the connection busy.
+constexpr int64_t kAssembleInBackground = int64_t{256} << 20;
+constexpr std::string_view kDeclaration = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
 absl::Status NoSuchUpload() {
   return S3Status("NoSuchUpload",
@@ -38,6 +44,85 @@ absl::Status CheckUploadKey(RequestContext& ctx, const std::string& upload_id) {
     }
   }
   return NoSuchUpload();
+}
+
+absl::Status CompletionError(const absl::Status& status) {
+  if (status.code() == absl::StatusCode::kInvalidArgument) {
+    return S3Status("InvalidPart", status.message());
+  }
+  return UploadStatus(status);
+}
+
+std::string CompletionResult(const std::string& bucket, const std::string& key,
+                             const ObjectInfo& info) {
+  XmlWriter xml("CompleteMultipartUploadResult");
+  xml.Element("Location", absl::StrCat("/", bucket, "/", UriEncode(key, false)));
+  xml.Element("Bucket", bucket);
+  xml.Element("Key", key);
+  xml.Element("ETag", absl::StrCat("\"", info.etag, "\""));
+  return xml.Finish();
+}
+
+// A backend assembling a large upload on a thread of its own.
+struct Assembly {
+  absl::Mutex mu;
+  bool done ABSL_GUARDED_BY(mu) = false;
+  absl::StatusOr<ObjectInfo> result ABSL_GUARDED_BY(mu);
+  std::thread worker;
+};
+
+// Assembling tens of GB outlasts clients' read timeouts (the AWS CLI's is 60 s), so, as S3
+// does, the answer is 200 at once, the XML declaration, a space every second while the
+// backend works, then the result, or an <Error> document, which SDKs look for in a 200 to
+// CompleteMultipartUpload.
+void AnswerWhileAssembling(RequestContext& ctx, const std::string& upload_id,
+                           std::vector<PartInfo> parts) {
+  auto assembly = std::make_shared<Assembly>();
+  assembly->worker =
+      std::thread([assembly, volume = ctx.volume, upload_id, parts = std::move(parts)] {
+        auto result = volume->CompleteUpload(upload_id, parts);
+        absl::MutexLock lock(&assembly->mu);
+        assembly->result = std::move(result);
+        assembly->done = true;
+      });
+  ctx.res.status = 200;
+  ctx.res.set_chunked_content_provider(
+      "application/xml",
+      [assembly, log = ctx.log, bucket = ctx.bucket, key = ctx.key, resource = ctx.decoded_path,
+       request_id = ctx.request_id, started = false](size_t, httplib::DataSink& sink) mutable {
+        if (!started) {
+          started = true;
+          return sink.write(kDeclaration.data(), kDeclaration.size());
+        }
+        absl::StatusOr<ObjectInfo> result;
+        bool done =
+            assembly->mu.LockWhenWithTimeout(absl::Condition(&assembly->done), absl::Seconds(1));
+        if (done) {
+          result = assembly->result;
+        }
+        assembly->mu.Unlock();
+        if (!done) {
+          return sink.write(" ", 1);
+        }
+        std::string body;
+        if (result.ok()) {
+          body = CompletionResult(bucket, key, *result);
+        } else {
+          S3Error error = ToS3Error(CompletionError(result.status()));
+          log->error_code = error.code;
+          body = ErrorDocument(error, resource, request_id);
+        }
+        body.erase(0, body.find('\n') + 1);  // the declaration went first
+        log->bytes_out += static_cast<int64_t>(body.size());
+        bool written = sink.write(body.data(), body.size());
+        sink.done();
+        return written;
+      },
+      [assembly](bool) {
+        if (assembly->worker.joinable()) {
+          assembly->worker.join();
+        }
+      });
 }
 
 absl::StatusOr<int> IntParam(const RequestContext& ctx, std::string_view name, int fallback) {
@@ -198,19 +283,19 @@ absl::Status CompleteMultipartUpload(RequestContext& ctx) {
                                    " is smaller than the minimum allowed size of 5 MiB."));
     }
   }
+  int64_t total = 0;
+  for (const auto& part : parts) {
+    total += part.size;
+  }
+  if (total > kAssembleInBackground) {
+    AnswerWhileAssembling(ctx, upload_id, std::move(parts));
+    return absl::OkStatus();
+  }
   auto info = ctx.volume->CompleteUpload(upload_id, parts);
   if (!info.ok()) {
-    if (info.status().code() == absl::StatusCode::kInvalidArgument) {
-      return S3Status("InvalidPart", info.status().message());
-    }
-    return UploadStatus(info.status());
+    return CompletionError(info.status());
   }
-  XmlWriter xml("CompleteMultipartUploadResult");
-  xml.Element("Location", absl::StrCat("/", ctx.bucket, "/", UriEncode(ctx.key, false)));
-  xml.Element("Bucket", ctx.bucket);
-  xml.Element("Key", ctx.key);
-  xml.Element("ETag", absl::StrCat("\"", info->etag, "\""));
-  SendXml(ctx, 200, xml.Finish());
+  SendXml(ctx, 200, CompletionResult(ctx.bucket, ctx.key, *info));
   return absl::OkStatus();
 }
 
