@@ -197,7 +197,11 @@ absl::StatusOr<Authenticated> RequestAuthenticator::Verify(const AuthInput& in,
       return S3Status("InvalidAccessKeyId",
                       "The AWS Access Key Id you provided does not exist in our records.");
     }
-    return S3Status("ServiceUnavailable", "the key directory is unavailable; retry");
+    if (key.status().code() == absl::StatusCode::kUnavailable ||
+        key.status().code() == absl::StatusCode::kDeadlineExceeded) {
+      return S3Status("ServiceUnavailable", "the key directory is unavailable; retry");
+    }
+    return key.status();  // InternalError for the client; the dispatcher logs the detail
   }
 
   CanonicalInput canonical;
