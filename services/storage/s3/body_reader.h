@@ -1,0 +1,36 @@
+// Pulls a request body through httplib's ContentReader and hands its payload on in pieces of
+// at most 1 MiB, never holding more: the SHA-256 the signature covers is checked at the end
+// (XAmzContentSHA256Mismatch), an aws-chunked body is decoded with every chunk signature
+// checked, and the payload must be exactly the announced length. The caller commits nothing
+// until Read returns OK.
+#pragma once
+
+#include <httplib.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "services/storage/s3/auth.h"
+
+namespace gpuaas::storage::s3 {
+
+using PayloadSink = std::function<absl::Status(std::string_view)>;
+
+// `reader` is null for a request without a body. `payload_length` is the decoded length
+// (Content-Length, or x-amz-decoded-content-length for aws-chunked). Sets `*consumed` once
+// the whole body has been read off the connection. Errors: XAmzContentSHA256Mismatch,
+// SignatureDoesNotMatch (a chunk), IncompleteBody (cut or short), InvalidRequest (framing),
+// or the sink's status.
+absl::Status ReadBody(const httplib::ContentReader* reader, const PayloadCheck& check,
+                      int64_t payload_length, const PayloadSink& sink, bool* consumed);
+
+// A small body (XML) into memory; EntityTooLarge past `limit` bytes.
+absl::StatusOr<std::string> ReadSmallBody(const httplib::ContentReader* reader,
+                                          const PayloadCheck& check, int64_t payload_length,
+                                          size_t limit, bool* consumed);
+
+}  // namespace gpuaas::storage::s3

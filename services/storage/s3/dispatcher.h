@@ -1,0 +1,55 @@
+// Turns one HTTP request into one S3 operation: parses the path and query, authenticates,
+// routes, authorizes against the bucket's storage, opens its volume, runs the handler, and
+// renders any error as an S3 error document. Writes the request's log line.
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "libs/authz/verifier.h"
+#include "libs/common/clock.h"
+#include "services/storage/backend.h"
+#include "services/storage/s3/auth.h"
+#include "services/storage/s3/directory.h"
+#include "services/storage/s3/request_context.h"
+
+namespace gpuaas::storage::s3 {
+
+class S3Metrics;
+
+struct DispatcherOptions {
+  std::string region;
+  absl::Duration max_clock_skew;
+};
+
+class Dispatcher final {
+ public:
+  // `metrics` may be null. Thread-safe.
+  Dispatcher(DispatcherOptions options, Directory& directory, Backend& backend,
+             authz::Authenticator& tokens, const Clock& clock, S3Metrics* metrics);
+
+  // `body` is null when the request has none. Never throws.
+  void Handle(const httplib::Request& req, httplib::Response& res,
+              const httplib::ContentReader* body);
+
+ private:
+  absl::Status Serve(RequestContext& ctx);
+  absl::Status ParseTarget(RequestContext& ctx);
+  absl::Status OpenBucket(RequestContext& ctx);
+  absl::Status RunOperation(RequestContext& ctx);
+  void SendError(RequestContext& ctx, const absl::Status& status);
+
+  DispatcherOptions options_;
+  Directory& directory_;
+  Backend& backend_;
+  const Clock& clock_;
+  S3Metrics* metrics_;
+  RequestAuthenticator authenticator_;
+  std::atomic<uint64_t> next_request_id_;
+};
+
+}  // namespace gpuaas::storage::s3

@@ -1,0 +1,138 @@
+#include "services/storage/s3/server.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <signal.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "libs/common/logging.h"
+#include "services/storage/s3/dispatcher.h"
+#include "services/storage/s3/http_transport.h"
+#include "services/storage/s3/metrics.h"
+
+namespace gpuaas::storage::s3 {
+namespace {
+
+constexpr int kListenBacklog = 512;
+
+SSL_CTX* AsSsl(void* p) { return static_cast<SSL_CTX*>(p); }
+
+absl::StatusOr<SSL_CTX*> NewTlsContext(const ServerOptions& options) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) {
+    return absl::InternalError("SSL_CTX_new failed");
+  }
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY);
+  if (SSL_CTX_use_certificate_chain_file(ctx, options.tls_cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, options.tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1) {
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls: cannot load ", options.tls_cert_file, " and ", options.tls_key_file));
+  }
+  return ctx;
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options, Directory& directory, Backend& backend,
+               authz::Authenticator& tokens, const Clock& clock)
+    : options_(std::move(options)),
+      directory_(directory),
+      backend_(backend),
+      tokens_(tokens),
+      clock_(clock) {}
+
+Server::~Server() {
+  Stop();
+  if (tls_ != nullptr) {
+    SSL_CTX_free(AsSsl(tls_));
+  }
+}
+
+absl::Status Server::Start() {
+  if (http_) {
+    return absl::FailedPreconditionError("already started");
+  }
+  if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("tls_cert_file and tls_key_file go together");
+  }
+  if (options_.threads < 1) {
+    return absl::InvalidArgumentError("threads must be at least 1");
+  }
+  if (!options_.tls_cert_file.empty()) {
+    auto tls = NewTlsContext(options_);
+    if (!tls.ok()) {
+      return tls.status();
+    }
+    tls_ = *tls;
+  }
+  // A client that hangs up mid-response must cost a failed write, not the process (OpenSSL
+  // writes with plain send()).
+  signal(SIGPIPE, SIG_IGN);
+
+  if (options_.metrics_registry != nullptr) {
+    metrics_ = std::make_unique<S3Metrics>(*options_.metrics_registry);
+  }
+  dispatcher_ =
+      std::make_unique<Dispatcher>(DispatcherOptions{options_.region, options_.max_clock_skew},
+                                   directory_, backend_, tokens_, clock_, metrics_.get());
+  http_ = std::make_unique<HttpTransport>(AsSsl(tls_));
+  int threads = options_.threads;
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  Dispatcher* dispatcher = dispatcher_.get();
+  auto plain = [dispatcher](const httplib::Request& req, httplib::Response& res) {
+    dispatcher->Handle(req, res, nullptr);
+  };
+  auto with_body = [dispatcher](const httplib::Request& req, httplib::Response& res,
+                                const httplib::ContentReader& body) {
+    dispatcher->Handle(req, res, &body);
+  };
+  // The transport sets every request's path to "/" (it routes from req.target itself).
+  http_->Get("/", plain);
+  http_->Delete("/", plain);
+  http_->Put("/", plain);
+  http_->Post("/", plain);
+  http_->Put("/", with_body);
+  http_->Post("/", with_body);
+  http_->Delete("/", with_body);
+  http_->Patch("/", plain);
+  http_->Patch("/", with_body);
+  http_->Options("/", plain);
+  http_->set_payload_max_length(std::numeric_limits<size_t>::max());
+
+  if (options_.port == 0) {
+    port_ = http_->bind_to_any_port(options_.host);
+  } else if (http_->bind_to_port(options_.host, options_.port)) {
+    port_ = options_.port;
+  } else {
+    port_ = -1;
+  }
+  if (port_ <= 0) {
+    http_.reset();
+    return absl::UnavailableError(
+        absl::StrCat("s3: cannot listen on ", options_.host, ":", options_.port));
+  }
+  http_->WidenBacklog(kListenBacklog);
+  thread_ = std::thread([this] { http_->listen_after_bind(); });
+  Logger("s3")->info("S3 endpoint on {}://{}:{}", tls_ != nullptr ? "https" : "http", options_.host,
+                     port_);
+  return absl::OkStatus();
+}
+
+void Server::Stop() {
+  if (!http_) {
+    return;
+  }
+  http_->stop();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  http_.reset();
+}
+
+}  // namespace gpuaas::storage::s3
