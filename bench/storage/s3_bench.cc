@@ -1,7 +1,7 @@
 // s3_bench: the storage service's S3 data plane under load, with requests signed as the AWS CLI
 // signs them (SigV4, UNSIGNED-PAYLOAD) but sent from C++, so the client is not what is measured.
 //
-//   s3_bench --endpoint 127.0.0.1:9000 --bucket STORAGE_ID --access-key-id ... \
+//   s3_bench --endpoint 127.0.0.1:9000 --bucket STORAGE_ID --access-key-id ...
 //            --secret-access-key-file F object --size 1Gi [--repeats 3]
 //   s3_bench ... objects --count 10000 --size 10Ki [--workers 8]
 //
@@ -102,9 +102,8 @@ int64_t Get(httplib::Client& client, const Target& t, const std::string& key) {
 
 bool Delete(httplib::Client& client, const Target& t, const std::string& key) {
   const std::string path = t.Path(key);
-  auto result =
-      client.Delete(path.c_str(), SignRequest(t.credentials, "DELETE", path, t.HostHeader(),
-                                              absl::Now()));
+  auto result = client.Delete(
+      path.c_str(), SignRequest(t.credentials, "DELETE", path, t.HostHeader(), absl::Now()));
   return result && result->status == 204;
 }
 
@@ -157,8 +156,7 @@ nlohmann::json Phase(const Target& t, int count, int workers, const char* name, 
       for (int i = next++; i < count; i = next++) {
         const absl::Time begin = absl::Now();
         const bool ok = op(*client, i);
-        recorder.Record(ok ? grpc::StatusCode::OK : grpc::StatusCode::UNKNOWN,
-                        absl::Now() - begin);
+        recorder.Record(ok ? grpc::StatusCode::OK : grpc::StatusCode::UNKNOWN, absl::Now() - begin);
       }
     });
   }
@@ -170,16 +168,14 @@ nlohmann::json Phase(const Target& t, int count, int workers, const char* name, 
 
 int RunObjects(const Target& t, int count, int64_t size, int workers) {
   auto key = [](int i) { return absl::StrCat("s3-bench/many/", i / 1000, "/", i); };
-  nlohmann::json up = Phase(t, count, workers, "put", [&](httplib::Client& c, int i) {
-    return Put(c, t, key(i), size);
-  });
-  nlohmann::json down = Phase(t, count, workers, "get", [&](httplib::Client& c, int i) {
-    return Get(c, t, key(i)) == size;
-  });
+  nlohmann::json up = Phase(t, count, workers, "put",
+                            [&](httplib::Client& c, int i) { return Put(c, t, key(i), size); });
+  nlohmann::json down = Phase(t, count, workers, "get",
+                              [&](httplib::Client& c, int i) { return Get(c, t, key(i)) == size; });
   Phase(t, count, workers, "delete",
         [&](httplib::Client& c, int i) { return Delete(c, t, key(i)); });
-  std::cout << nlohmann::json{{"mode", "objects"}, {"count", count}, {"bytes", size},
-                              {"workers", workers}, {"put", up}, {"get", down}}
+  std::cout << nlohmann::json{{"mode", "objects"},  {"count", count}, {"bytes", size},
+                              {"workers", workers}, {"put", up},      {"get", down}}
                    .dump(2)
             << "\n";
   return up["failed"] == 0 && down["failed"] == 0 ? 0 : 1;

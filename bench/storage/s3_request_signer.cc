@@ -26,10 +26,10 @@ httplib::Headers SignRequest(const S3Credentials& credentials, std::string_view 
   return {
       {"x-amz-content-sha256", std::string(s3::kUnsignedPayload)},
       {"x-amz-date", amz_date},
-      {"Authorization", std::string(s3::kSigV4Algorithm) +
-                            " Credential=" + credentials.access_key_id + "/" + credential.Scope() +
-                            ", SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" +
-                            signature},
+      {"Authorization",
+       std::string(s3::kSigV4Algorithm) + " Credential=" + credentials.access_key_id + "/" +
+           credential.Scope() +
+           ", SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" + signature},
   };
 }
 
