@@ -42,6 +42,7 @@ struct Target {
 std::unique_ptr<httplib::Client> Connect(const Target& t) {
   auto client = std::make_unique<httplib::Client>(t.host, t.port);
   client->set_keep_alive(true);
+  client->set_tcp_nodelay(true);  // headers and body go in separate writes
   client->set_read_timeout(300, 0);
   client->set_write_timeout(300, 0);
   return client;

@@ -41,6 +41,7 @@ struct StorageFlags {
   std::string s3_tls_cert;
   std::string s3_tls_key;
   double upload_expiry_hours = 24 * 7;
+  bool sync_writes = true;
 };
 
 void DefineFlags(CLI::App& app, StorageFlags& f) {
@@ -66,6 +67,11 @@ void DefineFlags(CLI::App& app, StorageFlags& f) {
       ->envname(gpuaas::service::EnvName(kStorage.name, "S3_TLS_CERT"));
   app.add_option("--s3-tls-key", f.s3_tls_key, "PEM key of --s3-tls-cert")
       ->envname(gpuaas::service::EnvName(kStorage.name, "S3_TLS_KEY"));
+  app.add_option("--sync-writes", f.sync_writes,
+                 "fsync every object and its directory before answering a write (off only where "
+                 "the disk's cache survives power loss)")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "SYNC_WRITES"))
+      ->capture_default_str();
   app.add_option("--upload-expiry-hours", f.upload_expiry_hours,
                  "multipart uploads neither completed nor aborted within this long are dropped")
       ->envname(gpuaas::service::EnvName(kStorage.name, "UPLOAD_EXPIRY_HOURS"))
@@ -118,7 +124,8 @@ int Run(const StorageFlags& f) {
     log->critical("--data-root {}: {}", f.data_root, ec.message());
     return 2;
   }
-  auto local = gpuaas::storage::local::NewLocalBackend({.data_root = data_root});
+  auto local = gpuaas::storage::local::NewLocalBackend(
+      {.data_root = data_root, .sync_writes = f.sync_writes});
   if (!local.ok()) {
     log->critical("--data-root {}: {}", data_root, local.status().ToString());
     return 2;
