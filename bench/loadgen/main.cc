@@ -24,6 +24,8 @@ constexpr absl::Duration kLoginTimeout = absl::Seconds(10);
 
 struct Flags {
   std::string addr;
+  std::string auth_addr;
+  std::string storage_id;
   std::string method = "WhoAmI";
   double rate = 500;
   std::string duration = "30s";
@@ -110,11 +112,17 @@ int Run(const Flags& f) {
   flags.tls.cert_file = f.cert_file;
   flags.tls.key_file = f.key_file;
   absl::StatusOr<client::Endpoint> endpoint =
-      client::ResolveEndpoint(client::Service::kAuth, flags, settings);
+      client::ResolveEndpoint(method->server, flags, settings);
+  // Tokens come from auth whatever the method's service.
+  client::Endpoint auth_flags = flags;
+  auth_flags.address = method->server == client::Service::kAuth ? f.addr : f.auth_addr;
+  absl::StatusOr<client::Endpoint> auth_endpoint =
+      client::ResolveEndpoint(client::Service::kAuth, auth_flags, settings);
   absl::StatusOr<std::string> user = settings.Get(f.user, "GPUAAS_ADMIN_USER");
   absl::StatusOr<std::string> password_file =
       settings.Get(f.password_file, "GPUAAS_ADMIN_PASSWORD_FILE");
-  for (const absl::Status& s : {endpoint.status(), user.status(), password_file.status()}) {
+  for (const absl::Status& s :
+       {endpoint.status(), auth_endpoint.status(), user.status(), password_file.status()}) {
     if (!s.ok()) {
       return Fail(s);
     }
@@ -122,6 +130,7 @@ int Run(const Flags& f) {
 
   args.user = *user;
   args.tenant = f.tenant;
+  args.storage_id = f.storage_id;
   if (!password_file->empty()) {
     absl::StatusOr<std::string> pw = ReadSecretFile(*password_file);
     if (!pw.ok()) {
@@ -145,7 +154,12 @@ int Run(const Flags& f) {
         std::cerr << "error: --method " << f.method << " needs --user and --password-file\n";
         return kExitUsage;
       }
-      absl::StatusOr<std::string> token = LoginOnce(*channel, args);
+      absl::StatusOr<std::shared_ptr<grpc::Channel>> auth_channel =
+          client::OpenChannel(auth_endpoint->address, auth_endpoint->tls);
+      if (!auth_channel.ok()) {
+        return Fail(auth_channel.status());
+      }
+      absl::StatusOr<std::string> token = LoginOnce(*auth_channel, args);
       if (!token.ok()) {
         return Fail(token.status());
       }
@@ -177,8 +191,12 @@ int main(int argc, char** argv) {
   gpuaas::bench::Flags f;
   CLI::App app("gpuaas_loadgen: fixed-rate (open-loop) gRPC load with latency percentiles");
   app.add_option("--addr", f.addr,
-                 "server host:port (default: $GPUAAS_AUTH_ADDR, .gpuaas/stack.env, "
-                 "localhost:50051)");
+                 "host:port of the method's service (default: $GPUAAS_<SERVICE>_ADDR, "
+                 ".gpuaas/stack.env, localhost:5005x)");
+  app.add_option("--auth-addr", f.auth_addr,
+                 "auth service for the token when the method is another service's (default: "
+                 "$GPUAAS_AUTH_ADDR, .gpuaas/stack.env, localhost:50051)");
+  app.add_option("--storage", f.storage_id, "storage id for GetStorage");
   app.add_option("--method", f.method, gpuaas::bench::MethodNames())->capture_default_str();
   app.add_option("--rate", f.rate, "calls per second")
       ->capture_default_str()

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
+#include "gpuaas/storage/v1/storage.grpc.pb.h"
 #include "libs/client/call_context.h"
 
 namespace gpuaas::bench {
@@ -13,6 +14,7 @@ using AuthStub = std::shared_ptr<authpb::AuthService::Stub>;
 using Callback = std::function<void(grpc::Status)>;
 
 constexpr std::string_view kAuthService = "gpuaas.auth.v1.AuthService";
+constexpr std::string_view kStorageService = "gpuaas.storage.v1.StorageService";
 
 // Wraps one callback-API method: each call gets a fresh context from libs/client (deadline,
 // bearer token) and its own response object, both kept alive by the completion callback, and
@@ -90,15 +92,31 @@ absl::StatusOr<Invoker> Login(std::shared_ptr<grpc::Channel> ch, const MethodArg
              Callback cb) { stub->async()->Login(c, q, r, std::move(cb)); });
 }
 
+absl::StatusOr<Invoker> GetStorage(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
+  namespace storagepb = ::gpuaas::storage::v1;
+  if (a.storage_id.empty()) {
+    return absl::InvalidArgumentError("GetStorage needs --storage");
+  }
+  storagepb::GetStorageRequest req;
+  req.set_storage_id(a.storage_id);
+  std::shared_ptr<storagepb::StorageService::Stub> stub =
+      storagepb::StorageService::NewStub(std::move(ch));
+  return MakeInvoker<storagepb::Storage>(
+      std::move(req), a,
+      [stub](grpc::ClientContext* c, const storagepb::GetStorageRequest* q, storagepb::Storage* r,
+             Callback cb) { stub->async()->GetStorage(c, q, r, std::move(cb)); });
+}
+
 }  // namespace
 
 const std::vector<MethodSpec>& Methods() {
   // Function-local and never destroyed: no global object with a non-trivial destructor.
   static const auto* methods = new std::vector<MethodSpec>{
-      {"WhoAmI", kAuthService, true, &WhoAmI},
-      {"GetTenant", kAuthService, true, &GetTenant},
-      {"ListTenants", kAuthService, true, &ListTenants},
-      {"Login", kAuthService, false, &Login},
+      {"WhoAmI", kAuthService, client::Service::kAuth, true, &WhoAmI},
+      {"GetTenant", kAuthService, client::Service::kAuth, true, &GetTenant},
+      {"ListTenants", kAuthService, client::Service::kAuth, true, &ListTenants},
+      {"Login", kAuthService, client::Service::kAuth, false, &Login},
+      {"GetStorage", kStorageService, client::Service::kStorage, true, &GetStorage},
   };
   return *methods;
 }

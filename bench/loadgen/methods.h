@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "bench/loadgen/open_loop.h"
+#include "libs/client/endpoint.h"
 
 namespace gpuaas::bench {
 
@@ -22,11 +23,13 @@ struct MethodArgs {
   std::string user;
   std::string password;
   std::string tenant;
+  std::string storage_id;
 };
 
 struct MethodSpec {
   std::string_view name;     // "WhoAmI"
   std::string_view service;  // "gpuaas.auth.v1.AuthService", for the report
+  client::Service server;    // where it is served (tokens always come from auth)
   bool needs_token;
   // Error: INVALID_ARGUMENT when an argument the request needs is missing.
   absl::StatusOr<Invoker> (*make)(std::shared_ptr<grpc::Channel> channel, const MethodArgs& args);

@@ -18,8 +18,9 @@ std::shared_ptr<grpc::Channel> Unused() {
   return grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
 }
 
-TEST(MethodsTest, TableHasTheAuthMethods) {
-  EXPECT_EQ(MethodNames(), "WhoAmI|GetTenant|ListTenants|Login");
+TEST(MethodsTest, TableHasTheMethods) {
+  EXPECT_EQ(MethodNames(), "WhoAmI|GetTenant|ListTenants|Login|GetStorage");
+  EXPECT_EQ(FindMethod("GetStorage")->server, client::Service::kStorage);
   ASSERT_NE(FindMethod("WhoAmI"), nullptr);
   EXPECT_TRUE(FindMethod("WhoAmI")->needs_token);
   EXPECT_FALSE(FindMethod("Login")->needs_token);
@@ -30,6 +31,8 @@ TEST(MethodsTest, MissingArgumentsAreInvalid) {
   EXPECT_EQ(FindMethod("GetTenant")->make(Unused(), {}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(FindMethod("Login")->make(Unused(), Args("", "a")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FindMethod("GetStorage")->make(Unused(), Args("t")).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(FindMethod("WhoAmI")->make(Unused(), Args("t")).ok());
 }

@@ -130,6 +130,8 @@ Server::~Server() {
   impl_->server.reset();
 }
 
+prometheus::Registry& Server::metrics_registry() { return *impl_->registry; }
+
 Handler& Server::handler() { return impl_->handler; }
 
 Handler& Server::cpu_handler() { return impl_->cpu_handler; }

@@ -24,6 +24,10 @@
 #include "libs/rpc/handler.h"
 #include "libs/rpc/tls.h"
 
+namespace prometheus {
+class Registry;
+}
+
 namespace gpuaas::rpc {
 
 struct ServerOptions {
@@ -54,6 +58,10 @@ class Server final {
   Handler& handler();
   // The same on the CPU lane (see ServerOptions::cpu_threads).
   Handler& cpu_handler();
+
+  // The registry the metrics endpoint serves, for a process's own series beside the RPC ones
+  // (the storage service's S3 data plane).
+  prometheus::Registry& metrics_registry();
 
   // Adds a service (not owned; must outlive the server). Call before Start.
   void AddService(grpc::Service* service);

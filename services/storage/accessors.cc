@@ -1,13 +1,13 @@
 #include "services/storage/accessors.h"
 
 #include "absl/strings/str_cat.h"
+#include "libs/authz/tenant_scope.h"
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
 #include "libs/rpc/handler.h"
 #include "libs/service/paging.h"
 #include "libs/service/validate.h"
 #include "services/storage/storage_rules.h"
-#include "services/storage/tenancy.h"
 
 namespace gpuaas::storage {
 namespace {
@@ -27,7 +27,7 @@ absl::Status Accessors::CreateAccessor(const authz::Principal& p,
   GPUAAS_ASSIGN_OR_RETURN(const absl::Duration ttl, AccessorTtl("ttl", req.ttl()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("description", req.description()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequestId("request_id", req.request_id()));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "creating an accessor"));
 
   const std::string access_key_id = NewAccessKeyId();
@@ -80,7 +80,7 @@ absl::Status Accessors::ListAccessors(const authz::Principal& p,
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
   GPUAAS_ASSIGN_OR_RETURN(service::PageRequest page,
                           service::ParsePage(req.page_size(), req.page_token()));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "listing accessors"));
   return pool_.RunInTransaction("storage.list_accessors", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.GetStorage(tx, scope, req.storage_id())) return StorageNotFound();
@@ -95,7 +95,7 @@ absl::Status Accessors::DeleteAccessor(const authz::Principal& p,
                                        const pb::DeleteAccessorRequest& req,
                                        pb::DeleteAccessorResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateAccessKeyId("access_key_id", req.access_key_id()));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "deleting an accessor"));
   return pool_.RunInTransaction("storage.delete_accessor", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.DeleteAccessor(tx, scope, req.access_key_id())) return AccessorNotFound();

@@ -1,10 +1,10 @@
 #include "services/storage/attachments.h"
 
 #include "absl/strings/str_cat.h"
+#include "libs/authz/tenant_scope.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
 #include "services/storage/storage_rules.h"
-#include "services/storage/tenancy.h"
 
 namespace gpuaas::storage {
 namespace {
@@ -18,7 +18,7 @@ absl::Status Attachments::AttachStorage(const authz::Principal& p,
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
   GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
   GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(
       authz::RequirePower(p, authz::Power::kServiceCalls, "attaching a storage"));
   std::string backend_class;
@@ -71,7 +71,7 @@ absl::Status Attachments::DetachStorage(const authz::Principal& p,
                                         pb::DetachStorageResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
   GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(
       authz::RequirePower(p, authz::Power::kServiceCalls, "detaching a storage"));
   std::optional<pb::Attachment> removed;

@@ -4,7 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <string>
+#include <thread>
 
+#include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
 #include "libs/common/clock.h"
@@ -17,6 +20,7 @@
 #include "services/storage/grpc_service.h"
 #include "services/storage/local/local_backend.h"
 #include "services/storage/migrations.h"
+#include "services/storage/s3/server.h"
 #include "services/storage/secret_box.h"
 #include "services/storage/specs.h"
 #include "services/storage/storages.h"
@@ -34,6 +38,10 @@ struct StorageFlags {
   std::string data_root = ".gpuaas/storage";
   std::string secret_key_file = ".gpuaas/storage-secret.key";
   std::string s3_listen = "127.0.0.1:9000";
+  std::string s3_tls_cert;
+  std::string s3_tls_key;
+  double upload_expiry_hours = 24 * 7;
+  bool sync_writes = true;
 };
 
 void DefineFlags(CLI::App& app, StorageFlags& f) {
@@ -55,6 +63,48 @@ void DefineFlags(CLI::App& app, StorageFlags& f) {
   app.add_option("--s3-listen", f.s3_listen, "the S3-compatible data plane's HTTP address")
       ->envname(gpuaas::service::EnvName(kStorage.name, "S3_LISTEN"))
       ->capture_default_str();
+  app.add_option("--s3-tls-cert", f.s3_tls_cert, "PEM certificate: serve S3 over HTTPS")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "S3_TLS_CERT"));
+  app.add_option("--s3-tls-key", f.s3_tls_key, "PEM key of --s3-tls-cert")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "S3_TLS_KEY"));
+  app.add_option("--sync-writes", f.sync_writes,
+                 "fsync every object and its directory before answering a write (off only where "
+                 "the disk's cache survives power loss)")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "SYNC_WRITES"))
+      ->capture_default_str();
+  app.add_option("--upload-expiry-hours", f.upload_expiry_hours,
+                 "multipart uploads neither completed nor aborted within this long are dropped")
+      ->envname(gpuaas::service::EnvName(kStorage.name, "UPLOAD_EXPIRY_HOURS"))
+      ->check(CLI::Range(0.01, 24.0 * 365))
+      ->capture_default_str();
+}
+
+// "host:port" into the S3 server's options. INVALID_ARGUMENT naming the flag.
+absl::Status ParseS3Listen(const std::string& listen, gpuaas::storage::s3::ServerOptions& out) {
+  const size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError("--s3-listen: want host:port, got \"" + listen + "\"");
+  }
+  out.host = listen.substr(0, colon);
+  out.port = port;
+  return absl::OkStatus();
+}
+
+// Drops abandoned multipart uploads now and then every hour until `stop`.
+void ExpireUploads(gpuaas::storage::Backend& backend, const gpuaas::Clock& clock,
+                   absl::Duration expiry, absl::Notification& stop) {
+  auto log = gpuaas::Logger("storage");
+  do {
+    absl::StatusOr<int> dropped = backend.ExpireUploads(clock.Now() - expiry);
+    if (!dropped.ok()) {
+      log->warn("expiring multipart uploads: {}", dropped.status().ToString());
+    } else if (*dropped > 0) {
+      log->info("dropped {} multipart uploads older than {}", *dropped,
+                absl::FormatDuration(expiry));
+    }
+  } while (!stop.WaitForNotificationWithTimeout(absl::Hours(1)));
 }
 
 int Run(const StorageFlags& f) {
@@ -74,7 +124,8 @@ int Run(const StorageFlags& f) {
     log->critical("--data-root {}: {}", f.data_root, ec.message());
     return 2;
   }
-  auto local = gpuaas::storage::local::NewLocalBackend({.data_root = data_root});
+  auto local = gpuaas::storage::local::NewLocalBackend(
+      {.data_root = data_root, .sync_writes = f.sync_writes});
   if (!local.ok()) {
     log->critical("--data-root {}: {}", data_root, local.status().ToString());
     return 2;
@@ -116,11 +167,34 @@ int Run(const StorageFlags& f) {
                                                       server.handler());
   server.AddService(&storage_service);
 
-  // S3 data plane: started here, on --s3-listen, over the same backends; it learns keys and
-  // buckets from `directory` and authenticates bearer tokens like the gRPC server.
+  // The S3 data plane, over the same backend: keys and buckets from the tables, bearer tokens
+  // verified like the gRPC server's.
+  gpuaas::storage::s3::ServerOptions s3_options{.tls_cert_file = f.s3_tls_cert,
+                                                .tls_key_file = f.s3_tls_key,
+                                                .metrics_registry = &server.metrics_registry()};
+  if (absl::Status s = ParseS3Listen(f.s3_listen, s3_options); !s.ok()) {
+    log->critical("{}", s.ToString());
+    return 2;
+  }
   gpuaas::storage::TableDirectory directory(**pool, repo, *box);
+  auto s3_tokens =
+      gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock);
+  gpuaas::storage::s3::Server s3(s3_options, directory, **local, *s3_tokens, clock);
+  if (absl::Status s = s3.Start(); !s.ok()) {
+    log->critical("S3 endpoint {}: {}", f.s3_listen, s.ToString());
+    return 1;
+  }
+  log->info("S3 endpoint on {}://{}:{}", f.s3_tls_cert.empty() ? "http" : "https", s3_options.host,
+            s3.port());
+  absl::Notification stop;
+  std::thread expirer(
+      [&] { ExpireUploads(**local, clock, absl::Hours(f.upload_expiry_hours), stop); });
 
-  return gpuaas::service::ServeUntilStopped(kStorage, server);
+  const int code = gpuaas::service::ServeUntilStopped(kStorage, server);
+  stop.Notify();
+  expirer.join();
+  s3.Stop();
+  return code;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "services/storage/storages.h"
 
 #include "absl/strings/str_cat.h"
+#include "libs/authz/tenant_scope.h"
 #include "libs/common/logging.h"
 #include "libs/common/quantity.h"
 #include "libs/common/status_macros.h"
@@ -9,7 +10,6 @@
 #include "libs/service/update_mask.h"
 #include "libs/service/validate.h"
 #include "services/storage/storage_rules.h"
-#include "services/storage/tenancy.h"
 
 namespace gpuaas::storage {
 namespace {
@@ -46,9 +46,12 @@ absl::Status Storages::CreateStorage(const authz::Principal& p, const CallerCred
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequestId("request_id", req.request_id()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("name", req.name()));
   GPUAAS_RETURN_IF_ERROR(ValidateSpecName("spec_name", req.spec_name()));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string tenant, TargetTenant(p, req.tenant_id()));
+  if (!req.tenant_id().empty()) {
+    GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
+  }
+  GPUAAS_ASSIGN_OR_RETURN(const std::string tenant, authz::TargetTenant(p, req.tenant_id()));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "creating a storage"));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   // Read before the transaction: no network calls while it holds locks.
   GPUAAS_ASSIGN_OR_RETURN(const int64_t quota, quotas_.MaxStorageBytes(tenant, caller));
   const std::string fingerprint = service::Fingerprint(req);
@@ -102,7 +105,7 @@ absl::Status Storages::CreateStorage(const authz::Principal& p, const CallerCred
 absl::Status Storages::GetStorage(const authz::Principal& p, const pb::GetStorageRequest& req,
                                   pb::Storage& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "reading a storage"));
   return Describe(scope, req.storage_id(), out);
 }
@@ -120,7 +123,7 @@ absl::Status Storages::ListStorages(const authz::Principal& p, const pb::ListSto
                           service::ParsePage(req.page_size(), req.page_token()));
   Repository::StorageFilter filter{
       .spec_name = req.spec_name(), .state = req.state(), .name = req.name()};
-  GPUAAS_ASSIGN_OR_RETURN(filter.tenant, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(filter.tenant, authz::TenantScope(p));
   if (!req.tenant_id().empty()) {
     GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
     GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, req.tenant_id(), "tenant"));
@@ -160,7 +163,7 @@ absl::Status Storages::UpdateStorage(const authz::Principal& p, const CallerCred
   if (mask.Touches("spec_name")) {
     GPUAAS_RETURN_IF_ERROR(ValidateSpecName("storage.spec_name", in.spec_name()));
   }
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "changing a storage"));
   GPUAAS_ASSIGN_OR_RETURN(
       const StorageRow before,
@@ -218,7 +221,7 @@ absl::Status Storages::UpdateStorage(const authz::Principal& p, const CallerCred
 absl::Status Storages::DeleteStorage(const authz::Principal& p, const pb::DeleteStorageRequest& req,
                                      pb::DeleteStorageResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
-  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, ReadScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "deleting a storage"));
   std::string backend_class;
   // The mark is committed before any byte is removed: from here on the storage is gone for the

@@ -41,8 +41,9 @@ absl::StatusOr<std::shared_ptr<const DirEntries>> ReadSortedDir(int dir_fd);
 class DirListingCache final {
  public:
   // Directories with fewer than `min_entries` are cheap to read and are not kept; at most
-  // `max_total_entries` names are kept over all directories (least recently used go first).
-  explicit DirListingCache(size_t min_entries = 256, size_t max_total_entries = 1'000'000);
+  // `max_total_entries` names are kept over all directories (least recently used go first):
+  // four directories of 100,000, some 20 MB.
+  explicit DirListingCache(size_t min_entries = 256, size_t max_total_entries = 400'000);
 
   // The sorted entries of `dir_fd`, whose key prefix within the volume is `rel` ("" for the
   // root, "a/b/" below it).

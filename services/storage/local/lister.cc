@@ -152,7 +152,7 @@ class Walker {
     if (!fd.ok() || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
       return std::nullopt;  // gone or replaced meanwhile
     }
-    return ReadObjectInfo(fd->get(), st, std::move(key), /*with_content_type=*/false);
+    return ReadObjectInfo(fd->get(), st, std::move(key));
   }
 
   // Enters a directory: only entries starting with `name_filter`, and only from where keys

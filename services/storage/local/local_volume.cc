@@ -195,7 +195,7 @@ absl::StatusOr<ObjectInfo> LocalVolume::Stat(std::string_view key) {
   if (!fd.ok()) {
     return fd.status();
   }
-  return ReadObjectInfo(fd->get(), st, std::string(key), /*with_content_type=*/true);
+  return ReadObjectInfo(fd->get(), st, std::string(key));
 }
 
 absl::StatusOr<std::unique_ptr<ObjectReader>> LocalVolume::Open(std::string_view key) {
@@ -204,7 +204,7 @@ absl::StatusOr<std::unique_ptr<ObjectReader>> LocalVolume::Open(std::string_view
   if (!fd.ok()) {
     return fd.status();
   }
-  ObjectInfo info = ReadObjectInfo(fd->get(), st, std::string(key), /*with_content_type=*/true);
+  ObjectInfo info = ReadObjectInfo(fd->get(), st, std::string(key));
   return std::make_unique<FileReader>(*std::move(fd), std::move(info));
 }
 
@@ -328,8 +328,7 @@ absl::Status LocalVolume::Delete(std::string_view key) {
 absl::StatusOr<ObjectInfo> LocalVolume::Copy(std::string_view from_key, std::string_view to_key) {
   struct stat src_st;
   GPUAAS_ASSIGN_OR_RETURN(UniqueFd src, OpenObject(from_key, src_st));
-  const ObjectInfo src_info =
-      ReadObjectInfo(src.get(), src_st, std::string(from_key), /*with_content_type=*/true);
+  const ObjectInfo src_info = ReadObjectInfo(src.get(), src_st, std::string(from_key));
   GPUAAS_ASSIGN_OR_RETURN(Target target, MakeTarget(to_key));
   GPUAAS_ASSIGN_OR_RETURN(const Existing old, Inspect(target));
   GPUAAS_ASSIGN_OR_RETURN(Reservation reservation,

@@ -1,5 +1,6 @@
 // Objects in one volume: put/get/stat/overwrite/delete/copy, what an abandoned write leaves,
 // ETags and content types, and counters against a recount.
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include <filesystem>
@@ -193,6 +194,16 @@ TEST_F(LocalVolumeTest, XattrsWorkHere) {
   WriteHostFile(probe, "x");
   EXPECT_EQ(::setxattr(probe.c_str(), "user.gpuaas.probe", "1", 1, 0), 0)
       << "user xattrs unsupported on " << DataRoot();
+}
+
+TEST_F(LocalVolumeTest, MetadataTakesNoDiskBlockOfItsOwn) {
+  // 100,000 small files with a 4 KiB xattr block each would take more disk than their data.
+  ASSERT_OK(Put(*volume_, "with-meta", std::string(10'000, 'x'), "application/octet-stream"));
+  WriteHostFile(VolumeDir() / "plain", std::string(10'000, 'x'));
+  struct stat with_meta, plain;
+  ASSERT_EQ(::stat((VolumeDir() / "with-meta").c_str(), &with_meta), 0);
+  ASSERT_EQ(::stat((VolumeDir() / "plain").c_str(), &plain), 0);
+  EXPECT_EQ(with_meta.st_blocks, plain.st_blocks);
 }
 
 TEST_F(LocalVolumeTest, RecountSeesWhatAWorkloadWrote) {

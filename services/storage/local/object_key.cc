@@ -30,6 +30,11 @@ absl::Status ValidateKey(std::string_view key) {
       return absl::InvalidArgumentError(absl::StrCat(
           "key \"", std::string(key), "\": empty, \".\" and \"..\" path segments are not allowed"));
     }
+    if (segment.size() > kMaxSegmentBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("key \"", std::string(key), "\": a path segment of ", segment.size(),
+                       " bytes; at most ", kMaxSegmentBytes, " between slashes"));
+    }
   }
   return absl::OkStatus();
 }

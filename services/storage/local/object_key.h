@@ -13,9 +13,12 @@
 namespace gpuaas::storage::local {
 
 inline constexpr size_t kMaxKeyBytes = 1024;
+// A file name's limit on Linux file systems (NAME_MAX).
+inline constexpr size_t kMaxSegmentBytes = 255;
 
 // INVALID_ARGUMENT naming `key` when it is empty, longer than 1,024 bytes, starts with "/",
-// holds an empty, "." or ".." segment (so also "a//b" and a trailing "/"), or a NUL byte.
+// holds an empty, "." or ".." segment (so also "a//b" and a trailing "/"), a NUL byte, or a
+// segment longer than a file name may be (255 bytes).
 absl::Status ValidateKey(std::string_view key);
 
 // A valid key's segments: "a/b/c" → {"a", "b", "c"}.

@@ -24,8 +24,13 @@ TEST(ObjectKeyTest, ValidAndInvalidKeys) {
                                      "..", "a//b", "a/", std::string_view("a\0b", 3)}) {
     EXPECT_THAT(ValidateKey(key), StatusIs(absl::StatusCode::kInvalidArgument)) << key;
   }
-  EXPECT_OK(ValidateKey(std::string(1024, 'k')));
+  EXPECT_OK(ValidateKey(std::string(200, 'k') + "/" + std::string(200, 'k') + "/" +
+                        std::string(200, 'k') + "/" + std::string(200, 'k') + "/" +
+                        std::string(220, 'k')));  // 1,024 bytes
   EXPECT_THAT(ValidateKey(std::string(1025, 'k')), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_OK(ValidateKey(std::string(255, 'k') + "/" + std::string(255, 'k')));
+  EXPECT_THAT(ValidateKey("a/" + std::string(256, 'k')),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("255")));
 }
 
 TEST(ObjectKeyTest, StorageIds) {

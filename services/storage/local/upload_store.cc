@@ -114,7 +114,7 @@ absl::StatusOr<std::vector<PartInfo>> ReadParts(int upload_dir_fd) {
     if (!fd.ok() || ::fstat(fd->get(), &st) != 0) {
       return true;  // replaced or dropped meanwhile
     }
-    const ObjectInfo info = ReadObjectInfo(fd->get(), st, "", /*with_content_type=*/false);
+    const ObjectInfo info = ReadObjectInfo(fd->get(), st, "");
     parts.push_back(PartInfo{*number, info.size, info.etag, info.modify_time});
     return true;
   });
