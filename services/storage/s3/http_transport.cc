@@ -18,6 +18,7 @@ namespace {
 // Idle time between requests on one connection, and per read or write while in one.
 constexpr int kKeepAliveMs = 10'000;
 constexpr int kIoTimeoutSeconds = 60;
+constexpr int kHandshakeTimeoutSeconds = 10;
 constexpr int kMaxRequestsPerConnection = 1000;
 constexpr size_t kReadBuffer = 64 * 1024;
 
@@ -185,8 +186,11 @@ void HttpTransport::WidenBacklog(int backlog) {
 }
 
 bool HttpTransport::process_and_close_socket(socket_t sock) {
+  // A client that connects and says nothing holds a thread for the handshake timeout only.
+  timeval handshake{kHandshakeTimeoutSeconds, 0};
   timeval timeout{kIoTimeoutSeconds, 0};
-  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, tls_ != nullptr ? &handshake : &timeout,
+             sizeof(timeout));
   setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
   int one = 1;
   setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -199,6 +203,7 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
       ::close(sock);
       return false;
     }
+    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     stream = std::make_unique<TlsStream>(sock, ssl.get());
   } else {
     stream = std::make_unique<PlainStream>(sock);
