@@ -101,6 +101,19 @@ class Handler final {
   std::unique_ptr<internal::OpenStreams> streams_;
 };
 
+// The shape most unary RPCs have: (domain.*method)(principal, request, response) on the
+// handler's pool, so a service's gRPC class is one line per method.
+template <class Domain, class Req, class Resp>
+grpc::ServerUnaryReactor* RunDomain(Handler& handler, grpc::CallbackServerContext* ctx,
+                                    Domain& domain,
+                                    absl::Status (Domain::*method)(const authz::Principal&,
+                                                                   const Req&, Resp&),
+                                    const Req* req, Resp* resp) {
+  return handler.Run(ctx, [&domain, method, req, resp](const authz::Principal& p) {
+    return (domain.*method)(p, *req, *resp);
+  });
+}
+
 // "user@tenant" (or "user" for a principal without a tenant): how logs name a caller.
 std::string PrincipalLabel(const authz::Principal& p);
 

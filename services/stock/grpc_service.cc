@@ -6,18 +6,6 @@
 namespace gpuaas::stock {
 namespace {
 
-// Every stock RPC has one shape: (domain.*method)(principal, request, response) on the pool.
-template <class Domain, class Req, class Resp>
-grpc::ServerUnaryReactor* Run(rpc::Handler& handler, grpc::CallbackServerContext* ctx,
-                              Domain& domain,
-                              absl::Status (Domain::*method)(const authz::Principal&, const Req&,
-                                                             Resp&),
-                              const Req* req, Resp* resp) {
-  return handler.Run(ctx, [&domain, method, req, resp](const authz::Principal& p) {
-    return (domain.*method)(p, *req, *resp);
-  });
-}
-
 using HeartbeatSessionBase = rpc::StreamSession<pb::HeartbeatRequest, pb::HeartbeatResponse>;
 
 // One agent's stream: each heartbeat answered by the node's state.
@@ -42,95 +30,95 @@ class HeartbeatSession final : public HeartbeatSessionBase {
 grpc::ServerUnaryReactor* StockServiceImpl::CreateSpec(grpc::CallbackServerContext* ctx,
                                                        const pb::CreateSpecRequest* req,
                                                        pb::Spec* resp) {
-  return Run(handler_, ctx, specs_, &SpecCatalog::CreateSpec, req, resp);
+  return rpc::RunDomain(handler_, ctx, specs_, &SpecCatalog::CreateSpec, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::GetSpec(grpc::CallbackServerContext* ctx,
                                                     const pb::GetSpecRequest* req, pb::Spec* resp) {
-  return Run(handler_, ctx, specs_, &SpecCatalog::GetSpec, req, resp);
+  return rpc::RunDomain(handler_, ctx, specs_, &SpecCatalog::GetSpec, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::ListSpecs(grpc::CallbackServerContext* ctx,
                                                       const pb::ListSpecsRequest* req,
                                                       pb::ListSpecsResponse* resp) {
-  return Run(handler_, ctx, specs_, &SpecCatalog::ListSpecs, req, resp);
+  return rpc::RunDomain(handler_, ctx, specs_, &SpecCatalog::ListSpecs, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::UpdateSpec(grpc::CallbackServerContext* ctx,
                                                        const pb::UpdateSpecRequest* req,
                                                        pb::Spec* resp) {
-  return Run(handler_, ctx, specs_, &SpecCatalog::UpdateSpec, req, resp);
+  return rpc::RunDomain(handler_, ctx, specs_, &SpecCatalog::UpdateSpec, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::CreateStocks(grpc::CallbackServerContext* ctx,
                                                          const pb::CreateStocksRequest* req,
                                                          pb::CreateStocksResponse* resp) {
-  return Run(handler_, ctx, stocks_, &StockPool::CreateStocks, req, resp);
+  return rpc::RunDomain(handler_, ctx, stocks_, &StockPool::CreateStocks, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::DeleteStocks(grpc::CallbackServerContext* ctx,
                                                          const pb::DeleteStocksRequest* req,
                                                          pb::DeleteStocksResponse* resp) {
-  return Run(handler_, ctx, stocks_, &StockPool::DeleteStocks, req, resp);
+  return rpc::RunDomain(handler_, ctx, stocks_, &StockPool::DeleteStocks, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::ListStocks(grpc::CallbackServerContext* ctx,
                                                        const pb::ListStocksRequest* req,
                                                        pb::ListStocksResponse* resp) {
-  return Run(handler_, ctx, stocks_, &StockPool::ListStocks, req, resp);
+  return rpc::RunDomain(handler_, ctx, stocks_, &StockPool::ListStocks, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::SearchStocks(grpc::CallbackServerContext* ctx,
                                                          const pb::SearchStocksRequest* req,
                                                          pb::SearchStocksResponse* resp) {
-  return Run(handler_, ctx, stocks_, &StockPool::SearchStocks, req, resp);
+  return rpc::RunDomain(handler_, ctx, stocks_, &StockPool::SearchStocks, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::GetStockSummary(grpc::CallbackServerContext* ctx,
                                                             const pb::GetStockSummaryRequest* req,
                                                             pb::GetStockSummaryResponse* resp) {
-  return Run(handler_, ctx, stocks_, &StockPool::GetStockSummary, req, resp);
+  return rpc::RunDomain(handler_, ctx, stocks_, &StockPool::GetStockSummary, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::ClaimStock(grpc::CallbackServerContext* ctx,
                                                        const pb::ClaimStockRequest* req,
                                                        pb::Stock* resp) {
-  return Run(handler_, ctx, stocks_, &StockPool::ClaimStock, req, resp);
+  return rpc::RunDomain(handler_, ctx, stocks_, &StockPool::ClaimStock, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::ReleaseStock(grpc::CallbackServerContext* ctx,
                                                          const pb::ReleaseStockRequest* req,
                                                          pb::ReleaseStockResponse* resp) {
-  return Run(handler_, ctx, stocks_, &StockPool::ReleaseStock, req, resp);
+  return rpc::RunDomain(handler_, ctx, stocks_, &StockPool::ReleaseStock, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::ListNodes(grpc::CallbackServerContext* ctx,
                                                       const pb::ListNodesRequest* req,
                                                       pb::ListNodesResponse* resp) {
-  return Run(handler_, ctx, nodes_, &NodeInventory::ListNodes, req, resp);
+  return rpc::RunDomain(handler_, ctx, nodes_, &NodeInventory::ListNodes, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::GetNode(grpc::CallbackServerContext* ctx,
                                                     const pb::GetNodeRequest* req, pb::Node* resp) {
-  return Run(handler_, ctx, nodes_, &NodeInventory::GetNode, req, resp);
+  return rpc::RunDomain(handler_, ctx, nodes_, &NodeInventory::GetNode, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::CordonNode(grpc::CallbackServerContext* ctx,
                                                        const pb::CordonNodeRequest* req,
                                                        pb::Node* resp) {
-  return Run(handler_, ctx, nodes_, &NodeInventory::CordonNode, req, resp);
+  return rpc::RunDomain(handler_, ctx, nodes_, &NodeInventory::CordonNode, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::UncordonNode(grpc::CallbackServerContext* ctx,
                                                          const pb::UncordonNodeRequest* req,
                                                          pb::Node* resp) {
-  return Run(handler_, ctx, nodes_, &NodeInventory::UncordonNode, req, resp);
+  return rpc::RunDomain(handler_, ctx, nodes_, &NodeInventory::UncordonNode, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::DrainNode(grpc::CallbackServerContext* ctx,
                                                       const pb::DrainNodeRequest* req,
                                                       pb::Node* resp) {
-  return Run(handler_, ctx, nodes_, &NodeInventory::DrainNode, req, resp);
+  return rpc::RunDomain(handler_, ctx, nodes_, &NodeInventory::DrainNode, req, resp);
 }
 
 grpc::ServerUnaryReactor* StockServiceImpl::DeleteSpec(grpc::CallbackServerContext* ctx,
@@ -143,7 +131,7 @@ grpc::ServerUnaryReactor* StockServiceImpl::DeleteSpec(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* NodeAgentServiceImpl::RegisterNode(grpc::CallbackServerContext* ctx,
                                                              const pb::RegisterNodeRequest* req,
                                                              pb::RegisterNodeResponse* resp) {
-  return Run(handler_, ctx, nodes_, &NodeInventory::RegisterNode, req, resp);
+  return rpc::RunDomain(handler_, ctx, nodes_, &NodeInventory::RegisterNode, req, resp);
 }
 
 grpc::ServerBidiReactor<pb::HeartbeatRequest, pb::HeartbeatResponse>*

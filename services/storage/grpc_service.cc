@@ -5,18 +5,6 @@
 namespace gpuaas::storage {
 namespace {
 
-// Most storage RPCs have one shape: (domain.*method)(principal, request, response) on the pool.
-template <class Domain, class Req, class Resp>
-grpc::ServerUnaryReactor* Run(rpc::Handler& handler, grpc::CallbackServerContext* ctx,
-                              Domain& domain,
-                              absl::Status (Domain::*method)(const authz::Principal&, const Req&,
-                                                             Resp&),
-                              const Req* req, Resp* resp) {
-  return handler.Run(ctx, [&domain, method, req, resp](const authz::Principal& p) {
-    return (domain.*method)(p, *req, *resp);
-  });
-}
-
 // Those that call the auth service on the caller's behalf also get its credentials, copied on
 // the gRPC thread, where the metadata map is certainly stable.
 template <class Req, class Resp>
@@ -42,31 +30,31 @@ grpc::ServerUnaryReactor* RunAsCaller(rpc::Handler& handler, grpc::CallbackServe
 grpc::ServerUnaryReactor* StorageServiceImpl::CreateStorageSpec(
     grpc::CallbackServerContext* ctx, const pb::CreateStorageSpecRequest* req,
     pb::StorageSpec* resp) {
-  return Run(handler_, ctx, domain_.specs, &StorageSpecs::CreateStorageSpec, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.specs, &StorageSpecs::CreateStorageSpec, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::GetStorageSpec(grpc::CallbackServerContext* ctx,
                                                              const pb::GetStorageSpecRequest* req,
                                                              pb::StorageSpec* resp) {
-  return Run(handler_, ctx, domain_.specs, &StorageSpecs::GetStorageSpec, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.specs, &StorageSpecs::GetStorageSpec, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::ListStorageSpecs(
     grpc::CallbackServerContext* ctx, const pb::ListStorageSpecsRequest* req,
     pb::ListStorageSpecsResponse* resp) {
-  return Run(handler_, ctx, domain_.specs, &StorageSpecs::ListStorageSpecs, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.specs, &StorageSpecs::ListStorageSpecs, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::UpdateStorageSpec(
     grpc::CallbackServerContext* ctx, const pb::UpdateStorageSpecRequest* req,
     pb::StorageSpec* resp) {
-  return Run(handler_, ctx, domain_.specs, &StorageSpecs::UpdateStorageSpec, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.specs, &StorageSpecs::UpdateStorageSpec, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::DeleteStorageSpec(
     grpc::CallbackServerContext* ctx, const pb::DeleteStorageSpecRequest* req,
     pb::DeleteStorageSpecResponse* resp) {
-  return Run(handler_, ctx, domain_.specs, &StorageSpecs::DeleteStorageSpec, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.specs, &StorageSpecs::DeleteStorageSpec, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::CreateStorage(grpc::CallbackServerContext* ctx,
@@ -78,13 +66,13 @@ grpc::ServerUnaryReactor* StorageServiceImpl::CreateStorage(grpc::CallbackServer
 grpc::ServerUnaryReactor* StorageServiceImpl::GetStorage(grpc::CallbackServerContext* ctx,
                                                          const pb::GetStorageRequest* req,
                                                          pb::Storage* resp) {
-  return Run(handler_, ctx, domain_.storages, &Storages::GetStorage, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.storages, &Storages::GetStorage, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::ListStorages(grpc::CallbackServerContext* ctx,
                                                            const pb::ListStoragesRequest* req,
                                                            pb::ListStoragesResponse* resp) {
-  return Run(handler_, ctx, domain_.storages, &Storages::ListStorages, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.storages, &Storages::ListStorages, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::UpdateStorage(grpc::CallbackServerContext* ctx,
@@ -96,37 +84,37 @@ grpc::ServerUnaryReactor* StorageServiceImpl::UpdateStorage(grpc::CallbackServer
 grpc::ServerUnaryReactor* StorageServiceImpl::DeleteStorage(grpc::CallbackServerContext* ctx,
                                                             const pb::DeleteStorageRequest* req,
                                                             pb::DeleteStorageResponse* resp) {
-  return Run(handler_, ctx, domain_.storages, &Storages::DeleteStorage, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.storages, &Storages::DeleteStorage, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::AttachStorage(grpc::CallbackServerContext* ctx,
                                                             const pb::AttachStorageRequest* req,
                                                             pb::Attachment* resp) {
-  return Run(handler_, ctx, domain_.attachments, &Attachments::AttachStorage, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.attachments, &Attachments::AttachStorage, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::DetachStorage(grpc::CallbackServerContext* ctx,
                                                             const pb::DetachStorageRequest* req,
                                                             pb::DetachStorageResponse* resp) {
-  return Run(handler_, ctx, domain_.attachments, &Attachments::DetachStorage, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.attachments, &Attachments::DetachStorage, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::CreateAccessor(grpc::CallbackServerContext* ctx,
                                                              const pb::CreateAccessorRequest* req,
                                                              pb::CreateAccessorResponse* resp) {
-  return Run(handler_, ctx, domain_.accessors, &Accessors::CreateAccessor, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.accessors, &Accessors::CreateAccessor, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::ListAccessors(grpc::CallbackServerContext* ctx,
                                                             const pb::ListAccessorsRequest* req,
                                                             pb::ListAccessorsResponse* resp) {
-  return Run(handler_, ctx, domain_.accessors, &Accessors::ListAccessors, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.accessors, &Accessors::ListAccessors, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::DeleteAccessor(grpc::CallbackServerContext* ctx,
                                                              const pb::DeleteAccessorRequest* req,
                                                              pb::DeleteAccessorResponse* resp) {
-  return Run(handler_, ctx, domain_.accessors, &Accessors::DeleteAccessor, req, resp);
+  return rpc::RunDomain(handler_, ctx, domain_.accessors, &Accessors::DeleteAccessor, req, resp);
 }
 
 }  // namespace gpuaas::storage

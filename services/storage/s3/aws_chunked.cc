@@ -13,19 +13,6 @@ namespace {
 constexpr size_t kMaxHeaderLine = 128;
 constexpr std::string_view kSignatureField = ";chunk-signature=";
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
 absl::Status Malformed(std::string_view why) {
   return absl::InvalidArgumentError(std::string("aws-chunked body: ") + std::string(why));
 }
@@ -138,7 +125,7 @@ absl::Status AwsChunkedDecoder::ParseHeader() {
   }
   int64_t size = 0;
   for (char c : header.substr(0, size_end)) {
-    int digit = HexDigit(c);
+    int digit = HexValue(c);
     if (digit < 0) {
       return Malformed("chunk size not hex");
     }

@@ -93,6 +93,8 @@ std::string ChunkStringToSign(std::string_view amz_date, std::string_view scope,
 
 std::string Sha256Hex(std::string_view data);
 std::string HexEncode(std::string_view bytes);
+// The value of one hex digit (either case); -1 for any other character.
+int HexValue(char c);
 // Compares without an early exit, so a forger learns nothing from timing.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 // 64 lower- or upper-case hex digits.
