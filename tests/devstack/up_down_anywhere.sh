@@ -172,19 +172,20 @@ if [ -f "$state/pids/storage.pid" ]; then
   secret=$(awk '/^secret access key:/{print $4}' "$walk/setup.txt")
   [ -n "$key" ] && [ -n "$secret" ] || fail "accessors create printed no keys"
   endpoint=http://127.0.0.1:$GPUAAS_S3_PORT
-  if command -v aws >/dev/null && command -v rclone >/dev/null; then
+  # Debian's AWS CLI (v2) first: a v1 CLI elsewhere on PATH presigns with SigV2.
+  aws=$(command -v /usr/bin/aws aws | head -n1 || true)
+  if [ -n "$aws" ] && command -v rclone >/dev/null; then
     s3env=(env -u AWS_CA_BUNDLE -u AWS_PROFILE HOME="$walk/home" AWS_CONFIG_FILE="$walk/aws-config"
            AWS_SHARED_CREDENTIALS_FILE="$walk/aws-credentials" AWS_ACCESS_KEY_ID="$key"
            AWS_SECRET_ACCESS_KEY="$secret" AWS_DEFAULT_REGION=us-east-1)
     head -c 12M /dev/urandom >"$walk/model.bin"
     mkdir -p "$walk/dataset"
     for i in $(seq 1 50); do echo "caption $i" >"$walk/dataset/img$i.txt"; done
-    "${s3env[@]}" aws configure set default.s3.signature_version s3v4
-    "${s3env[@]}" aws --endpoint-url "$endpoint" s3 cp "$walk/model.bin" s3://models/checkpoints/ \
+    "${s3env[@]}" "$aws" --endpoint-url "$endpoint" s3 cp "$walk/model.bin" s3://models/checkpoints/ \
       --only-show-errors || fail "aws s3 cp up"
-    "${s3env[@]}" aws --endpoint-url "$endpoint" s3 sync "$walk/dataset" s3://models/dataset \
+    "${s3env[@]}" "$aws" --endpoint-url "$endpoint" s3 sync "$walk/dataset" s3://models/dataset \
       --only-show-errors || fail "aws s3 sync"
-    url=$("${s3env[@]}" aws --endpoint-url "$endpoint" s3 presign \
+    url=$("${s3env[@]}" "$aws" --endpoint-url "$endpoint" s3 presign \
             s3://models/checkpoints/model.bin --expires-in 600) || fail "aws s3 presign"
     curl -sSf -o "$walk/presigned.bin" "$url" || fail "curl on the presigned URL"
     cmp "$walk/model.bin" "$walk/presigned.bin" || fail "presigned download differs"
