@@ -160,9 +160,12 @@ int Run(const StorageFlags& f) {
     log->info("finished {} interrupted storage creates and {} deletes", *created, *deleted);
   }
 
-  gpuaas::rpc::Server server(
-      gpuaas::service::ServerOptionsFor(kStorage, f.common),
-      gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock));
+  // One JWKS cache for both planes; the server owns it and outlives the S3 server.
+  auto token_verifier =
+      gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock);
+  gpuaas::authz::Authenticator& tokens = *token_verifier;
+  gpuaas::rpc::Server server(gpuaas::service::ServerOptionsFor(kStorage, f.common),
+                             std::move(token_verifier));
   gpuaas::storage::StorageServiceImpl storage_service({specs, storages, attachments, accessors},
                                                       server.handler());
   server.AddService(&storage_service);
@@ -177,9 +180,7 @@ int Run(const StorageFlags& f) {
     return 2;
   }
   gpuaas::storage::TableDirectory directory(**pool, repo, *box);
-  auto s3_tokens =
-      gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock);
-  gpuaas::storage::s3::Server s3(s3_options, directory, **local, *s3_tokens, clock);
+  gpuaas::storage::s3::Server s3(s3_options, directory, **local, tokens, clock);
   if (absl::Status s = s3.Start(); !s.ok()) {
     log->critical("S3 endpoint {}: {}", f.s3_listen, s.ToString());
     return 1;

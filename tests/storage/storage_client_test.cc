@@ -1,7 +1,7 @@
 // client::StorageClient against the real storage service (in process, on PostgreSQL, with the
 // real local backend and an in-process auth service): what the instance service and gpuaasctl
-// see through it. The fake-server test beside the client (libs/client/storage_client_test.cc)
-// covers the wiring of every RPC; this one covers every RPC end to end, answers and errors.
+// see through it: every RPC end to end, answers and errors (a method wired to the wrong RPC
+// answers with the wrong message type or fails).
 #include "libs/client/storage_client.h"
 
 #include <gmock/gmock.h>
