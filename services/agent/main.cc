@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "libs/client/access_tokens.h"
 #include "libs/client/auth_client.h"
 #include "libs/client/channel.h"
 #include "libs/common/clock.h"
@@ -18,7 +19,6 @@
 #include "libs/rpc/metrics_endpoint.h"
 #include "libs/rpc/process_metrics.h"
 #include "libs/rpc/server.h"
-#include "services/agent/access_tokens.h"
 #include "services/agent/agent_config.h"
 #include "services/agent/agent_metrics.h"
 #include "services/agent/gpu_monitor.h"
@@ -219,14 +219,14 @@ int Run(const AgentFlags& f) {
     return fail(!stock_channel.ok() ? stock_channel.status() : auth_channel.status());
   }
   gpuaas::client::AuthClient auth(*auth_channel);
-  std::unique_ptr<agent::AccessTokens> tokens;
+  std::unique_ptr<gpuaas::client::AccessTokens> tokens;
   if (!f.api_key_file.empty()) {
     absl::StatusOr<std::string> key = gpuaas::ReadSecretFile(f.api_key_file);
     if (!key.ok()) {
       return fail(
           absl::InvalidArgumentError(absl::StrCat("--api-key-file: ", key.status().message())));
     }
-    tokens = std::make_unique<agent::AccessTokens>(auth, *std::move(key), clock);
+    tokens = std::make_unique<gpuaas::client::AccessTokens>(auth, *std::move(key), clock);
   } else {
     log->warn("no --api-key-file: calling the stock service without a token");
   }

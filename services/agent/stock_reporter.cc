@@ -24,8 +24,9 @@ std::chrono::system_clock::time_point Chrono(absl::Time t) { return absl::ToChro
 
 }  // namespace
 
-StockReporter::StockReporter(std::shared_ptr<grpc::ChannelInterface> channel, AccessTokens* tokens,
-                             NodeFn node, HeartbeatFn heartbeat, Options options)
+StockReporter::StockReporter(std::shared_ptr<grpc::ChannelInterface> channel,
+                             client::AccessTokens* tokens, NodeFn node, HeartbeatFn heartbeat,
+                             Options options)
     : stub_(stock::v1::NodeAgentService::NewStub(std::move(channel))),
       tokens_(tokens),
       node_(std::move(node)),

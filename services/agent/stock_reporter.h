@@ -24,8 +24,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
+#include "libs/client/access_tokens.h"
 #include "libs/common/logging.h"
-#include "services/agent/access_tokens.h"
 #include "services/agent/backoff.h"
 
 namespace gpuaas::agent {
@@ -55,8 +55,8 @@ class StockReporter final {
   // `channel` to the stock service. `tokens` may be null (no token is sent: only for a stock
   // service that does not check); it must outlive the reporter. `node` builds the registration,
   // `heartbeat` each heartbeat; both are called on Run's thread.
-  StockReporter(std::shared_ptr<grpc::ChannelInterface> channel, AccessTokens* tokens, NodeFn node,
-                HeartbeatFn heartbeat, Options options);
+  StockReporter(std::shared_ptr<grpc::ChannelInterface> channel, client::AccessTokens* tokens,
+                NodeFn node, HeartbeatFn heartbeat, Options options);
 
   // Registers and heartbeats until Stop. Blocks.
   void Run();
@@ -83,7 +83,7 @@ class StockReporter final {
   bool SetActive(grpc::ClientContext* ctx);
 
   std::unique_ptr<stock::v1::NodeAgentService::Stub> stub_;
-  AccessTokens* tokens_;
+  client::AccessTokens* tokens_;
   NodeFn node_;
   HeartbeatFn heartbeat_;
   const Options options_;

@@ -1,6 +1,7 @@
-// The agent's access token: its API key ("<api_key_id>.<secret>") exchanged at the auth service,
-// cached, and exchanged again once most of its lifetime has passed, so a call never leaves with
-// a token about to expire. Neither the key nor a token is ever logged.
+// A service's own access token (an agent's, the instance reconciler's): its API key
+// ("<api_key_id>.<secret>") exchanged at the auth service, cached, and exchanged again once most
+// of its lifetime has passed, so a call never leaves with a token about to expire. Neither the
+// key nor a token is ever logged.
 #pragma once
 
 #include <string>
@@ -11,12 +12,12 @@
 #include "libs/client/auth_client.h"
 #include "libs/common/clock.h"
 
-namespace gpuaas::agent {
+namespace gpuaas::client {
 
 class AccessTokens final {
  public:
   // `auth` and `clock` must outlive this object.
-  AccessTokens(const client::AuthClient& auth, std::string api_key, const Clock& clock);
+  AccessTokens(const AuthClient& auth, std::string api_key, const Clock& clock);
 
   // A token to send as "authorization: Bearer ...": the cached one while it is fresh, else a new
   // exchange. Blocks on the exchange (up to the client's timeout). Thread-safe.
@@ -32,7 +33,7 @@ class AccessTokens final {
   void Invalidate();
 
  private:
-  const client::AuthClient& auth_;
+  const AuthClient& auth_;
   const std::string api_key_;
   const Clock& clock_;
 
@@ -41,4 +42,4 @@ class AccessTokens final {
   absl::Time refresh_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
-}  // namespace gpuaas::agent
+}  // namespace gpuaas::client

@@ -1,12 +1,12 @@
-#include "services/agent/access_tokens.h"
+#include "libs/client/access_tokens.h"
 
 #include <algorithm>
 
 #include "libs/common/proto_time.h"
 
-namespace gpuaas::agent {
+namespace gpuaas::client {
 
-AccessTokens::AccessTokens(const client::AuthClient& auth, std::string api_key, const Clock& clock)
+AccessTokens::AccessTokens(const AuthClient& auth, std::string api_key, const Clock& clock)
     : auth_(auth), api_key_(std::move(api_key)), clock_(clock) {}
 
 absl::StatusOr<std::string> AccessTokens::Get() {
@@ -15,9 +15,9 @@ absl::StatusOr<std::string> AccessTokens::Get() {
   if (!token_.empty() && now < refresh_at_) {
     return token_;
   }
-  client::authpb::ExchangeApiKeyRequest req;
+  authpb::ExchangeApiKeyRequest req;
   req.set_secret(api_key_);
-  absl::StatusOr<client::authpb::ExchangeApiKeyResponse> resp = auth_.ExchangeApiKey(req);
+  absl::StatusOr<authpb::ExchangeApiKeyResponse> resp = auth_.ExchangeApiKey(req);
   if (!resp.ok()) {
     return resp.status();
   }
@@ -42,4 +42,4 @@ void AccessTokens::Invalidate() {
   refresh_at_ = absl::InfinitePast();
 }
 
-}  // namespace gpuaas::agent
+}  // namespace gpuaas::client

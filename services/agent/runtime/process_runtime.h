@@ -1,0 +1,43 @@
+// The process runtime: each workload is a host process tree sandboxed with bubblewrap (own
+// mount, PID and IPC namespaces; a read-only system; a private home and /tmp; only its mounts
+// and its GPUs' device nodes), run as an unprivileged user, under a small shim process that
+// outlives the agent, keeps its size-capped logs and records its exit. State lives in one
+// directory per workload under `root`, so a new runtime adopts what an old one started.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "services/agent/runtime/runtime.h"
+
+namespace gpuaas::agent {
+
+struct ProcessRuntimeOptions {
+  // One directory per workload (its state, home and logs); created if missing, mode 0700.
+  std::string root;
+  // The gpuaas-workload-shim binary.
+  std::string shim_path;
+  // bubblewrap.
+  std::string bwrap_path = "/usr/bin/bwrap";
+  // Whom workloads run as when the agent runs as root (a user name or uid); an agent that is
+  // not root runs them as itself. Never root.
+  std::string workload_user = "nobody";
+  // Host ports handed to template ports: [first, last].
+  int first_port = 20000;
+  int last_port = 29999;
+  // Each of stdout and stderr keeps at most this much (the newest).
+  int64_t log_limit_bytes = 10 << 20;
+  // GPU UUID → NVML index, for /dev/nvidia<index>.
+  std::map<std::string, int> gpu_index;
+  // How often probes run while a workload is STARTED.
+  absl::Duration probe_interval = absl::Milliseconds(100);
+};
+
+// Makes the runtime and adopts the workloads found under options.root. Errors:
+// FAILED_PRECONDITION when bwrap or the shim is missing, or the workload user is root.
+absl::StatusOr<std::unique_ptr<Runtime>> NewProcessRuntime(ProcessRuntimeOptions options);
+
+}  // namespace gpuaas::agent
