@@ -50,4 +50,31 @@ ParsedFaults ParseFaults(std::string_view text, const std::vector<GpuInfo>& gpus
   return out;
 }
 
+ParsedUtilization ParseUtilization(std::string_view text, const std::vector<GpuInfo>& gpus) {
+  ParsedUtilization out;
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
+    ++number;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') {
+      continue;
+    }
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipWhitespace());
+    double percent = 0;
+    if (fields.size() != 2 || !absl::SimpleAtod(fields[1], &percent) || percent < 0 ||
+        percent > 100) {
+      out.errors.push_back(absl::StrCat("line ", number, ": want \"<gpu uuid or index> <0-100>\""));
+      continue;
+    }
+    const int index = FindGpu(fields[0], gpus);
+    if (index < 0) {
+      out.errors.push_back(absl::StrCat("line ", number, ": no GPU \"", fields[0], "\""));
+      continue;
+    }
+    out.pinned.emplace_back(index, percent);
+  }
+  return out;
+}
+
 }  // namespace gpuaas::agent

@@ -24,4 +24,13 @@ struct ParsedFaults {
 // Parses the file's text against the node's GPUs. Pure; never fails (bad lines are reported).
 ParsedFaults ParseFaults(std::string_view text, const std::vector<GpuInfo>& gpus);
 
+// The utilization file (--utilization-file), the same shape: "<gpu> <percent>" lines pin a
+// simulated GPU's utilization (0..100) while they are there, so idle auto-stop can be driven
+// by hand; GPUs not listed wander as before.
+struct ParsedUtilization {
+  std::vector<std::pair<int, double>> pinned;  // GPU index, percent
+  std::vector<std::string> errors;
+};
+ParsedUtilization ParseUtilization(std::string_view text, const std::vector<GpuInfo>& gpus);
+
 }  // namespace gpuaas::agent

@@ -35,8 +35,11 @@ uint64_t SeedOf(const std::string& uuid) {
 
 }  // namespace
 
-SimulatedGpuSource::SimulatedGpuSource(std::vector<GpuInfo> gpus, std::string fault_file)
-    : gpus_(std::move(gpus)), fault_file_(std::move(fault_file)) {
+SimulatedGpuSource::SimulatedGpuSource(std::vector<GpuInfo> gpus, std::string fault_file,
+                                       std::string utilization_file)
+    : gpus_(std::move(gpus)),
+      fault_file_(std::move(fault_file)),
+      utilization_file_(std::move(utilization_file)) {
   for (const GpuInfo& g : gpus_) {
     models_.push_back(FindSimulatedModel(g.model));
     Walk w{std::mt19937_64(SeedOf(g.uuid))};
@@ -58,6 +61,14 @@ absl::StatusOr<GpuReading> SimulatedGpuSource::Read(int index) {
   std::normal_distribution<double> step(0, 8);
   std::normal_distribution<double> jitter(0, 1);
   w.utilization = Reflect(w.utilization + step(w.rng), 0, 100);
+  if (!utilization_file_.empty()) {
+    // No file pins nothing; bad lines are ignored (the fault file's warnings cover the format).
+    if (absl::StatusOr<std::string> text = ReadFile(utilization_file_); text.ok()) {
+      for (const auto& [pinned, percent] : ParseUtilization(*text, gpus_).pinned) {
+        if (pinned == index) w.utilization = percent;
+      }
+    }
+  }
   // Jobs hold their memory while they run: it follows utilization slowly.
   const double memory_target = 0.05 + w.utilization / 110;
   w.memory_share = std::clamp(

@@ -1,6 +1,7 @@
 // A GpuSource without GPUs, for development stacks and tests: the inventory from
 // --simulate-gpus (simulated_inventory.h), gauges that wander plausibly within each model's
-// range, and XID errors injected through a fault file (fault_file.h).
+// range (or pinned by a utilization file), and XID errors injected through a fault file
+// (fault_file.h).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,8 @@ class SimulatedGpuSource final : public GpuSource {
   // `gpus` from ParseSimulatedGpus. `fault_file` may be empty (no faults) or name a file that
   // need not exist yet; it is read on every TakeXids and Probe. The gauges' random walk is
   // seeded from each GPU's UUID, so a node's readings repeat from one run to the next.
-  SimulatedGpuSource(std::vector<GpuInfo> gpus, std::string fault_file);
+  SimulatedGpuSource(std::vector<GpuInfo> gpus, std::string fault_file,
+                     std::string utilization_file = "");
 
   absl::StatusOr<std::vector<GpuInfo>> Discover() override;
   absl::StatusOr<GpuReading> Read(int index) override;
@@ -41,6 +43,7 @@ class SimulatedGpuSource final : public GpuSource {
   std::vector<const SimulatedModel*> models_;
   std::vector<Walk> walks_;
   std::string fault_file_;
+  std::string utilization_file_;   // may be empty; read on every Read
   std::string last_fault_errors_;  // logged once per change
 };
 

@@ -130,6 +130,22 @@ TEST(FaultFileTest, ParsesIndexAndUuidLinesAndReportsBadOnes) {
   EXPECT_THAT(parsed.errors[0], HasSubstr("line 6"));
 }
 
+TEST(UtilizationFileTest, PinsListedGpusAndReportsBadLines) {
+  ASSERT_OK_AND_ASSIGN(std::vector<GpuInfo> gpus, ParseSimulatedGpus("2xT4", "n"));
+  ParsedUtilization parsed =
+      ParseUtilization("# idle\n0 0\n" + gpus[1].uuid + " 97.5\n0 101\n5 3\nx\n", gpus);
+  ASSERT_EQ(parsed.pinned.size(), 2u);
+  EXPECT_EQ(parsed.pinned[0], std::make_pair(0, 0.0));
+  EXPECT_EQ(parsed.pinned[1], std::make_pair(1, 97.5));
+  EXPECT_EQ(parsed.errors.size(), 3u);
+
+  gpuaas::testing::TempDir dir;
+  const std::string file = (dir.path() / "utilization").string();
+  SimulatedGpuSource source(gpus, "", file);
+  std::ofstream(file) << "1 2\n";
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(source.Read(1)->utilization_percent, 2);
+}
+
 TEST(SimulatedSourceTest, FaultFileRaisesXidsAndHoldsProbesWhileListed) {
   gpuaas::testing::TempDir dir;
   const std::string faults = (dir.path() / "faults").string();
