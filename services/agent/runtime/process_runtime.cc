@@ -1,0 +1,576 @@
+// The process runtime (process_runtime.h). Each workload has a directory under the root:
+//   workload.pb   the Workload as received        ports   "<port> <host port>" lines
+//   state         "<state> <reason> <exit code>" and a message line, after every change
+//   shim, stopping, exit, stdout.log, stderr.log  written by the shim (shim_files.h)
+//   home/         the workload's private home
+// so a runtime made after an agent restart rebuilds what it knew and adopts running shims.
+#include "services/agent/runtime/process_runtime.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "libs/common/logging.h"
+#include "libs/common/proto_time.h"
+#include "libs/common/status_macros.h"
+#include "services/agent/runtime/probe.h"
+#include "services/agent/runtime/sandbox.h"
+#include "services/agent/runtime/shim_files.h"
+
+namespace gpuaas::agent {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = ::gpuaas::instance::v1;
+
+constexpr absl::Duration kDefaultProbeTimeout = absl::Minutes(5);
+constexpr absl::Duration kDefaultGrace = absl::Seconds(10);
+// A shim that has not recorded itself this long after its start is taken for dead.
+constexpr absl::Duration kShimStartGrace = absl::Seconds(5);
+
+absl::Duration FromProto(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+bool Finished(pb::WorkloadState s) {
+  return s == pb::WORKLOAD_STATE_EXITED || s == pb::WORKLOAD_STATE_STOPPED ||
+         s == pb::WORKLOAD_STATE_FAILED;
+}
+
+// Workload ids name directories: "<instance_id>.<run>", nothing that could climb out.
+bool SafeId(const std::string& id) {
+  if (id.empty() || id.size() > 200 || id == "." || id == "..") return false;
+  for (char c : id) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Hands `path` (and, when `recursive`, what is under it) to uid:gid where another user owns it.
+void GiveTo(const fs::path& path, uid_t uid, gid_t gid, bool recursive) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0 && st.st_uid != uid) {
+    (void)!lchown(path.c_str(), uid, gid);
+  }
+  if (!recursive) return;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (lstat(it->path().c_str(), &st) == 0 && st.st_uid != uid) {
+      (void)!lchown(it->path().c_str(), uid, gid);
+    }
+  }
+}
+
+// bwrap binds as the workload's user: every directory above `path` must let it through.
+absl::Status Reachable(const fs::path& path, uid_t uid, gid_t gid) {
+  for (fs::path p = path.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    struct stat st;
+    if (stat(p.c_str(), &st) != 0) continue;
+    const bool through = (st.st_uid == uid && (st.st_mode & S_IXUSR)) ||
+                         (st.st_gid == gid && (st.st_mode & S_IXGRP)) || (st.st_mode & S_IXOTH);
+    if (!through) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s cannot be mounted: the workloads' user (uid %d) cannot enter %s (mode %o); keep "
+          "storages and the workload root under directories others may traverse",
+          path.string(), uid, p.string(), st.st_mode & 07777));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool PortFree(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return free;
+}
+
+struct Entry {
+  pb::Workload workload;
+  fs::path dir;
+  std::map<int, int> host_ports;
+  pb::WorkloadState state = pb::WORKLOAD_STATE_UNSPECIFIED;
+  pb::Reason reason = pb::REASON_UNSPECIFIED;
+  std::string message;
+  int exit_code = 0;
+  absl::Time state_time;
+  absl::Time started;
+  pid_t shim = -1;
+  bool own_child = false;  // ours to reap
+  bool stop_sent = false;
+};
+
+class ProcessRuntime final : public Runtime {
+ public:
+  ProcessRuntime(ProcessRuntimeOptions options, uid_t uid, gid_t gid)
+      : options_(std::move(options)), uid_(uid), gid_(gid), root_links_(ReadRootLinks()) {}
+
+  ~ProcessRuntime() override {
+    stopping_.Notify();
+    if (loop_.joinable()) loop_.join();
+  }
+
+  void Adopt();
+  void StartLoop() {
+    loop_ = std::thread([this] { Loop(); });
+  }
+
+  absl::Status Start(const pb::Workload& workload) override;
+  absl::Status Stop(std::string_view workload_id) override;
+  absl::Status Remove(std::string_view workload_id) override;
+  std::vector<pb::WorkloadStatus> List() const override;
+  void OnChange(std::function<void()> changed) override {
+    absl::MutexLock lock(&mu_);
+    on_change_ = std::move(changed);
+  }
+
+ private:
+  absl::Status Spawn(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::map<int, int>> AllocatePorts(const pb::Workload& w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetState(Entry& e, pb::WorkloadState state, pb::Reason reason, std::string message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Persist(const Entry& e) const;
+  void SendStop(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Notify();
+  void Loop();
+  // One round: reap, notice exits, probe. True when something changed.
+  bool Tick();
+
+  const ProcessRuntimeOptions options_;
+  const uid_t uid_;
+  const gid_t gid_;
+  const std::map<std::string, std::string> root_links_;
+  absl::Notification stopping_;
+  std::thread loop_;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> on_change_ ABSL_GUARDED_BY(mu_);
+  int next_port_ ABSL_GUARDED_BY(mu_) = 0;
+  bool changed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+void ProcessRuntime::Notify() {
+  std::function<void()> f;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!changed_) return;
+    changed_ = false;
+    f = on_change_;
+  }
+  if (f) f();
+}
+
+void ProcessRuntime::SetState(Entry& e, pb::WorkloadState state, pb::Reason reason,
+                              std::string message) {
+  if (e.state == state && e.reason == reason && e.message == message) return;
+  e.state = state;
+  e.reason = reason;
+  e.message = std::move(message);
+  e.state_time = absl::Now();
+  Persist(e);
+  changed_ = true;
+}
+
+void ProcessRuntime::Persist(const Entry& e) const {
+  const fs::path tmp = e.dir / "state.tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << static_cast<int>(e.state) << " " << static_cast<int>(e.reason) << " " << e.exit_code
+        << " " << absl::ToUnixMillis(e.state_time) << "\n"
+        << e.message << "\n";
+  }
+  std::error_code ec;
+  fs::rename(tmp, e.dir / "state", ec);
+}
+
+absl::StatusOr<std::map<int, int>> ProcessRuntime::AllocatePorts(const pb::Workload& w) {
+  std::set<int> taken;
+  for (const auto& [id, e] : entries_) {
+    for (const auto& [port, host] : e.host_ports) taken.insert(host);
+  }
+  const int span = options_.last_port - options_.first_port + 1;
+  std::map<int, int> out;
+  for (const pb::Port& p : w.ports()) {
+    bool found = false;
+    for (int tries = 0; tries < span && !found; ++tries) {
+      const int candidate = options_.first_port + (next_port_++ % span);
+      if (taken.count(candidate) || !PortFree(candidate)) continue;
+      taken.insert(candidate);
+      out[p.port()] = candidate;
+      found = true;
+    }
+    if (!found) {
+      return absl::ResourceExhaustedError(absl::StrCat("no free host port in ",
+                                                       options_.first_port, "-",
+                                                       options_.last_port));
+    }
+  }
+  return out;
+}
+
+absl::Status ProcessRuntime::Spawn(Entry& e) {
+  std::error_code ec;
+  fs::create_directories(e.dir / "home", ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot make ", e.dir.string(), ": ", ec.message()));
+  chmod(e.dir.c_str(), 0711);  // the shim's files stay root's; home is the workload's
+  GiveTo(e.dir / "home", uid_, gid_, false);
+  {
+    std::ofstream out(e.dir / "workload.pb", std::ios::binary | std::ios::trunc);
+    e.workload.SerializeToOstream(&out);
+  }
+  for (const pb::Mount& m : e.workload.mounts()) {
+    fs::create_directories(m.host_path(), ec);
+    if (ec) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("mount ", m.mount_path(), ": cannot make ", m.host_path(), ": ", ec.message()));
+    }
+    // Files other users (the S3 data plane) wrote become the workload's, so it may change them.
+    if (!m.read_only() && geteuid() == 0) GiveTo(m.host_path(), uid_, gid_, true);
+  }
+  GPUAAS_ASSIGN_OR_RETURN(e.host_ports, AllocatePorts(e.workload));
+  {
+    std::ofstream out(e.dir / "ports", std::ios::trunc);
+    for (const auto& [port, host] : e.host_ports) out << port << " " << host << "\n";
+  }
+  const Launch launch = BuildLaunch({.workload = &e.workload,
+                                     .host_ports = e.host_ports,
+                                     .home = (e.dir / "home").string(),
+                                     .gpu_index = options_.gpu_index,
+                                     .root_links = root_links_});
+  const absl::Duration grace = e.workload.has_stop_grace_period()
+                                   ? FromProto(e.workload.stop_grace_period())
+                                   : kDefaultGrace;
+  std::vector<std::string> args = {options_.shim_path,
+                                   "--dir",
+                                   e.dir.string(),
+                                   "--bwrap",
+                                   options_.bwrap_path,
+                                   "--uid",
+                                   std::to_string(uid_),
+                                   "--gid",
+                                   std::to_string(gid_),
+                                   "--log-limit",
+                                   std::to_string(options_.log_limit_bytes),
+                                   "--grace-ms",
+                                   std::to_string(absl::ToInt64Milliseconds(grace))};
+  for (const BindSource& b : launch.binds) {
+    GPUAAS_RETURN_IF_ERROR(Reachable(b.host_path, uid_, gid_));
+  }
+  args.push_back("--");
+  args.insert(args.end(), launch.bwrap_args.begin(), launch.bwrap_args.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env = launch.env;
+  std::vector<char*> envp;
+  for (std::string& v : env) envp.push_back(v.data());
+  envp.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
+  if (pid == 0) {
+    // Its own session, so nothing aimed at the agent's group reaches it, and none of the
+    // agent's descriptors.
+    setsid();
+    close_range(3, ~0U, 0);
+    const int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  e.shim = pid;
+  e.own_child = true;
+  e.started = absl::Now();
+  return absl::OkStatus();
+}
+
+absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
+  absl::Status result;
+  {
+    absl::MutexLock lock(&mu_);
+    if (entries_.count(workload.workload_id())) return absl::OkStatus();
+    if (!SafeId(workload.workload_id())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload_id: \"", workload.workload_id(), "\" is not a safe name"));
+    }
+    Entry& e = entries_[workload.workload_id()];
+    e.workload = workload;
+    e.dir = fs::path(options_.root) / workload.workload_id();
+    result = Spawn(e);
+    if (result.ok()) {
+      SetState(e, pb::WORKLOAD_STATE_STARTED, pb::REASON_UNSPECIFIED, "");
+    } else {
+      std::error_code ec;
+      fs::create_directories(e.dir, ec);
+      SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_START_ERROR,
+               std::string(result.message()));
+    }
+  }
+  Notify();
+  return result;
+}
+
+void ProcessRuntime::SendStop(Entry& e) {
+  e.stop_sent = true;
+  const std::optional<pid_t> shim = ShimFiles(e.dir.string()).LiveShim();
+  if (shim) {
+    kill(*shim, SIGTERM);
+  } else if (absl::Now() - e.started > kShimStartGrace || !e.own_child) {
+    SetState(e, pb::WORKLOAD_STATE_STOPPED, pb::REASON_UNSPECIFIED, "");
+  } else if (e.shim > 0) {
+    kill(e.shim, SIGTERM);  // just started: it has not recorded itself yet
+  }
+}
+
+absl::Status ProcessRuntime::Stop(std::string_view workload_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(std::string(workload_id));
+    if (it == entries_.end() || Finished(it->second.state)) return absl::OkStatus();
+    SendStop(it->second);
+  }
+  Notify();
+  return absl::OkStatus();
+}
+
+absl::Status ProcessRuntime::Remove(std::string_view workload_id) {
+  fs::path dir;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(std::string(workload_id));
+    if (it == entries_.end()) return absl::OkStatus();
+    if (!Finished(it->second.state)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("workload ", std::string(workload_id), " still runs"));
+    }
+    dir = it->second.dir;
+    entries_.erase(it);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return absl::OkStatus();
+}
+
+std::vector<pb::WorkloadStatus> ProcessRuntime::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<pb::WorkloadStatus> out;
+  for (const auto& [id, e] : entries_) {
+    pb::WorkloadStatus s;
+    s.set_workload_id(id);
+    s.set_instance_id(e.workload.instance_id());
+    s.set_state(e.state);
+    s.set_exit_code(e.exit_code);
+    s.set_reason(e.reason);
+    s.set_message(e.message);
+    *s.mutable_state_time() = ToProtoTime(e.state_time);
+    for (const auto& [port, host] : e.host_ports) {
+      pb::PortMapping* m = s.add_ports();
+      m->set_port(port);
+      m->set_host_port(host);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool ProcessRuntime::Tick() {
+  struct Probe {
+    std::string id;
+    int host_port = 0;
+    bool http = false;
+    std::string path;
+  };
+  std::vector<Probe> probes;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, e] : entries_) {
+      if (Finished(e.state)) continue;
+      if (e.own_child && e.shim > 0) {
+        int status;
+        if (waitpid(e.shim, &status, WNOHANG) == e.shim) e.own_child = false;
+      }
+      ShimFiles files(e.dir.string());
+      if (std::optional<WorkloadExit> exit = files.ReadExit()) {
+        e.exit_code = exit->code;
+        if (e.state == pb::WORKLOAD_STATE_FAILED) continue;
+        if (exit->stopped || e.stop_sent) {
+          SetState(e, pb::WORKLOAD_STATE_STOPPED, pb::REASON_UNSPECIFIED, "");
+        } else {
+          SetState(e, pb::WORKLOAD_STATE_EXITED, pb::REASON_WORKLOAD_EXITED,
+                   absl::StrCat("exited with code ", exit->code));
+        }
+        continue;
+      }
+      const bool live = files.LiveShim().has_value();
+      if (!live && !e.own_child && absl::Now() - e.started > kShimStartGrace) {
+        e.exit_code = 137;
+        SetState(e, e.stop_sent ? pb::WORKLOAD_STATE_STOPPED : pb::WORKLOAD_STATE_EXITED,
+                 e.stop_sent ? pb::REASON_UNSPECIFIED : pb::REASON_WORKLOAD_EXITED,
+                 e.stop_sent ? "" : "its shim died without recording an exit");
+        continue;
+      }
+      // RUNNING means the sandbox is up: not before the shim has recorded itself.
+      if (e.state != pb::WORKLOAD_STATE_STARTED || e.stop_sent || !live) continue;
+      const pb::Port* probe = nullptr;
+      for (const pb::Port& p : e.workload.ports()) {
+        if (p.is_probe()) probe = &p;
+      }
+      if (probe == nullptr) {
+        SetState(e, pb::WORKLOAD_STATE_RUNNING, pb::REASON_UNSPECIFIED, "");
+        continue;
+      }
+      const absl::Duration timeout = e.workload.has_probe_timeout()
+                                         ? FromProto(e.workload.probe_timeout())
+                                         : kDefaultProbeTimeout;
+      if (absl::Now() - e.started > timeout) {
+        SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_PROBE_TIMEOUT,
+                 absl::StrCat("port ", probe->port(), " did not answer within ",
+                              absl::FormatDuration(timeout)));
+        SendStop(e);
+        continue;
+      }
+      probes.push_back({id, e.host_ports[probe->port()],
+                        probe->protocol() != pb::PROTOCOL_TCP, probe->base_url()});
+    }
+  }
+  // Probes block on the network: outside the lock.
+  std::vector<std::string> passed;
+  for (const Probe& p : probes) {
+    const bool ok = p.http ? ProbeHttp(p.host_port, p.path, absl::Milliseconds(500))
+                           : ProbeTcp(p.host_port, absl::Milliseconds(200));
+    if (ok) passed.push_back(p.id);
+  }
+  absl::MutexLock lock(&mu_);
+  for (const std::string& id : passed) {
+    auto it = entries_.find(id);
+    if (it != entries_.end() && it->second.state == pb::WORKLOAD_STATE_STARTED &&
+        !it->second.stop_sent) {
+      SetState(it->second, pb::WORKLOAD_STATE_RUNNING, pb::REASON_UNSPECIFIED, "");
+    }
+  }
+  return changed_;
+}
+
+void ProcessRuntime::Loop() {
+  do {
+    if (Tick()) Notify();
+  } while (!stopping_.WaitForNotificationWithTimeout(options_.probe_interval));
+}
+
+void ProcessRuntime::Adopt() {
+  std::error_code ec;
+  fs::create_directories(options_.root, ec);
+  chmod(options_.root.c_str(), 0711);
+  auto log = Logger("agent");
+  absl::MutexLock lock(&mu_);
+  for (const auto& dir : fs::directory_iterator(options_.root, ec)) {
+    if (!dir.is_directory()) continue;
+    Entry e;
+    e.dir = dir.path();
+    std::ifstream wl(e.dir / "workload.pb", std::ios::binary);
+    if (!e.workload.ParseFromIstream(&wl) || e.workload.workload_id() != e.dir.filename()) {
+      continue;
+    }
+    std::ifstream ports(e.dir / "ports");
+    for (int port, host; ports >> port >> host;) e.host_ports[port] = host;
+    std::ifstream state(e.dir / "state");
+    int s = 0, reason = 0;
+    int64_t millis = 0;
+    state >> s >> reason >> e.exit_code >> millis;
+    std::getline(state, e.message);
+    std::getline(state, e.message);
+    e.state = static_cast<pb::WorkloadState>(s);
+    e.reason = static_cast<pb::Reason>(reason);
+    e.state_time = absl::FromUnixMillis(millis);
+    // A probe timeout counts again from now: the agent was away, not the workload.
+    e.started = absl::Now();
+    ShimFiles files(e.dir.string());
+    e.stop_sent = files.Stopping();
+    if (std::optional<pid_t> shim = files.LiveShim(); shim && !Finished(e.state)) {
+      e.shim = *shim;
+      log->info("workload {}: adopted (shim pid {})", e.workload.workload_id(), *shim);
+    } else if (!Finished(e.state) && !files.ReadExit()) {
+      e.exit_code = 137;
+      e.state = pb::WORKLOAD_STATE_EXITED;
+      e.reason = pb::REASON_WORKLOAD_EXITED;
+      e.message = "its shim died while the agent was away";
+      e.state_time = absl::Now();
+      Persist(e);
+    }
+    entries_[e.workload.workload_id()] = std::move(e);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Runtime>> NewProcessRuntime(ProcessRuntimeOptions options) {
+  if (access(options.bwrap_path.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("bubblewrap not found at ", options.bwrap_path, " (apt-get install bubblewrap)"));
+  }
+  if (access(options.shim_path.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("gpuaas-workload-shim not found at ", options.shim_path));
+  }
+  if (options.first_port <= 0 || options.last_port < options.first_port ||
+      options.last_port > 65535) {
+    return absl::InvalidArgumentError("port range: want FIRST-LAST within 1-65535");
+  }
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  if (geteuid() == 0) {
+    const passwd* pw = getpwnam(options.workload_user.c_str());
+    uint32_t numeric = 0;
+    if (pw != nullptr) {
+      uid = pw->pw_uid;
+      gid = pw->pw_gid;
+    } else if (absl::SimpleAtoi(options.workload_user, &numeric)) {
+      uid = numeric;
+      gid = numeric;
+    } else {
+      return absl::FailedPreconditionError(
+          absl::StrCat("workload user \"", options.workload_user, "\" does not exist"));
+    }
+  }
+  if (uid == 0) {
+    return absl::FailedPreconditionError("workloads never run as root: pick --workload-user");
+  }
+  options.root = fs::absolute(options.root).lexically_normal().string();
+  auto runtime = std::make_unique<ProcessRuntime>(std::move(options), uid, gid);
+  runtime->Adopt();
+  runtime->StartLoop();
+  return runtime;
+}
+
+}  // namespace gpuaas::agent

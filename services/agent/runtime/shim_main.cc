@@ -1,0 +1,220 @@
+// gpuaas-workload-shim: the parent of one sandboxed workload, so the workload outlives agent
+// restarts. The agent starts it detached; it
+//   - records itself in <dir>/shim ("<pid> <start time>", the start time from /proc/<pid>/stat
+//     so a recycled pid is never taken for it),
+//   - runs bwrap as the workload's user in a process group of its own, with the environment it
+//     was given (never on a command line, which every user can read),
+//   - copies the workload's stdout and stderr into <dir>/stdout.log and stderr.log, each kept
+//     under --log-limit bytes (the newest half in .log, the half before in .log.1),
+//   - on SIGTERM stops the workload: SIGTERM to its process group, SIGKILL after --grace-ms,
+//   - writes <dir>/exit ("<code> <stopped>", code 128+N for signal N) when it is gone.
+//
+//   gpuaas-workload-shim --dir DIR --bwrap /usr/bin/bwrap --uid 65534 --gid 65534
+//       --log-limit 10485760 --grace-ms 10000 -- BWRAP-ARGS...
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "services/agent/runtime/shim_files.h"
+
+namespace {
+
+using gpuaas::agent::ShimFiles;
+
+volatile sig_atomic_t g_term = 0;
+int g_wake[2] = {-1, -1};
+
+void OnTerm(int) {
+  g_term = 1;
+  const char b = 't';
+  (void)!write(g_wake[1], &b, 1);
+}
+
+struct Args {
+  std::string dir;
+  std::string bwrap = "/usr/bin/bwrap";
+  uid_t uid = 65534;
+  gid_t gid = 65534;
+  int64_t log_limit = 10 << 20;
+  int grace_ms = 10000;
+  std::vector<std::string> bwrap_args;
+};
+
+bool Parse(int argc, char** argv, Args& a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (arg == "--") {
+      for (++i; i < argc; ++i) a.bwrap_args.push_back(argv[i]);
+      break;
+    }
+    const char* v = next();
+    if (v == nullptr) return false;
+    if (arg == "--dir") a.dir = v;
+    else if (arg == "--bwrap") a.bwrap = v;
+    else if (arg == "--uid") a.uid = static_cast<uid_t>(std::strtoul(v, nullptr, 10));
+    else if (arg == "--gid") a.gid = static_cast<gid_t>(std::strtoul(v, nullptr, 10));
+    else if (arg == "--log-limit") a.log_limit = std::strtoll(v, nullptr, 10);
+    else if (arg == "--grace-ms") a.grace_ms = std::atoi(v);
+    else return false;
+  }
+  return !a.dir.empty() && !a.bwrap_args.empty();
+}
+
+// One of the workload's output streams, kept under its share of the limit.
+class CappedLog {
+ public:
+  CappedLog(std::string path, int64_t limit) : path_(std::move(path)), half_(limit / 2) {
+    fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    struct stat st;
+    if (fd_ >= 0 && fstat(fd_, &st) == 0) size_ = st.st_size;
+  }
+  ~CappedLog() {
+    if (fd_ >= 0) close(fd_);
+  }
+  void Write(const char* data, ssize_t n) {
+    if (fd_ < 0) return;
+    if (size_ + n > half_) {
+      // Keep the newest: the current half becomes .1, a fresh file takes over.
+      close(fd_);
+      rename(path_.c_str(), (path_ + ".1").c_str());
+      fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
+      size_ = 0;
+      if (n > half_) {  // a single write larger than the half keeps its tail
+        data += n - half_;
+        n = half_;
+      }
+    }
+    if (fd_ >= 0 && write(fd_, data, static_cast<size_t>(n)) == n) size_ += n;
+  }
+
+ private:
+  std::string path_;
+  int64_t half_;
+  int fd_ = -1;
+  int64_t size_ = 0;
+};
+
+bool GroupGone(pid_t pgid) { return kill(-pgid, 0) != 0 && errno == ESRCH; }
+
+int Fail(const Args& a, const std::string& why) {
+  std::ofstream(a.dir + "/stderr.log", std::ios::app) << "gpuaas-workload-shim: " << why << "\n";
+  ShimFiles(a.dir).WriteExit(127, false);
+  return 127;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!Parse(argc, argv, a)) {
+    std::fprintf(stderr, "usage: gpuaas-workload-shim --dir DIR [...] -- BWRAP-ARGS\n");
+    return 2;
+  }
+  ShimFiles files(a.dir);
+  files.WriteShim(getpid());
+
+  std::vector<std::string> args = {a.bwrap};
+  args.insert(args.end(), a.bwrap_args.begin(), a.bwrap_args.end());
+
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(g_wake, O_CLOEXEC) != 0) {
+    return Fail(a, std::string("pipe: ") + std::strerror(errno));
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnTerm;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+
+  const pid_t child = fork();
+  if (child < 0) return Fail(a, std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    setpgid(0, 0);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    const int null = open("/dev/null", O_RDONLY);
+    dup2(null, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    if (getuid() == 0) {
+      if (setgroups(0, nullptr) != 0 || setgid(a.gid) != 0 || setuid(a.uid) != 0) {
+        std::fprintf(stderr, "gpuaas-workload-shim: cannot drop to %u:%u: %s\n", a.uid, a.gid,
+                     std::strerror(errno));
+        _exit(127);
+      }
+    }
+    std::vector<char*> cargs;
+    for (std::string& s : args) cargs.push_back(s.data());
+    cargs.push_back(nullptr);
+    execv(a.bwrap.c_str(), cargs.data());
+    std::fprintf(stderr, "gpuaas-workload-shim: exec %s: %s\n", a.bwrap.c_str(),
+                 std::strerror(errno));
+    _exit(127);
+  }
+  setpgid(child, child);  // as the child does: whichever runs first
+  close(out[1]);
+  close(err[1]);
+
+  CappedLog logs[2] = {CappedLog(a.dir + "/stdout.log", a.log_limit),
+                       CappedLog(a.dir + "/stderr.log", a.log_limit)};
+  int readers[2] = {out[0], err[0]};
+  bool stopping = false;
+  bool killed = false;
+  bool reaped = false;
+  int status = 0;
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  char buf[65536];
+  for (;;) {
+    pollfd fds[3] = {{readers[0], POLLIN, 0}, {readers[1], POLLIN, 0}, {g_wake[0], POLLIN, 0}};
+    poll(fds, 3, 50);
+    for (int i = 0; i < 2; ++i) {
+      if (readers[i] < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      const ssize_t n = read(readers[i], buf, sizeof buf);
+      if (n > 0) {
+        logs[i].Write(buf, n);
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(readers[i]);
+        readers[i] = -1;
+      }
+    }
+    if (fds[2].revents & POLLIN) (void)!read(g_wake[0], buf, sizeof buf);
+    if (g_term && !stopping) {
+      stopping = true;
+      files.MarkStopping();
+      kill(-child, SIGTERM);
+      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(a.grace_ms);
+    }
+    if (stopping && !killed && std::chrono::steady_clock::now() >= deadline) {
+      kill(-child, SIGKILL);
+      killed = true;
+    }
+    if (!reaped && waitpid(child, &status, WNOHANG) == child) reaped = true;
+    if (reaped) {
+      // bwrap is gone; what it leaves of the group (its init, while the namespace winds
+      // down) must not outlive it.
+      if (!stopping) kill(-child, SIGKILL);
+      if (GroupGone(child) && readers[0] < 0 && readers[1] < 0) break;
+      if (GroupGone(child)) {  // a pipe may linger in a grandchild that escaped: stop reading
+        for (int& r : readers) {
+          if (r >= 0) close(r), r = -1;
+        }
+      }
+    }
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  files.WriteExit(code, stopping);
+  return 0;
+}

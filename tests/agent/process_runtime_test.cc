@@ -1,0 +1,258 @@
+// The process runtime with real bubblewrap sandboxes and real processes: a workload serves on
+// its host port and turns RUNNING; exits, probe timeouts and SIGTERM-deaf workloads end as they
+// should; the sandbox keeps a workload out of other workloads' storage, the agent's files and
+// the database's, shows it only its own processes, and never runs it as root; a new runtime
+// adopts what an old one started; logs stay under their cap.
+#include "services/agent/runtime/process_runtime.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "libs/testing/eventually.h"
+#include "libs/testing/temp_dir.h"
+#include "services/agent/runtime/probe.h"
+#include "services/agent/runtime/shim_files.h"
+
+namespace gpuaas::agent {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = ::gpuaas::instance::v1;
+using gpuaas::testing::Eventually;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class ProcessRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Traversable but not listable by others, as the dev stack keeps it (bwrap binds as the
+    // workload's user).
+    private_ = dir_.path() / "private";
+    fs::create_directories(private_);
+    chmod(dir_.path().c_str(), 0711);
+    chmod(private_.c_str(), 0711);
+    root_ = private_ / "workloads";
+    runtime_ = New();
+  }
+  void TearDown() override {
+    if (runtime_) {
+      for (const auto& s : runtime_->List()) (void)runtime_->Stop(s.workload_id());
+      Eventually(
+          [&] {
+            for (const auto& s : runtime_->List()) {
+              if (s.state() == pb::WORKLOAD_STATE_STARTED ||
+                  s.state() == pb::WORKLOAD_STATE_RUNNING) {
+                return false;
+              }
+            }
+            return true;
+          },
+          absl::Seconds(20));
+    }
+  }
+
+  std::unique_ptr<Runtime> New() {
+    ProcessRuntimeOptions o;
+    o.root = root_.string();
+    o.shim_path = GPUAAS_SHIM_BINARY;
+    o.log_limit_bytes = 1 << 20;
+    o.gpu_index = {{"GPU-test-0", 0}};
+    absl::StatusOr<std::unique_ptr<Runtime>> r = NewProcessRuntime(o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *std::move(r) : nullptr;
+  }
+
+  pb::Workload Workload(const std::string& id, const std::string& cmd) {
+    pb::Workload w;
+    w.set_workload_id(id);
+    w.set_instance_id(id.substr(0, id.find('.')));
+    w.set_cmd(cmd);
+    w.add_gpu_uuids("GPU-test-0");
+    w.mutable_stop_grace_period()->set_seconds(1);
+    return w;
+  }
+  // A storage directory on the host, mounted at `at`.
+  fs::path Mount(pb::Workload& w, const std::string& name, const std::string& at, bool ro) {
+    const fs::path host = private_ / "storage" / name;
+    fs::create_directories(host);
+    pb::Mount* m = w.add_mounts();
+    m->set_host_path(host.string());
+    m->set_mount_path(at);
+    m->set_read_only(ro);
+    return host;
+  }
+
+  std::optional<pb::WorkloadStatus> Status(const std::string& id) {
+    for (const auto& s : runtime_->List()) {
+      if (s.workload_id() == id) return s;
+    }
+    return std::nullopt;
+  }
+  bool WaitState(const std::string& id, pb::WorkloadState state,
+                 absl::Duration timeout = absl::Seconds(20)) {
+    return Eventually(
+        [&] {
+          auto s = Status(id);
+          return s && s->state() == state;
+        },
+        timeout);
+  }
+
+  gpuaas::testing::TempDir dir_;
+  fs::path private_;
+  fs::path root_;
+  std::unique_ptr<Runtime> runtime_;
+};
+
+TEST_F(ProcessRuntimeTest, ServesOnItsHostPortWithItsEnvironmentAndTurnsRunning) {
+  pb::Workload w = Workload("web.1",
+                            "echo \"$GREETING $GPUAAS_INSTANCE_ID $CUDA_VISIBLE_DEVICES\" > "
+                            "/data/env.txt && cd /data && exec python3 -m http.server "
+                            "\"$GPUAAS_PORT_8080\" --bind 127.0.0.1");
+  pb::Env* env = w.add_envs();
+  env->set_name("GREETING");
+  env->set_value("hello");
+  pb::Port* port = w.add_ports();
+  port->set_port(8080);
+  port->set_is_probe(true);
+  port->set_base_url("/env.txt");
+  const fs::path data = Mount(w, "web", "/data", false);
+  ASSERT_TRUE(runtime_->Start(w).ok());
+  ASSERT_TRUE(WaitState("web.1", pb::WORKLOAD_STATE_RUNNING)) << Read(root_ / "web.1/stderr.log");
+  const pb::WorkloadStatus s = *Status("web.1");
+  ASSERT_EQ(s.ports_size(), 1);
+  EXPECT_EQ(s.ports(0).port(), 8080);
+  EXPECT_TRUE(ProbeHttp(s.ports(0).host_port(), "/env.txt", absl::Seconds(2)));
+  EXPECT_EQ(Read(data / "env.txt"), "hello web GPU-test-0\n");
+  // Start again is a no-op.
+  EXPECT_TRUE(runtime_->Start(w).ok());
+  EXPECT_EQ(runtime_->List().size(), 1u);
+}
+
+TEST_F(ProcessRuntimeTest, ExitsProbeTimeoutsAndDeafWorkloadsEndAsTheyShould) {
+  ASSERT_TRUE(runtime_->Start(Workload("crash.1", "echo bye >&2; exit 7")).ok());
+  pb::Workload silent = Workload("silent.1", "exec sleep 600");
+  pb::Port* port = silent.add_ports();
+  port->set_port(9000);
+  port->set_protocol(pb::PROTOCOL_TCP);
+  port->set_is_probe(true);
+  silent.mutable_probe_timeout()->set_seconds(1);
+  ASSERT_TRUE(runtime_->Start(silent).ok());
+  ASSERT_TRUE(runtime_->Start(Workload("deaf.1", "trap '' TERM; while :; do sleep 0.1; done")).ok());
+
+  ASSERT_TRUE(WaitState("crash.1", pb::WORKLOAD_STATE_EXITED));
+  EXPECT_EQ(Status("crash.1")->exit_code(), 7);
+  EXPECT_EQ(Read(root_ / "crash.1/stderr.log"), "bye\n");
+
+  ASSERT_TRUE(WaitState("silent.1", pb::WORKLOAD_STATE_FAILED));
+  EXPECT_EQ(Status("silent.1")->reason(), pb::REASON_PROBE_TIMEOUT);
+  EXPECT_TRUE(Eventually(
+      [&] { return ShimFiles((root_ / "silent.1").string()).ReadExit().has_value(); },
+      absl::Seconds(20)))
+      << "a failed probe stops the workload";
+
+  ASSERT_TRUE(WaitState("deaf.1", pb::WORKLOAD_STATE_RUNNING));
+  ASSERT_TRUE(runtime_->Stop("deaf.1").ok());
+  ASSERT_TRUE(WaitState("deaf.1", pb::WORKLOAD_STATE_STOPPED, absl::Seconds(10)))
+      << "SIGKILL after the one-second grace";
+  ASSERT_TRUE(runtime_->Remove("deaf.1").ok());
+  EXPECT_FALSE(fs::exists(root_ / "deaf.1"));
+}
+
+TEST_F(ProcessRuntimeTest, TheSandboxKeepsAWorkloadToItself) {
+  // Another workload's storage, the agent's files, and a stand-in for the database's.
+  pb::Workload other = Workload("other.1", "exec sleep 600");
+  const fs::path other_data = Mount(other, "other", "/data", false);
+  std::ofstream(other_data / "secret") << "other's\n";
+  ASSERT_TRUE(runtime_->Start(other).ok());
+  const fs::path db = private_ / "pgdata";
+  fs::create_directories(db);
+  std::ofstream(db / "PG_VERSION") << "15\n";
+
+  const std::string probe =
+      "out=/data/report; : > $out; "
+      "echo uid=$(id -u) >> $out; "
+      "cat " + (other_data / "secret").string() + " >/dev/null 2>&1 && echo other=READ >> $out; "
+      "cat " + (db / "PG_VERSION").string() + " >/dev/null 2>&1 && echo db=READ >> $out; "
+      "ls " + root_.string() + " >/dev/null 2>&1 && echo agent=READ >> $out; "
+      "echo procs=$(ls /proc | grep -c '^[0-9]') >> $out; "
+      "touch /ro/x 2>/dev/null && echo ro=WRITTEN >> $out; "
+      "touch /etc/x 2>/dev/null && echo etc=WRITTEN >> $out; "
+      "echo home=$HOME >> $out; touch $HOME/mine && echo home=WRITABLE >> $out; "
+      "echo done >> $out";
+  pb::Workload w = Workload("nosy.1", probe);
+  const fs::path data = Mount(w, "nosy", "/data", false);
+  Mount(w, "shared", "/ro", true);
+  ASSERT_TRUE(runtime_->Start(w).ok());
+  ASSERT_TRUE(WaitState("nosy.1", pb::WORKLOAD_STATE_EXITED)) << Read(root_ / "nosy.1/stderr.log");
+  const std::string report = Read(data / "report");
+  EXPECT_NE(report.find("done"), std::string::npos) << report << Read(root_ / "nosy.1/stderr.log");
+  EXPECT_EQ(report.find("uid=0\n"), std::string::npos) << report;
+  EXPECT_EQ(report.find("READ"), std::string::npos) << report;
+  EXPECT_EQ(report.find("WRITTEN"), std::string::npos) << report;
+  EXPECT_NE(report.find("home=/home/workload\nhome=WRITABLE"), std::string::npos) << report;
+  // The sandbox's init, its shell, the subshell, ls and grep: nothing of the host's (hundreds)
+  // or the other workload's.
+  ASSERT_NE(report.find("procs="), std::string::npos);
+  const size_t at = report.find("procs=") + 6;
+  EXPECT_LE(std::stoi(report.substr(at)), 6) << report;
+}
+
+TEST_F(ProcessRuntimeTest, AMountTheWorkloadsUserCannotReachFailsTheStartSayingWhy) {
+  pb::Workload w = Workload("hidden.1", "exec sleep 600");
+  const fs::path locked = private_ / "locked";
+  fs::create_directories(locked / "data");
+  chmod(locked.c_str(), 0700);
+  pb::Mount* m = w.add_mounts();
+  m->set_host_path((locked / "data").string());
+  m->set_mount_path("/data");
+  const absl::Status started = runtime_->Start(w);
+  EXPECT_TRUE(absl::IsFailedPrecondition(started)) << started;
+  ASSERT_TRUE(Status("hidden.1").has_value());
+  EXPECT_EQ(Status("hidden.1")->state(), pb::WORKLOAD_STATE_FAILED);
+  EXPECT_EQ(Status("hidden.1")->reason(), pb::REASON_START_ERROR);
+  EXPECT_NE(Status("hidden.1")->message().find("cannot enter " + locked.string()),
+            std::string::npos)
+      << Status("hidden.1")->message();
+}
+
+TEST_F(ProcessRuntimeTest, ANewRuntimeAdoptsRunningWorkloadsAndFindsTheirExits) {
+  ASSERT_TRUE(runtime_->Start(Workload("long.1", "exec sleep 600")).ok());
+  ASSERT_TRUE(runtime_->Start(Workload("short.1", "sleep 1; exit 3")).ok());
+  ASSERT_TRUE(WaitState("long.1", pb::WORKLOAD_STATE_RUNNING));
+  const std::optional<pid_t> shim = ShimFiles((root_ / "long.1").string()).LiveShim();
+  ASSERT_TRUE(shim.has_value());
+
+  runtime_.reset();  // the agent goes away; short.1 exits meanwhile
+  absl::SleepFor(absl::Seconds(2));
+  runtime_ = New();
+  ASSERT_NE(runtime_, nullptr);
+  EXPECT_EQ(Status("long.1")->state(), pb::WORKLOAD_STATE_RUNNING);
+  EXPECT_EQ(ShimFiles((root_ / "long.1").string()).LiveShim(), shim) << "not started twice";
+  ASSERT_TRUE(WaitState("short.1", pb::WORKLOAD_STATE_EXITED));
+  EXPECT_EQ(Status("short.1")->exit_code(), 3);
+  ASSERT_TRUE(runtime_->Stop("long.1").ok());
+  EXPECT_TRUE(WaitState("long.1", pb::WORKLOAD_STATE_STOPPED));
+}
+
+TEST_F(ProcessRuntimeTest, LogsStayUnderTheirCap) {
+  ASSERT_TRUE(runtime_->Start(Workload("chatty.1", "head -c 100000000 /dev/zero | tr '\\0' x")).ok());
+  ASSERT_TRUE(WaitState("chatty.1", pb::WORKLOAD_STATE_EXITED, absl::Seconds(60)));
+  std::error_code ec;
+  const auto size = [&](const char* name) {
+    const fs::path p = root_ / "chatty.1" / name;
+    return fs::exists(p) ? fs::file_size(p, ec) : 0;
+  };
+  EXPECT_LE(size("stdout.log") + size("stdout.log.1"), 1u << 20);
+  EXPECT_GT(size("stdout.log") + size("stdout.log.1"), 0u);
+}
+
+}  // namespace
+}  // namespace gpuaas::agent
