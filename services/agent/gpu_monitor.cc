@@ -1,5 +1,6 @@
 #include "services/agent/gpu_monitor.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -101,6 +102,16 @@ void GpuMonitor::Run(absl::Duration interval) {
 void GpuMonitor::Stop() {
   absl::MutexLock lock(&mu_);
   stop_ = true;
+}
+
+double PeakUtilization(const std::vector<GpuStatus>& gpus, const std::vector<std::string>& uuids) {
+  double peak = 0;
+  for (const GpuStatus& g : gpus) {
+    if (std::find(uuids.begin(), uuids.end(), g.info.uuid) != uuids.end()) {
+      peak = std::max(peak, g.reading.utilization_percent);
+    }
+  }
+  return peak;
 }
 
 }  // namespace gpuaas::agent

@@ -63,4 +63,7 @@ class GpuMonitor final {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// The highest utilization, in percent, among `gpus` whose UUID is in `uuids`; 0 for none.
+double PeakUtilization(const std::vector<GpuStatus>& gpus, const std::vector<std::string>& uuids);
+
 }  // namespace gpuaas::agent

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,8 +27,10 @@
 #include "services/agent/host_inventory.h"
 #include "services/agent/node_messages.h"
 #include "services/agent/nvml_source.h"
+#include "services/agent/runtime/process_runtime.h"
 #include "services/agent/simulated_source.h"
 #include "services/agent/stock_reporter.h"
+#include "services/agent/workload_sync.h"
 
 namespace {
 
@@ -48,6 +52,13 @@ struct AgentFlags {
   std::string sample_interval = "1s";
   agent::CapacityOverrides capacity;
   std::string disk_path = "/";
+  std::string instance_addr = "127.0.0.1:50054";
+  std::string workload_root = "/var/lib/gpuaas-agent/workloads";
+  std::string workload_user = "nobody";
+  std::string shim_path;
+  std::string advertise_address = "127.0.0.1";
+  std::string port_range = "20000-29999";
+  std::string utilization_file;
   std::string log_level = "info";
   gpuaas::rpc::TlsOptions tls;
 };
@@ -108,6 +119,32 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   app.add_option("--disk-path", f.disk_path, "the file system whose size is the node's disk")
       ->envname(Env("DISK_PATH"))
       ->capture_default_str();
+  app.add_option("--instance-addr", f.instance_addr,
+                 "the instance service, whose desired workloads this node runs ('none': run none)")
+      ->envname(Env("INSTANCE_ADDR"))
+      ->capture_default_str();
+  app.add_option("--workload-root", f.workload_root,
+                 "one directory per workload (state, home, logs); every directory above it must "
+                 "let --workload-user through")
+      ->envname(Env("WORKLOAD_ROOT"))
+      ->capture_default_str();
+  app.add_option("--workload-user", f.workload_user,
+                 "the unprivileged user workloads run as when the agent runs as root")
+      ->envname(Env("WORKLOAD_USER"))
+      ->capture_default_str();
+  app.add_option("--shim-path", f.shim_path, "gpuaas-workload-shim (default: next to this binary)")
+      ->envname(Env("SHIM_PATH"));
+  app.add_option("--advertise-address", f.advertise_address,
+                 "where clients reach this node's workload ports (reported with each port)")
+      ->envname(Env("ADVERTISE_ADDRESS"))
+      ->capture_default_str();
+  app.add_option("--port-range", f.port_range, "host ports handed to workloads, FIRST-LAST")
+      ->envname(Env("PORT_RANGE"))
+      ->capture_default_str();
+  app.add_option("--utilization-file", f.utilization_file,
+                 "simulated GPUs take the utilization this file pins, one '<gpu uuid or index> "
+                 "<percent>' per line")
+      ->envname(Env("UTILIZATION_FILE"));
   app.add_option("--log-level", f.log_level)
       ->envname(Env("LOG_LEVEL"))
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -124,6 +161,25 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
       ->check(CLI::ExistingFile);
   app.add_flag("--tls-require-client-cert", f.tls.require_client_cert)
       ->envname(Env("TLS_REQUIRE_CLIENT_CERT"));
+}
+
+// The process runtime's options from the flags; GPU indices from the discovered GPUs.
+agent::ProcessRuntimeOptions RuntimeOptions(const AgentFlags& f,
+                                            const std::vector<agent::GpuStatus>& gpus) {
+  agent::ProcessRuntimeOptions o;
+  o.root = f.workload_root;
+  o.workload_user = f.workload_user;
+  o.shim_path = f.shim_path;
+  if (o.shim_path.empty()) {
+    std::error_code ec;
+    o.shim_path =
+        (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "gpuaas-workload-shim")
+            .string();
+  }
+  // "FIRST-LAST"; NewProcessRuntime refuses a bad range.
+  std::sscanf(f.port_range.c_str(), "%d-%d", &o.first_port, &o.last_port);
+  for (const agent::GpuStatus& g : gpus) o.gpu_index[g.info.uuid] = g.info.index;
+  return o;
 }
 
 std::string Hostname() {
@@ -174,7 +230,8 @@ int Run(const AgentFlags& f) {
       return fail(gpus.status());
     }
     capacity = agent::SimulatedCapacity(static_cast<int>(gpus->size()));
-    source = std::make_unique<agent::SimulatedGpuSource>(*std::move(gpus), f.fault_file);
+    source = std::make_unique<agent::SimulatedGpuSource>(*std::move(gpus), f.fault_file,
+                                                         f.utilization_file);
   } else {
     absl::StatusOr<std::unique_ptr<agent::NvmlGpuSource>> nvml =
         agent::NvmlGpuSource::Open(f.nvml_library);
@@ -264,12 +321,37 @@ int Run(const AgentFlags& f) {
   log->info("gpuaas-agent {} serving on port {} (metrics port {}); stock service at {}",
             agent::kAgentVersion, server.port(), metrics ? metrics->port() : 0, f.stock_addr);
 
+  // Workloads: the node's desired set from the instance service, run by the process runtime.
+  std::unique_ptr<agent::Runtime> runtime;
+  std::unique_ptr<agent::WorkloadSync> sync;
+  if (!f.instance_addr.empty() && f.instance_addr != "none") {
+    absl::StatusOr<std::unique_ptr<agent::Runtime>> made =
+        agent::NewProcessRuntime(RuntimeOptions(f, monitor.Snapshot()));
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> instance_channel =
+        gpuaas::client::OpenChannel(f.instance_addr, client_tls);
+    if (!made.ok() || !instance_channel.ok()) {
+      return fail(!made.ok() ? made.status() : instance_channel.status());
+    }
+    runtime = *std::move(made);
+    sync = std::make_unique<agent::WorkloadSync>(
+        *instance_channel, tokens.get(), *runtime,
+        [&monitor](const std::vector<std::string>& uuids) {
+          return agent::PeakUtilization(monitor.Snapshot(), uuids);
+        },
+        agent::WorkloadSync::Options{.node_id = identity.node_id, .address = f.advertise_address});
+  }
+
   std::thread sampler([&] { monitor.Run(*sample); });
   std::thread reporting([&] { reporter.Run(); });
+  std::thread syncing([&] {
+    if (sync) sync->Run();
+  });
   server.Wait();
   reporter.Stop();
+  if (sync) sync->Stop();
   monitor.Stop();
   reporting.join();
+  syncing.join();
   sampler.join();
   metrics.reset();
   log->info("gpuaas-agent stopped");
@@ -281,7 +363,8 @@ int Run(const AgentFlags& f) {
 int main(int argc, char** argv) {
   CLI::App app(
       "gpuaas-agent: the node agent. Reports this node's GPUs (NVML, or --simulate-gpus) to the "
-      "stock service and serves health, reflection and DCGM-style GPU metrics");
+      "stock service, runs the instance service's workloads for this node in bubblewrap "
+      "sandboxes, and serves health, reflection and DCGM-style GPU metrics");
   AgentFlags flags;
   DefineFlags(app, flags);
   CLI11_PARSE(app, argc, argv);

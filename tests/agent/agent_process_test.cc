@@ -86,20 +86,16 @@ class AgentProcessTest : public gpuaas::testing::PgTest {
   void StartAgent(std::vector<std::string> extra = {}, const std::string& drop = "") {
     agent_port_ = FreePort();
     metrics_port_ = FreePort();
-    std::vector<std::string> argv = {GPUAAS_AGENT_BINARY,
-                                     "--node-id=" + node_id_,
-                                     "--simulate-gpus=2xA100-80GB,1xT4",
-                                     "--listen=127.0.0.1:" + std::to_string(agent_port_),
-                                     "--metrics-listen=127.0.0.1:" + std::to_string(metrics_port_),
-                                     "--stock-addr=127.0.0.1:" + std::to_string(stock_port_),
-                                     "--auth-addr=" + auth_->address(),
-                                     "--api-key-file=" + key_file_.string(),
-                                     "--fault-file=" + fault_file_.string(),
-                                     "--reprobe-interval=300ms",
-                                     "--sample-interval=50ms",
-                                     "--labels=zone=test,pool=a",
-                                     "--cpu=24",
-                                     "--memory=96Gi"};
+    std::vector<std::string> argv = {
+        GPUAAS_AGENT_BINARY, "--node-id=" + node_id_, "--simulate-gpus=2xA100-80GB,1xT4",
+        "--listen=127.0.0.1:" + std::to_string(agent_port_),
+        "--metrics-listen=127.0.0.1:" + std::to_string(metrics_port_),
+        "--stock-addr=127.0.0.1:" + std::to_string(stock_port_), "--auth-addr=" + auth_->address(),
+        "--api-key-file=" + key_file_.string(), "--fault-file=" + fault_file_.string(),
+        "--reprobe-interval=300ms", "--sample-interval=50ms", "--labels=zone=test,pool=a",
+        "--cpu=24", "--memory=96Gi",
+        // No instance service here: no workloads.
+        "--instance-addr=none"};
     if (!drop.empty()) {
       std::erase_if(argv, [&](const std::string& a) { return a.rfind(drop + "=", 0) == 0; });
     }

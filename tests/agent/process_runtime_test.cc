@@ -145,7 +145,8 @@ TEST_F(ProcessRuntimeTest, ExitsProbeTimeoutsAndDeafWorkloadsEndAsTheyShould) {
   port->set_is_probe(true);
   silent.mutable_probe_timeout()->set_seconds(1);
   ASSERT_TRUE(runtime_->Start(silent).ok());
-  ASSERT_TRUE(runtime_->Start(Workload("deaf.1", "trap '' TERM; while :; do sleep 0.1; done")).ok());
+  ASSERT_TRUE(
+      runtime_->Start(Workload("deaf.1", "trap '' TERM; while :; do sleep 0.1; done")).ok());
 
   ASSERT_TRUE(WaitState("crash.1", pb::WORKLOAD_STATE_EXITED));
   EXPECT_EQ(Status("crash.1")->exit_code(), 7);
@@ -153,9 +154,9 @@ TEST_F(ProcessRuntimeTest, ExitsProbeTimeoutsAndDeafWorkloadsEndAsTheyShould) {
 
   ASSERT_TRUE(WaitState("silent.1", pb::WORKLOAD_STATE_FAILED));
   EXPECT_EQ(Status("silent.1")->reason(), pb::REASON_PROBE_TIMEOUT);
-  EXPECT_TRUE(Eventually(
-      [&] { return ShimFiles((root_ / "silent.1").string()).ReadExit().has_value(); },
-      absl::Seconds(20)))
+  EXPECT_TRUE(
+      Eventually([&] { return ShimFiles((root_ / "silent.1").string()).ReadExit().has_value(); },
+                 absl::Seconds(20)))
       << "a failed probe stops the workload";
 
   ASSERT_TRUE(WaitState("deaf.1", pb::WORKLOAD_STATE_RUNNING));
@@ -179,9 +180,15 @@ TEST_F(ProcessRuntimeTest, TheSandboxKeepsAWorkloadToItself) {
   const std::string probe =
       "out=/data/report; : > $out; "
       "echo uid=$(id -u) >> $out; "
-      "cat " + (other_data / "secret").string() + " >/dev/null 2>&1 && echo other=READ >> $out; "
-      "cat " + (db / "PG_VERSION").string() + " >/dev/null 2>&1 && echo db=READ >> $out; "
-      "ls " + root_.string() + " >/dev/null 2>&1 && echo agent=READ >> $out; "
+      "cat " +
+      (other_data / "secret").string() +
+      " >/dev/null 2>&1 && echo other=READ >> $out; "
+      "cat " +
+      (db / "PG_VERSION").string() +
+      " >/dev/null 2>&1 && echo db=READ >> $out; "
+      "ls " +
+      root_.string() +
+      " >/dev/null 2>&1 && echo agent=READ >> $out; "
       "echo procs=$(ls /proc | grep -c '^[0-9]') >> $out; "
       "touch /ro/x 2>/dev/null && echo ro=WRITTEN >> $out; "
       "touch /etc/x 2>/dev/null && echo etc=WRITTEN >> $out; "
@@ -243,7 +250,8 @@ TEST_F(ProcessRuntimeTest, ANewRuntimeAdoptsRunningWorkloadsAndFindsTheirExits) 
 }
 
 TEST_F(ProcessRuntimeTest, LogsStayUnderTheirCap) {
-  ASSERT_TRUE(runtime_->Start(Workload("chatty.1", "head -c 100000000 /dev/zero | tr '\\0' x")).ok());
+  ASSERT_TRUE(
+      runtime_->Start(Workload("chatty.1", "head -c 100000000 /dev/zero | tr '\\0' x")).ok());
   ASSERT_TRUE(WaitState("chatty.1", pb::WORKLOAD_STATE_EXITED, absl::Seconds(60)));
   std::error_code ec;
   const auto size = [&](const char* name) {

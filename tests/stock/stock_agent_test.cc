@@ -54,7 +54,7 @@ class StockAgentTest : public StockTest {
             "--metrics-listen=127.0.0.1:" + std::to_string(FreePort()),
             "--stock-addr=" + stock_->address(), "--auth-addr=" + stack_->address(),
             "--api-key-file=" + key_file_.string(), "--fault-file=" + FaultFile(node_id).string(),
-            "--reprobe-interval=300ms", "--sample-interval=100ms"},
+            "--instance-addr=none", "--reprobe-interval=300ms", "--sample-interval=100ms"},
         (dir_.path() / (node_id + ".log")).string());
   }
   fs::path FaultFile(const std::string& node_id) { return dir_.path() / (node_id + ".faults"); }

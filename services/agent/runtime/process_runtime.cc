@@ -229,9 +229,8 @@ absl::StatusOr<std::map<int, int>> ProcessRuntime::AllocatePorts(const pb::Workl
       found = true;
     }
     if (!found) {
-      return absl::ResourceExhaustedError(absl::StrCat("no free host port in ",
-                                                       options_.first_port, "-",
-                                                       options_.last_port));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("no free host port in ", options_.first_port, "-", options_.last_port));
     }
   }
   return out;
@@ -240,7 +239,8 @@ absl::StatusOr<std::map<int, int>> ProcessRuntime::AllocatePorts(const pb::Workl
 absl::Status ProcessRuntime::Spawn(Entry& e) {
   std::error_code ec;
   fs::create_directories(e.dir / "home", ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot make ", e.dir.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot make ", e.dir.string(), ": ", ec.message()));
   chmod(e.dir.c_str(), 0711);  // the shim's files stay root's; home is the workload's
   GiveTo(e.dir / "home", uid_, gid_, false);
   {
@@ -250,8 +250,8 @@ absl::Status ProcessRuntime::Spawn(Entry& e) {
   for (const pb::Mount& m : e.workload.mounts()) {
     fs::create_directories(m.host_path(), ec);
     if (ec) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("mount ", m.mount_path(), ": cannot make ", m.host_path(), ": ", ec.message()));
+      return absl::FailedPreconditionError(absl::StrCat("mount ", m.mount_path(), ": cannot make ",
+                                                        m.host_path(), ": ", ec.message()));
     }
     // Files other users (the S3 data plane) wrote become the workload's, so it may change them.
     if (!m.read_only() && geteuid() == 0) GiveTo(m.host_path(), uid_, gid_, true);
@@ -333,8 +333,7 @@ absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
     } else {
       std::error_code ec;
       fs::create_directories(e.dir, ec);
-      SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_START_ERROR,
-               std::string(result.message()));
+      SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_START_ERROR, std::string(result.message()));
     }
   }
   Notify();
@@ -460,8 +459,8 @@ bool ProcessRuntime::Tick() {
         SendStop(e);
         continue;
       }
-      probes.push_back({id, e.host_ports[probe->port()],
-                        probe->protocol() != pb::PROTOCOL_TCP, probe->base_url()});
+      probes.push_back({id, e.host_ports[probe->port()], probe->protocol() != pb::PROTOCOL_TCP,
+                        probe->base_url()});
     }
   }
   // Probes block on the network: outside the lock.
@@ -536,8 +535,8 @@ void ProcessRuntime::Adopt() {
 
 absl::StatusOr<std::unique_ptr<Runtime>> NewProcessRuntime(ProcessRuntimeOptions options) {
   if (access(options.bwrap_path.c_str(), X_OK) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("bubblewrap not found at ", options.bwrap_path, " (apt-get install bubblewrap)"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "bubblewrap not found at ", options.bwrap_path, " (apt-get install bubblewrap)"));
   }
   if (access(options.shim_path.c_str(), X_OK) != 0) {
     return absl::FailedPreconditionError(

@@ -29,9 +29,9 @@ Launch BuildLaunch(const LaunchInputs& in) {
   const instance::v1::Workload& w = *in.workload;
   Launch l;
   std::vector<std::string>& a = l.bwrap_args;
-  a = {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--disable-userns", "--cap-drop",
-       "ALL",            "--ro-bind",     "/usr",          "/usr",             "--ro-bind",
-       "/etc",           "/etc"};
+  a = {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--disable-userns",
+       "--cap-drop",     "ALL",           "--ro-bind",     "/usr",
+       "/usr",           "--ro-bind",     "/etc",          "/etc"};
   for (const auto& [dir, target] : in.root_links) {
     if (target.empty()) {
       a.insert(a.end(), {"--ro-bind", dir, dir});
@@ -52,7 +52,8 @@ Launch BuildLaunch(const LaunchInputs& in) {
     }
   }
   l.binds.push_back({in.home, kSandboxHome, false});
-  for (const auto& m : w.mounts()) l.binds.push_back({m.host_path(), m.mount_path(), m.read_only()});
+  for (const auto& m : w.mounts())
+    l.binds.push_back({m.host_path(), m.mount_path(), m.read_only()});
   for (const BindSource& b : l.binds) {
     a.insert(a.end(), {b.read_only ? "--ro-bind" : "--bind", b.host_path, b.sandbox_path});
   }

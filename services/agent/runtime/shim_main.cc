@@ -63,13 +63,20 @@ bool Parse(int argc, char** argv, Args& a) {
     }
     const char* v = next();
     if (v == nullptr) return false;
-    if (arg == "--dir") a.dir = v;
-    else if (arg == "--bwrap") a.bwrap = v;
-    else if (arg == "--uid") a.uid = static_cast<uid_t>(std::strtoul(v, nullptr, 10));
-    else if (arg == "--gid") a.gid = static_cast<gid_t>(std::strtoul(v, nullptr, 10));
-    else if (arg == "--log-limit") a.log_limit = std::strtoll(v, nullptr, 10);
-    else if (arg == "--grace-ms") a.grace_ms = std::atoi(v);
-    else return false;
+    if (arg == "--dir")
+      a.dir = v;
+    else if (arg == "--bwrap")
+      a.bwrap = v;
+    else if (arg == "--uid")
+      a.uid = static_cast<uid_t>(std::strtoul(v, nullptr, 10));
+    else if (arg == "--gid")
+      a.gid = static_cast<gid_t>(std::strtoul(v, nullptr, 10));
+    else if (arg == "--log-limit")
+      a.log_limit = std::strtoll(v, nullptr, 10);
+    else if (arg == "--grace-ms")
+      a.grace_ms = std::atoi(v);
+    else
+      return false;
   }
   return !a.dir.empty() && !a.bwrap_args.empty();
 }
