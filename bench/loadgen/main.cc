@@ -26,6 +26,9 @@ struct Flags {
   std::string addr;
   std::string auth_addr;
   std::string storage_id;
+  std::string instance_id;
+  std::string spec_name;
+  std::string cmd;
   std::string method = "WhoAmI";
   double rate = 500;
   std::string duration = "30s";
@@ -131,6 +134,9 @@ int Run(const Flags& f) {
   args.user = *user;
   args.tenant = f.tenant;
   args.storage_id = f.storage_id;
+  args.instance_id = f.instance_id;
+  args.spec_name = f.spec_name;
+  args.cmd = f.cmd;
   if (!password_file->empty()) {
     absl::StatusOr<std::string> pw = ReadSecretFile(*password_file);
     if (!pw.ok()) {
@@ -197,6 +203,10 @@ int main(int argc, char** argv) {
                  "auth service for the token when the method is another service's (default: "
                  "$GPUAAS_AUTH_ADDR, .gpuaas/stack.env, localhost:50051)");
   app.add_option("--storage", f.storage_id, "storage id for GetStorage");
+  app.add_option("--instance", f.instance_id,
+                 "instance id for GetInstance; the id prefix of CreateInstance's instances");
+  app.add_option("--spec", f.spec_name, "GPU spec of CreateInstance's instances");
+  app.add_option("--cmd", f.cmd, "CreateInstance's workload command (default: exec sleep 86400)");
   app.add_option("--method", f.method, gpuaas::bench::MethodNames())->capture_default_str();
   app.add_option("--rate", f.rate, "calls per second")
       ->capture_default_str()

@@ -1,8 +1,11 @@
 #include "bench/loadgen/methods.h"
 
+#include <atomic>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
+#include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "gpuaas/storage/v1/storage.grpc.pb.h"
 #include "libs/client/call_context.h"
 
@@ -15,6 +18,8 @@ using Callback = std::function<void(grpc::Status)>;
 
 constexpr std::string_view kAuthService = "gpuaas.auth.v1.AuthService";
 constexpr std::string_view kStorageService = "gpuaas.storage.v1.StorageService";
+constexpr std::string_view kInstanceService = "gpuaas.instance.v1.InstanceService";
+namespace instancepb = ::gpuaas::instance::v1;
 
 // Wraps one callback-API method: each call gets a fresh context from libs/client (deadline,
 // bearer token) and its own response object, both kept alive by the completion callback, and
@@ -107,6 +112,51 @@ absl::StatusOr<Invoker> GetStorage(std::shared_ptr<grpc::Channel> ch, const Meth
              Callback cb) { stub->async()->GetStorage(c, q, r, std::move(cb)); });
 }
 
+absl::StatusOr<Invoker> GetInstance(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
+  if (a.instance_id.empty()) {
+    return absl::InvalidArgumentError("GetInstance needs --instance");
+  }
+  instancepb::GetInstanceRequest req;
+  req.set_instance_id(a.instance_id);
+  std::shared_ptr<instancepb::InstanceService::Stub> stub =
+      instancepb::InstanceService::NewStub(std::move(ch));
+  return MakeInvoker<instancepb::Instance>(
+      std::move(req), a,
+      [stub](grpc::ClientContext* c, const instancepb::GetInstanceRequest* q,
+             instancepb::Instance* r,
+             Callback cb) { stub->async()->GetInstance(c, q, r, std::move(cb)); });
+}
+
+// Every call creates a new instance ("<prefix>-<n>"): a repeated id would measure the
+// idempotent replay instead of a create.
+absl::StatusOr<Invoker> CreateInstance(std::shared_ptr<grpc::Channel> ch, const MethodArgs& a) {
+  if (a.spec_name.empty() || a.instance_id.empty()) {
+    return absl::InvalidArgumentError("CreateInstance needs --spec and --instance (an id prefix)");
+  }
+  instancepb::CreateInstanceRequest base;
+  base.set_spec_name(a.spec_name);
+  base.mutable_template_()->set_cmd(a.cmd.empty() ? "exec sleep 86400" : a.cmd);
+  std::shared_ptr<instancepb::InstanceService::Stub> stub =
+      instancepb::InstanceService::NewStub(std::move(ch));
+  auto next = std::make_shared<std::atomic<int64_t>>(0);
+  client::CallContext call;
+  call.set_timeout(a.timeout).set_bearer_token(a.token);
+  return Invoker([stub, base = std::move(base), next, prefix = a.instance_id,
+                  call = std::move(call)](Callback done) {
+    std::shared_ptr<grpc::ClientContext> ctx = call.NewClientContext();
+    auto req = std::make_shared<instancepb::CreateInstanceRequest>(base);
+    req->set_instance_id(absl::StrCat(prefix, "-", next->fetch_add(1)));
+    auto resp = std::make_shared<instancepb::Instance>();
+    stub->async()->CreateInstance(ctx.get(), req.get(), resp.get(),
+                                  [ctx, req, resp, done = std::move(done)](grpc::Status s) mutable {
+                                    ctx.reset();
+                                    req.reset();
+                                    resp.reset();
+                                    done(std::move(s));
+                                  });
+  });
+}
+
 }  // namespace
 
 const std::vector<MethodSpec>& Methods() {
@@ -117,6 +167,8 @@ const std::vector<MethodSpec>& Methods() {
       {"ListTenants", kAuthService, client::Service::kAuth, true, &ListTenants},
       {"Login", kAuthService, client::Service::kAuth, false, &Login},
       {"GetStorage", kStorageService, client::Service::kStorage, true, &GetStorage},
+      {"GetInstance", kInstanceService, client::Service::kInstance, true, &GetInstance},
+      {"CreateInstance", kInstanceService, client::Service::kInstance, true, &CreateInstance},
   };
   return *methods;
 }

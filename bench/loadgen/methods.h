@@ -24,6 +24,9 @@ struct MethodArgs {
   std::string password;
   std::string tenant;
   std::string storage_id;
+  std::string instance_id;  // GetInstance's instance; CreateInstance's id prefix
+  std::string spec_name;    // CreateInstance
+  std::string cmd;          // CreateInstance's template command
 };
 
 struct MethodSpec {

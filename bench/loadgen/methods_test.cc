@@ -19,7 +19,9 @@ std::shared_ptr<grpc::Channel> Unused() {
 }
 
 TEST(MethodsTest, TableHasTheMethods) {
-  EXPECT_EQ(MethodNames(), "WhoAmI|GetTenant|ListTenants|Login|GetStorage");
+  EXPECT_EQ(MethodNames(),
+            "WhoAmI|GetTenant|ListTenants|Login|GetStorage|GetInstance|CreateInstance");
+  EXPECT_EQ(FindMethod("CreateInstance")->server, client::Service::kInstance);
   EXPECT_EQ(FindMethod("GetStorage")->server, client::Service::kStorage);
   ASSERT_NE(FindMethod("WhoAmI"), nullptr);
   EXPECT_TRUE(FindMethod("WhoAmI")->needs_token);
@@ -33,6 +35,10 @@ TEST(MethodsTest, MissingArgumentsAreInvalid) {
   EXPECT_EQ(FindMethod("Login")->make(Unused(), Args("", "a")).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(FindMethod("GetStorage")->make(Unused(), Args("t")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FindMethod("GetInstance")->make(Unused(), Args("t")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FindMethod("CreateInstance")->make(Unused(), Args("t")).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(FindMethod("WhoAmI")->make(Unused(), Args("t")).ok());
 }

@@ -54,7 +54,7 @@ grpc::ServerUnaryReactor* Handler::RunPublic(grpc::CallbackServerContext* ctx,
 
 void Handler::EndStreams(const absl::Status& status) {
   // Outside the registry's lock: ending a stream may run its OnDone, which unregisters it.
-  for (const std::shared_ptr<internal::StreamCall>& stream : streams_->Close(status)) {
+  for (const std::shared_ptr<internal::EndableStream>& stream : streams_->Close(status)) {
     stream->End(status);
   }
 }

@@ -1,7 +1,8 @@
 // Runs callback handlers: authenticates the bearer token (unless the method is public),
 // moves the work to a worker pool so blocking database calls never hold a gRPC thread,
 // catches every exception, and maps the absl::Status to a grpc::Status. Unary calls here;
-// bidirectional streams with RunBidi (libs/rpc/stream.h).
+// bidirectional streams with RunBidi (libs/rpc/stream.h), pushed server streams with
+// RunServerStream (libs/rpc/server_stream.h).
 //
 //   grpc::ServerUnaryReactor* GetTenant(grpc::CallbackServerContext* ctx,
 //                                       const GetTenantRequest* req, Tenant* resp) override {
@@ -32,9 +33,13 @@ namespace gpuaas::rpc {
 
 template <class In, class Out>
 class StreamSession;
+template <class Out>
+class StreamWriter;
+class PushSession;
 
 namespace internal {
 class OpenStreams;
+class PushSupport;
 class StreamCall;
 }  // namespace internal
 
@@ -70,12 +75,26 @@ class Handler final {
           absl::StatusOr<std::unique_ptr<StreamSession<In, Out>>>(const authz::Principal&)>
           open);
 
+  // Authenticated server stream whose messages the server pushes when it has them; defined in
+  // libs/rpc/server_stream.h, include that. As Run: UNAUTHENTICATED before `open` runs when the
+  // token is missing or bad; `open` runs on the pool with the request and the stream's writer,
+  // which the session (or whoever feeds it) keeps and Sends to; a non-OK status (or an
+  // exception: INTERNAL) finishes the stream with it. Messages Sent during `open` go out once it
+  // returned.
+  template <class Req, class Out>
+  grpc::ServerWriteReactor<Out>* RunServerStream(
+      grpc::CallbackServerContext* ctx, const Req* request,
+      std::function<absl::StatusOr<std::unique_ptr<PushSession>>(
+          const authz::Principal&, const Req&, std::shared_ptr<StreamWriter<Out>>)>
+          open);
+
   // Ends every open stream with `status` (an idle one at once, a busy one when its current
   // message is done) and refuses new streams with it. Server::Shutdown calls it before the
   // drain, so that streams which would stay open for hours do not hold the drain up.
   void EndStreams(const absl::Status& status);
 
  private:
+  friend class internal::PushSupport;
   friend class internal::StreamCall;
 
   // Queues `work` on the pool, or finishes the call UNAVAILABLE when the queue is full.

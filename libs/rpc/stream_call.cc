@@ -221,7 +221,7 @@ absl::Status StreamCall::EndStatus() {
   return absl::CancelledError("stream cancelled by the client");
 }
 
-absl::Status OpenStreams::Add(const std::shared_ptr<StreamCall>& stream) {
+absl::Status OpenStreams::Add(const std::shared_ptr<EndableStream>& stream) {
   absl::MutexLock lock(&mu_);
   if (!closed_.ok()) {
     return closed_;
@@ -230,18 +230,18 @@ absl::Status OpenStreams::Add(const std::shared_ptr<StreamCall>& stream) {
   return absl::OkStatus();
 }
 
-void OpenStreams::Remove(const StreamCall* stream) {
+void OpenStreams::Remove(const EndableStream* stream) {
   absl::MutexLock lock(&mu_);
   streams_.erase(stream);
 }
 
-std::vector<std::shared_ptr<StreamCall>> OpenStreams::Close(const absl::Status& status) {
+std::vector<std::shared_ptr<EndableStream>> OpenStreams::Close(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   closed_ = status;
-  std::vector<std::shared_ptr<StreamCall>> open;
+  std::vector<std::shared_ptr<EndableStream>> open;
   open.reserve(streams_.size());
   for (const auto& [key, stream] : streams_) {
-    if (std::shared_ptr<StreamCall> alive = stream.lock(); alive != nullptr) {
+    if (std::shared_ptr<EndableStream> alive = stream.lock(); alive != nullptr) {
       open.push_back(std::move(alive));
     }
   }

@@ -35,6 +35,9 @@ absl::StatusOr<Session*> Context::session() {
   flags.address = options_.storage_addr;
   GPUAAS_ASSIGN_OR_RETURN(client::Endpoint storage_at,
                           client::ResolveEndpoint(client::Service::kStorage, flags, settings));
+  flags.address = options_.instance_addr;
+  GPUAAS_ASSIGN_OR_RETURN(client::Endpoint instance_at,
+                          client::ResolveEndpoint(client::Service::kInstance, flags, settings));
   GPUAAS_ASSIGN_OR_RETURN(std::filesystem::path token_path, DefaultTokenPath(env));
   // Channels connect on their first call, so a command for one service never waits on another.
   GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> auth_channel,
@@ -43,10 +46,14 @@ absl::StatusOr<Session*> Context::session() {
                           client::OpenChannel(stock_at.address, stock_at.tls));
   GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> storage_channel,
                           client::OpenChannel(storage_at.address, storage_at.tls));
+  GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> instance_channel,
+                          client::OpenChannel(instance_at.address, instance_at.tls));
   session_ = std::make_unique<Session>(
       AuthClient(std::move(auth_channel), timeout), StockClient(std::move(stock_channel), timeout),
-      StorageClient(std::move(storage_channel), timeout), TokenStore(token_path), clock_,
-      Session::Addresses{auth_at.address, stock_at.address, storage_at.address},
+      StorageClient(std::move(storage_channel), timeout),
+      InstanceClient(std::move(instance_channel), timeout), TokenStore(token_path), clock_,
+      Session::Addresses{auth_at.address, stock_at.address, storage_at.address,
+                         instance_at.address},
       env("GPUAAS_TOKEN"));
   return session_.get();
 }

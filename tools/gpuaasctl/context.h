@@ -18,9 +18,10 @@
 namespace gpuaas::ctl {
 
 struct GlobalOptions {
-  std::string auth_addr;     // empty = env, stack.env, default
-  std::string stock_addr;    // the same order, GPUAAS_STOCK_ADDR
-  std::string storage_addr;  // the same order, GPUAAS_STORAGE_ADDR
+  std::string auth_addr;      // empty = env, stack.env, default
+  std::string stock_addr;     // the same order, GPUAAS_STOCK_ADDR
+  std::string storage_addr;   // the same order, GPUAAS_STORAGE_ADDR
+  std::string instance_addr;  // the same order, GPUAAS_INSTANCE_ADDR
   std::string ca_file;
   std::string cert_file;
   std::string key_file;

@@ -19,8 +19,9 @@ int main(int argc, char** argv) {
   gpuaas::ctl::GlobalOptions& o = ctx.options();
 
   CLI::App app(
-      "gpuaasctl: manage tenants, users, memberships, API keys, GPU specs, stocks, nodes, storages "
-      "and their S3 accessors of a gpuaas stack");
+      "gpuaasctl: manage tenants, users, memberships, API keys, GPU specs, stocks, nodes, "
+      "storages, "
+      "S3 accessors, images, GPU instances and their usage on a gpuaas stack");
   // Global flags are accepted after the subcommand too: `gpuaasctl tenants list -o json`.
   app.fallthrough();
   app.require_subcommand(1);
@@ -33,6 +34,9 @@ int main(int argc, char** argv) {
   app.add_option("--storage-addr", o.storage_addr,
                  "storage service host:port, for storage specs, storages and accessors (default: "
                  "$GPUAAS_STORAGE_ADDR, .gpuaas/stack.env, localhost:50053)");
+  app.add_option("--instance-addr", o.instance_addr,
+                 "instance service host:port, for instances, images and usage (default: "
+                 "$GPUAAS_INSTANCE_ADDR, .gpuaas/stack.env, localhost:50054)");
   app.add_option("-o,--output", o.output, "output format")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--timeout", o.timeout, "deadline of each call");
   app.add_option("--ca", o.ca_file, "CA certificate: use TLS (default: $GPUAAS_TLS_CA, stack.env)")
@@ -53,6 +57,9 @@ int main(int argc, char** argv) {
   gpuaas::ctl::AddStorageSpecCommands(app, ctx);
   gpuaas::ctl::AddStorageCommands(app, ctx);
   gpuaas::ctl::AddAccessorCommands(app, ctx);
+  gpuaas::ctl::AddImageCommands(app, ctx);
+  gpuaas::ctl::AddInstanceCommands(app, ctx);
+  gpuaas::ctl::AddUsageCommands(app, ctx);
 
   try {
     app.parse(argc, argv);

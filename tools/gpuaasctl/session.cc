@@ -41,11 +41,13 @@ absl::Status NameTheService(absl::Status status, std::string_view service,
   return status;
 }
 
-Session::Session(AuthClient auth, StockClient stock, StorageClient storage, TokenStore store,
-                 const Clock& clock, Addresses addresses, std::optional<std::string> env_token)
+Session::Session(AuthClient auth, StockClient stock, StorageClient storage, InstanceClient instance,
+                 TokenStore store, const Clock& clock, Addresses addresses,
+                 std::optional<std::string> env_token)
     : auth_(std::move(auth)),
       stock_(std::move(stock)),
       storage_(std::move(storage)),
+      instance_(std::move(instance)),
       store_(std::move(store)),
       clock_(clock),
       addresses_(std::move(addresses)),
@@ -67,6 +69,15 @@ absl::StatusOr<std::optional<StoredToken>> Session::StoredSession() {
     cached_ = **loaded;
   }
   return loaded;
+}
+
+absl::Status Session::WatchInstances(
+    const client::instancepb::WatchInstancesRequest& req,
+    const std::function<bool(const client::instancepb::InstanceChange&)>& on_change) {
+  GPUAAS_ASSIGN_OR_RETURN(StoredToken token, CurrentToken());
+  absl::Status status = instance_.WatchInstances(
+      req, on_change, client::CallContext().set_bearer_token(token.access_token));
+  return NameTheService(status, "instance", addresses_.instance);
 }
 
 absl::StatusOr<StoredToken> Session::CurrentToken() {

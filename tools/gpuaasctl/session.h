@@ -1,11 +1,12 @@
 // A logged-in conversation with the gpuaas services: every call goes through a typed client
-// (client::AuthClient, client::StockClient, client::StorageClient: deadline, status mapping) with
+// (client::AuthClient, StockClient, StorageClient, InstanceClient: deadline, status mapping) with
 // the session's bearer token, and an expired access token is refreshed (the auth service's Refresh
 // RPC) and saved before it is used, so long-running scripts keep working without a new login. The
 // token from `gpuaasctl login` is good for every service: each verifies it against the auth
 // service's keys.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/auth/v1/auth.pb.h"
 #include "libs/client/auth_client.h"
+#include "libs/client/instance_client.h"
 #include "libs/client/stock_client.h"
 #include "libs/client/storage_client.h"
 #include "libs/common/clock.h"
@@ -27,6 +29,7 @@ namespace authpb = ::gpuaas::auth::v1;
 using AuthClient = ::gpuaas::client::AuthClient;
 using StockClient = ::gpuaas::client::StockClient;
 using StorageClient = ::gpuaas::client::StorageClient;
+using InstanceClient = ::gpuaas::client::InstanceClient;
 
 // Refresh this long before expiry, so a token does not expire between the check and the call.
 inline constexpr absl::Duration kRefreshSkew = absl::Seconds(30);
@@ -43,22 +46,26 @@ class Session final {
   using StockMethod = ClientMethod<StockClient, Req, Resp>;
   template <class Req, class Resp>
   using StorageMethod = ClientMethod<StorageClient, Req, Resp>;
+  template <class Req, class Resp>
+  using InstanceMethod = ClientMethod<InstanceClient, Req, Resp>;
 
   // Where each service is, for messages.
   struct Addresses {
     std::string auth;
     std::string stock;
     std::string storage;
+    std::string instance;
   };
 
   // The clients' default timeouts bound every call. `env_token` (from $GPUAAS_TOKEN) overrides
   // the token file and is never refreshed: for scripts that hold a token from an API-key
   // exchange. `clock` judges token expiry only; it must outlive the session.
-  Session(AuthClient auth, StockClient stock, StorageClient storage, TokenStore store,
-          const Clock& clock, Addresses addresses, std::optional<std::string> env_token);
+  Session(AuthClient auth, StockClient stock, StorageClient storage, InstanceClient instance,
+          TokenStore store, const Clock& clock, Addresses addresses,
+          std::optional<std::string> env_token);
 
-  // An authenticated call to the auth, stock or storage service. Errors: the server's code;
-  // UNAUTHENTICATED when not logged in or the session can no longer be refreshed; UNAVAILABLE
+  // An authenticated call to the auth, stock, storage or instance service. Errors: the server's
+  // code; UNAUTHENTICATED when not logged in or the session can no longer be refreshed; UNAVAILABLE
   // naming the service and its address when it cannot be reached. Blocks up to the timeout
   // (twice when it refreshes).
   template <class Req, class Resp>
@@ -73,6 +80,15 @@ class Session final {
   absl::StatusOr<Resp> Call(StorageMethod<Req, Resp> method, const Req& req) {
     return CallWithToken(storage_, method, req, "storage", addresses_.storage);
   }
+  template <class Req, class Resp>
+  absl::StatusOr<Resp> Call(InstanceMethod<Req, Resp> method, const Req& req) {
+    return CallWithToken(instance_, method, req, "instance", addresses_.instance);
+  }
+
+  // Follows WatchInstances until `on_change` returns false or the stream ends (its status).
+  absl::Status WatchInstances(
+      const client::instancepb::WatchInstancesRequest& req,
+      const std::function<bool(const client::instancepb::InstanceChange&)>& on_change);
 
   // A call without a token (Login, Refresh, ExchangeApiKey). Blocks up to the timeout.
   template <class Req, class Resp>
@@ -95,6 +111,7 @@ class Session final {
   const std::string& auth_addr() const { return addresses_.auth; }
   const std::string& stock_addr() const { return addresses_.stock; }
   const std::string& storage_addr() const { return addresses_.storage; }
+  const std::string& instance_addr() const { return addresses_.instance; }
 
  private:
   template <class Client, class Req, class Resp>
@@ -110,6 +127,7 @@ class Session final {
   AuthClient auth_;
   StockClient stock_;
   StorageClient storage_;
+  InstanceClient instance_;
   TokenStore store_;
   const Clock& clock_;
   Addresses addresses_;

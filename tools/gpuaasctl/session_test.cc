@@ -114,8 +114,8 @@ class SessionTest : public ::testing::Test {
     EXPECT_TRUE(stock_channel.ok()) << stock_channel.status();
     return std::make_unique<Session>(
         AuthClient(*channel, absl::Seconds(10)), StockClient(*stock_channel, absl::Seconds(10)),
-        StorageClient(*channel, absl::Seconds(10)), Store(), clock_,
-        Session::Addresses{addr_, stock_addr, addr_}, std::move(env_token));
+        StorageClient(*channel, absl::Seconds(10)), InstanceClient(*channel, absl::Seconds(10)),
+        Store(), clock_, Session::Addresses{addr_, stock_addr, addr_, addr_}, std::move(env_token));
   }
 
   void SaveToken(const std::string& access, const std::string& refresh, absl::Time expire) {

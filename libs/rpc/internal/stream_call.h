@@ -1,6 +1,6 @@
 // The non-template side of a bidirectional stream (see libs/rpc/stream.h): authentication, the
 // read → OnMessage → write → read cycle on the worker pool, exceptions → INTERNAL, and the
-// registry Server::Shutdown ends open streams through.
+// registration with the registry Server::Shutdown ends open streams through.
 //
 // Exactly one party owns a stream's next step at any time: the pool task running open or
 // OnMessage, the pending read's completion, or the pending write's completion. The owner alone
@@ -21,15 +21,15 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "libs/rpc/handler.h"
+#include "libs/rpc/internal/open_streams.h"
 #include "libs/rpc/stream.h"
 
 namespace gpuaas::rpc::internal {
 
-class StreamCall final : public std::enable_shared_from_this<StreamCall> {
+class StreamCall final : public EndableStream, public std::enable_shared_from_this<StreamCall> {
  public:
   StreamCall(Handler& handler, grpc::CallbackServerContext& ctx, TypedStream& typed);
 
@@ -42,7 +42,7 @@ class StreamCall final : public std::enable_shared_from_this<StreamCall> {
   void Done();
   // Ends the stream with `status`: at once when it waits for the client's next message,
   // else when its current step is done. Later calls are ignored.
-  void End(const absl::Status& status);
+  void End(const absl::Status& status) override;
 
  private:
   enum class Phase { kWorking, kReading, kWriting, kFinished };
@@ -76,21 +76,6 @@ class StreamCall final : public std::enable_shared_from_this<StreamCall> {
   bool read_started_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<absl::Status> end_requested_ ABSL_GUARDED_BY(mu_);
   absl::Status finished_with_ ABSL_GUARDED_BY(mu_);
-};
-
-// The open streams of one Handler.
-class OpenStreams final {
- public:
-  // Registers `stream`, or returns the status it must end with at once (after Close).
-  absl::Status Add(const std::shared_ptr<StreamCall>& stream);
-  void Remove(const StreamCall* stream);
-  // Refuses new streams with `status` from now on and returns the open ones.
-  std::vector<std::shared_ptr<StreamCall>> Close(const absl::Status& status);
-
- private:
-  absl::Mutex mu_;
-  absl::Status closed_ ABSL_GUARDED_BY(mu_);  // OK while open
-  absl::flat_hash_map<const StreamCall*, std::weak_ptr<StreamCall>> streams_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpuaas::rpc::internal

@@ -1,0 +1,72 @@
+// The instance service (gpuaas.instance.v1.InstanceService and ImageService) for the other
+// gpuaas binaries and the CLI: one method per RPC, named as in instance.proto, each blocking
+// until the answer or the call's deadline; WatchInstances calls back per change until the
+// stream ends. gpuaasctl drives instances and images through it.
+//
+// Every method: the request as in instance.proto, `call` for the deadline, the bearer token and
+// the incoming call to follow (call_context.h). Errors: the codes instance.proto documents for
+// the RPC, with the server's message; UNAUTHENTICATED without a valid token; UNAVAILABLE when
+// the service cannot be reached or is overloaded; DEADLINE_EXCEEDED when the deadline passed.
+// Thread-safe: one client serves every thread.
+#pragma once
+
+#include <grpcpp/channel.h>
+
+#include <functional>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "gpuaas/instance/v1/instance.grpc.pb.h"
+#include "libs/client/call_context.h"
+
+namespace gpuaas::client {
+
+namespace instancepb = ::gpuaas::instance::v1;
+
+class InstanceClient final {
+ public:
+  // `channel` from OpenChannel; `default_timeout` bounds every unary call whose CallContext
+  // sets none. Does not connect.
+  explicit InstanceClient(std::shared_ptr<grpc::ChannelInterface> channel,
+                          absl::Duration default_timeout = kDefaultTimeout);
+
+  absl::StatusOr<instancepb::Instance> CreateInstance(const instancepb::CreateInstanceRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::Instance> GetInstance(const instancepb::GetInstanceRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::ListInstancesResponse> ListInstances(const instancepb::ListInstancesRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::Instance> StartInstance(const instancepb::StartInstanceRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::Instance> StopInstance(const instancepb::StopInstanceRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::Instance> DeleteInstance(const instancepb::DeleteInstanceRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::ListUsageResponse> ListUsage(const instancepb::ListUsageRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::Image> CreateImage(const instancepb::CreateImageRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::Image> GetImage(const instancepb::GetImageRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::ListImagesResponse> ListImages(const instancepb::ListImagesRequest& req,
+      const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::DeleteImageResponse> DeleteImage(const instancepb::DeleteImageRequest& req,
+      const CallContext& call = {}) const;
+
+  // Streams changes to `on_change` until it returns false (then OK), the stream ends (its
+  // status), or the call's deadline passes (none unless `call` sets one: a watch is long).
+  absl::Status WatchInstances(const instancepb::WatchInstancesRequest& req,
+                              const std::function<bool(const instancepb::InstanceChange&)>& on_change,
+                              const CallContext& call = {}) const;
+
+ private:
+  using InstanceStub = ::gpuaas::instance::v1::InstanceService::StubInterface;
+  using ImageStub = ::gpuaas::instance::v1::ImageService::StubInterface;
+
+  std::unique_ptr<InstanceStub> instances_;
+  std::unique_ptr<ImageStub> images_;
+  absl::Duration default_timeout_;
+};
+
+}  // namespace gpuaas::client
