@@ -76,7 +76,7 @@ Step NextStep(const WorkRow& r) {
   return Step::kWait;
 }
 
-std::string WorkloadId(std::string_view instance_id, int32_t run) {
+std::string WorkloadId(const std::string& instance_id, int32_t run) {
   return absl::StrCat(instance_id, ".", run);
 }
 

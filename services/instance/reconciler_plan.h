@@ -94,6 +94,6 @@ Step NextStep(const WorkRow& row);
 pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period);
 
 // "<instance_id>.<run>".
-std::string WorkloadId(std::string_view instance_id, int32_t run);
+std::string WorkloadId(const std::string& instance_id, int32_t run);
 
 }  // namespace gpuaas::instance
