@@ -35,7 +35,9 @@ NotifyListener::NotifyListener(std::string dsn, std::vector<std::string> channel
 
 NotifyListener::~NotifyListener() { Stop(); }
 
-void NotifyListener::Start() { thread_ = std::thread([this] { Run(); }); }
+void NotifyListener::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void NotifyListener::Stop() {
   if (!stop_.HasBeenNotified()) stop_.Notify();

@@ -77,8 +77,8 @@ bool ApplyWorkloadStatus(WorkRow& r, const pb::WorkloadStatus& s, absl::Time now
   if (IsWorkloadGone(r.workload_state)) return false;
   // Agents' clocks may run ahead: nothing happened after the report arrived.
   const absl::Time t = s.has_state_time() ? std::min(FromProtoTime(s.state_time()), now) : now;
-  const bool live = r.published && r.desired == pb::DESIRED_STATE_RUNNING &&
-                    IsLiveState(r.state) && r.held_run == r.run;
+  const bool live = r.published && r.desired == pb::DESIRED_STATE_RUNNING && IsLiveState(r.state) &&
+                    r.held_run == r.run;
   bool changed = false;
   switch (s.state()) {
     case pb::WORKLOAD_STATE_STARTED:
@@ -130,8 +130,7 @@ bool ApplyWorkloadStatus(WorkRow& r, const pb::WorkloadStatus& s, absl::Time now
     case pb::WORKLOAD_STATE_STOPPED:
     case pb::WORKLOAD_STATE_FAILED:
       r.workload_state = s.state();
-      r.workload_stop_time =
-          r.workload_start_time ? std::max(t, *r.workload_start_time) : t;
+      r.workload_stop_time = r.workload_start_time ? std::max(t, *r.workload_start_time) : t;
       wake = true;
       if (live) {
         r.state = pb::STATE_FAILED;

@@ -35,8 +35,7 @@ struct NodeWorkloadsOptions {
 
 class NodeWorkloads final {
  public:
-  NodeWorkloads(db::Pool& pool, NodeWorkloadsOptions options)
-      : pool_(pool), options_(options) {}
+  NodeWorkloads(db::Pool& pool, NodeWorkloadsOptions options) : pool_(pool), options_(options) {}
 
   // The ReportWorkloads RPC. Needs ROLE_SERVICE or PLATFORM_ADMIN (Power::kServiceCalls).
   // Errors: INVALID_ARGUMENT naming the field, PERMISSION_DENIED.

@@ -17,9 +17,8 @@ void NodeSetHub::Start() {
     listener_ = std::make_unique<db::NotifyListener>(
         options_.listen_dsn, std::vector<std::string>{"node_workloads"},
         db::NotifyCallbacks{
-            .on_notify = [this](std::string_view, std::string_view node_id) {
-              NodeChanged(std::string(node_id));
-            },
+            .on_notify = [this](std::string_view,
+                                std::string_view node_id) { NodeChanged(std::string(node_id)); },
             // Changes while the connection was down went unheard: every stream gets its set.
             .on_connect = [this] { AllChanged(); }});
     listener_->Start();

@@ -47,9 +47,8 @@ void Reconciler::Kick() {
 
 int64_t Reconciler::WaitForWork(int64_t seen) {
   absl::MutexLock lock(&mu_);
-  const auto woken = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return kicks_ != seen || stopped_;
-  };
+  const auto woken = [&]()
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return kicks_ != seen || stopped_; };
   mu_.AwaitWithTimeout(absl::Condition(&woken), options_.poll_interval);
   return kicks_;
 }

@@ -97,9 +97,8 @@ pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period)
   }
   for (const std::string& uuid : row.gpu_uuids) w.add_gpu_uuids(uuid);
   w.set_mig_partition(row.mig_partition);
-  *w.mutable_probe_timeout() = row.tmpl.has_probe_timeout()
-                                   ? row.tmpl.probe_timeout()
-                                   : ToProtoDuration(kDefaultProbeTimeout);
+  *w.mutable_probe_timeout() = row.tmpl.has_probe_timeout() ? row.tmpl.probe_timeout()
+                                                            : ToProtoDuration(kDefaultProbeTimeout);
   *w.mutable_stop_grace_period() = ToProtoDuration(stop_grace_period);
   return w;
 }

@@ -64,17 +64,17 @@ struct WorkRow {
 };
 
 enum class Step {
-  kBegin,      // held_run := run; reset the run's bookkeeping
-  kClaim,      // stock ClaimStock
-  kAttach,     // storage AttachStorage
-  kPublish,    // published := true
-  kMeter,      // open (or open and close) the run's usage interval: stock GetSpec for the price
-  kUnpublish,  // published := false; enter STOPPING / DELETING
-  kMeterClose, // close the open usage interval
-  kDetach,     // storage DetachStorage
-  kRelease,    // stock ReleaseStock; clear the node fields and held_run
-  kFinish,     // STOPPING → STOPPED, or the tombstone of a deleted instance
-  kWait,       // nothing to do until a report, node loss or the user changes the row
+  kBegin,       // held_run := run; reset the run's bookkeeping
+  kClaim,       // stock ClaimStock
+  kAttach,      // storage AttachStorage
+  kPublish,     // published := true
+  kMeter,       // open (or open and close) the run's usage interval: stock GetSpec for the price
+  kUnpublish,   // published := false; enter STOPPING / DELETING
+  kMeterClose,  // close the open usage interval
+  kDetach,      // storage DetachStorage
+  kRelease,     // stock ReleaseStock; clear the node fields and held_run
+  kFinish,      // STOPPING → STOPPED, or the tombstone of a deleted instance
+  kWait,        // nothing to do until a report, node loss or the user changes the row
 };
 
 // The name tests and logs use: "begin", "claim", ...

@@ -147,8 +147,9 @@ Reconciler::Outcome Reconciler::Meter(db::Tx& tx, const WorkRow& row, absl::Stat
   } else if (absl::IsNotFound(spec.status())) {
     // A spec cannot go while stocks of it exist; should it be gone anyway, the time is still
     // recorded, unpriced.
-    Logger("instance")->error("instance {}: spec {} is gone; its usage is recorded at no price",
-                              row.instance_id, row.spec_name);
+    Logger("instance")
+        ->error("instance {}: spec {} is gone; its usage is recorded at no price", row.instance_id,
+                row.spec_name);
   } else {
     NoteCallError(spec.status());
     why = spec.status();

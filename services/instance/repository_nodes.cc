@@ -46,8 +46,7 @@ std::vector<WorkRow> ReconcileRepository::LockHeldOn(db::Tx& tx, const std::stri
       "AND ($2 OR instance_id = ANY(string_to_array($3, ','))) "
       "ORDER BY instance_id FOR UPDATE";
   if (!all && instance_ids.empty()) return {};
-  return tx.Exec(kLockHeldOn, node_id, all, absl::StrJoin(instance_ids, ","))
-      .Map(WorkRowFromRow);
+  return tx.Exec(kLockHeldOn, node_id, all, absl::StrJoin(instance_ids, ",")).Map(WorkRowFromRow);
 }
 
 void ReconcileRepository::WriteReported(db::Tx& tx, const WorkRow& row, bool wake) {

@@ -1,9 +1,10 @@
 // The reconciler's statements. States, reasons and workload states are the proto enums'
 // numbers: State 1 PENDING, 2 READY, 3 RUNNING, 4 STOPPING, 5 STOPPED, 6 FAILED, 7 DELETING;
 // DesiredState 1 RUNNING, 2 STOPPED, 3 DELETED; WorkloadState 3 EXITED, 4 STOPPED, 5 FAILED.
+#include "services/instance/repository_reconcile.h"
+
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "services/instance/repository_reconcile.h"
 #include "services/instance/repository_reconcile_sql.h"
 
 namespace gpuaas::instance {
@@ -180,7 +181,8 @@ void ReconcileRepository::SetReleased(db::Tx& tx, const std::string& instance_id
 
 void ReconcileRepository::SetStopped(db::Tx& tx, const std::string& instance_id) {
   constexpr std::string_view kSetStopped =
-      "UPDATE instance.instances SET state = 5, reason = CASE WHEN reason = 0 THEN 8 ELSE reason END, "
+      "UPDATE instance.instances SET state = 5, reason = CASE WHEN reason = 0 THEN 8 ELSE reason "
+      "END, "
       "stop_time = coalesce(stop_time, clock_timestamp()) WHERE instance_id = $1";
   tx.Exec(kSetStopped, instance_id);
 }
@@ -234,8 +236,9 @@ std::vector<std::string> ReconcileRepository::MarkNodesLost(db::Tx& tx, absl::Du
       "    ELSE greatest(i.workload_start_time, d.last_seen) END, "
       "  needs_work = true, next_attempt_time = now() "
       "FROM doomed d WHERE i.instance_id = d.instance_id RETURNING i.instance_id";
-  return tx.Exec(kMarkNodesLost, absl::ToInt64Microseconds(timeout))
-      .Map([](const db::Row& r) { return r.Get<std::string>(0); });
+  return tx.Exec(kMarkNodesLost, absl::ToInt64Microseconds(timeout)).Map([](const db::Row& r) {
+    return r.Get<std::string>(0);
+  });
 }
 
 std::vector<std::string> ReconcileRepository::AutoStop(db::Tx& tx) {

@@ -11,10 +11,9 @@
 namespace gpuaas::instance {
 namespace {
 
-constexpr Step kAllSteps[] = {Step::kBegin,     Step::kClaim,      Step::kAttach,
-                              Step::kPublish,   Step::kMeter,      Step::kUnpublish,
-                              Step::kMeterClose, Step::kDetach,    Step::kRelease,
-                              Step::kFinish};
+constexpr Step kAllSteps[] = {Step::kBegin,   Step::kClaim,     Step::kAttach,     Step::kPublish,
+                              Step::kMeter,   Step::kUnpublish, Step::kMeterClose, Step::kDetach,
+                              Step::kRelease, Step::kFinish};
 
 class PauseHook final : public StepHook {
  public:
