@@ -66,14 +66,15 @@ TEST_F(NodeLossTest, InstancesOfALostNodeFailClosedAtLastSeenAndRelease) {
   EXPECT_EQ(r.reason, pb::REASON_NODE_LOST);
   EXPECT_EQ(ClaimedStocks(), 0);
   EXPECT_TRUE(AttachedTo().empty());
-  absl::StatusOr<absl::Time> last_seen =
-      pool_->Read<absl::Time>("test.last_seen", [&](db::Tx& tx) -> absl::StatusOr<absl::Time> {
-        return tx.Exec("SELECT " GPUAAS_SQL_MICROS("last_seen")
+  absl::StatusOr<absl::Time> last_seen = pool_->Read<absl::Time>("test.last_seen",
+                                                                 [&](db::Tx& tx)
+                                                                     -> absl::StatusOr<absl::Time> {
+                                                                   return tx.Exec("SELECT " GPUAAS_SQL_MICROS("last_seen")
                        " FROM instance.nodes WHERE node_id = $1",
                        node)
             .First()
             ->GetTime(0);
-      });
+                                                                 });
   ASSERT_TRUE(last_seen.ok());
   const std::vector<UsageRow> usage = Usage("web");
   ASSERT_EQ(usage.size(), 1u);
@@ -85,9 +86,8 @@ TEST_F(NodeLossTest, InstancesOfALostNodeFailClosedAtLastSeenAndRelease) {
 TEST_F(NodeLossTest, ANodeThatNeverShowsUpIsLostToo) {
   StartReconciler();  // no agents at all
   Insert("web", {.tmpl = Sleeper()});
-  ASSERT_TRUE(WaitFor("web", [](const WorkRow& r) {
-    return r.state == pb::STATE_FAILED && r.held_run == 0;
-  }));
+  ASSERT_TRUE(WaitFor(
+      "web", [](const WorkRow& r) { return r.state == pb::STATE_FAILED && r.held_run == 0; }));
   EXPECT_EQ(Row("web").reason, pb::REASON_NODE_LOST);
   EXPECT_TRUE(Usage("web").empty()) << "it never ran";
   EXPECT_EQ(ClaimedStocks(), 0);

@@ -200,9 +200,8 @@ TEST_F(InstanceReconcilerTest, ProbeTimeoutReportedByTheAgentFailsTheInstance) {
   failed.set_reason(pb::REASON_PROBE_TIMEOUT);
   failed.set_message("port 8080 never answered");
   ASSERT_TRUE(agent.Report({failed}).ok());
-  ASSERT_TRUE(WaitFor("slow", [](const WorkRow& r) {
-    return r.state == pb::STATE_FAILED && r.held_run == 0;
-  }));
+  ASSERT_TRUE(WaitFor(
+      "slow", [](const WorkRow& r) { return r.state == pb::STATE_FAILED && r.held_run == 0; }));
   EXPECT_EQ(Row("slow").reason, pb::REASON_PROBE_TIMEOUT);
   EXPECT_EQ(Row("slow").message, "port 8080 never answered");
 }

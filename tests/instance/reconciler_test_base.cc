@@ -89,10 +89,10 @@ void ReconcilerTest::SetUp() {
   auto auth_channel = client::OpenChannel(stack_->address(), {});
   ASSERT_TRUE(auth_channel.ok());
   auth_client_ = std::make_unique<client::AuthClient>(*auth_channel);
-  stock_client_ = std::make_unique<client::StockClient>(
-      *client::OpenChannel(stock_->address(), {}));
-  storage_client_ = std::make_unique<client::StorageClient>(
-      *client::OpenChannel(storage_->address(), {}));
+  stock_client_ =
+      std::make_unique<client::StockClient>(*client::OpenChannel(stock_->address(), {}));
+  storage_client_ =
+      std::make_unique<client::StorageClient>(*client::OpenChannel(storage_->address(), {}));
   const std::string api_key =
       stack_->CreateApiKey(service_, "instance-service", common::v1::ROLE_SERVICE);
   ASSERT_FALSE(api_key.empty());
@@ -141,13 +141,12 @@ ReconcilerOptions ReconcilerTest::Options() {
 }
 
 Reconciler& ReconcilerTest::StartReconciler(StepHook* hook) {
-  reconcilers_.push_back(std::make_unique<Reconciler>(
-      ReconcilerDeps{.pool = *pool_,
-                     .stock = *stock_client_,
-                     .storage = *storage_client_,
-                     .tokens = *tokens_,
-                     .hook = hook},
-      Options()));
+  reconcilers_.push_back(std::make_unique<Reconciler>(ReconcilerDeps{.pool = *pool_,
+                                                                     .stock = *stock_client_,
+                                                                     .storage = *storage_client_,
+                                                                     .tokens = *tokens_,
+                                                                     .hook = hook},
+                                                      Options()));
   reconcilers_.back()->Start();
   return *reconcilers_.back();
 }
@@ -228,9 +227,8 @@ bool ReconcilerTest::WaitFor(const std::string& instance_id,
 }
 
 bool ReconcilerTest::WaitForState(const std::string& instance_id, pb::State state) {
-  return WaitFor(instance_id, [&](const WorkRow& r) {
-    return r.state == state && NextStep(r) == Step::kWait;
-  });
+  return WaitFor(instance_id,
+                 [&](const WorkRow& r) { return r.state == state && NextStep(r) == Step::kWait; });
 }
 
 int ReconcilerTest::ClaimedStocks() {
@@ -245,8 +243,8 @@ int ReconcilerTest::ClaimedStocks() {
 }
 
 std::string ReconcilerTest::StockHolder(const std::string& stock_id) {
-  absl::StatusOr<std::string> holder = pool_->Read<std::string>(
-      "test.holder", [&](db::Tx& tx) -> absl::StatusOr<std::string> {
+  absl::StatusOr<std::string> holder =
+      pool_->Read<std::string>("test.holder", [&](db::Tx& tx) -> absl::StatusOr<std::string> {
         std::optional<db::Row> r =
             tx.Exec("SELECT coalesce(instance_id, '') FROM stock.stocks WHERE stock_id = $1",
                     stock_id)
@@ -294,9 +292,9 @@ void ReconcilerTest::Exec(const std::string& sql) {
 
 absl::Time ReconcilerTest::DbNow() {
   ReconcileRepository repo;
-  return pool_->Read<absl::Time>("test.now", [&](db::Tx& tx) -> absl::StatusOr<absl::Time> {
-                return repo.Now(tx);
-              })
+  return pool_
+      ->Read<absl::Time>("test.now",
+                         [&](db::Tx& tx) -> absl::StatusOr<absl::Time> { return repo.Now(tx); })
       .value_or(absl::InfinitePast());
 }
 
