@@ -91,6 +91,9 @@ absl::StatusOr<bool> Reconciler::RunOnce() {
       "instance.reconcile",
       [&](db::Tx& tx) -> absl::Status {
         worked = false;
+        // A step waits on one call at a time, each bounded by call_timeout; a hook (tests,
+        // crash drills) may pause longer, and then the row is handed over as after a crash.
+        repo_.LimitIdleInTransaction(tx, options_.call_timeout + absl::Seconds(5));
         std::optional<WorkRow> row = repo_.LockNextWork(tx);
         if (!row) return absl::OkStatus();
         worked = true;

@@ -3,6 +3,8 @@
 // DesiredState 1 RUNNING, 2 STOPPED, 3 DELETED; WorkloadState 3 EXITED, 4 STOPPED, 5 FAILED.
 #include "services/instance/repository_reconcile.h"
 
+#include <string>
+
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "services/instance/repository_reconcile_sql.h"
@@ -52,6 +54,12 @@ WorkRow WorkRowFromRow(const db::Row& r) {
 absl::Time ReconcileRepository::Now(db::Tx& tx) {
   constexpr std::string_view kNow = "SELECT " GPUAAS_SQL_MICROS("clock_timestamp()");
   return tx.Exec(kNow).First()->GetTime(0);
+}
+
+void ReconcileRepository::LimitIdleInTransaction(db::Tx& tx, absl::Duration limit) {
+  constexpr std::string_view kLimitIdle =
+      "SELECT set_config('idle_in_transaction_session_timeout', $1, true)";
+  tx.Exec(kLimitIdle, std::to_string(absl::ToInt64Milliseconds(limit)));
 }
 
 std::optional<WorkRow> ReconcileRepository::LockNextWork(db::Tx& tx) {

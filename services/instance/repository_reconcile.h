@@ -23,6 +23,11 @@ class ReconcileRepository final {
 
   // --- The reconciler (repository_reconcile.cc).
 
+  // A session idle inside this transaction for longer than `limit` (its process hung in a
+  // call, or lost its network) is ended by the server, which releases the row for another
+  // replica; a process that dies drops its connection and releases it at once.
+  void LimitIdleInTransaction(db::Tx& tx, absl::Duration limit);
+
   // The row due for work that no other transaction holds (FOR UPDATE SKIP LOCKED), locked
   // until the transaction ends; the one waiting longest first.
   std::optional<WorkRow> LockNextWork(db::Tx& tx);

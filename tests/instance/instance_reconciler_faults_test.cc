@@ -305,3 +305,57 @@ TEST_F(FaultsTest, AStopWhileTheReconcilerIsDownIsFinishedByTheNextOne) {
 
 }  // namespace
 }  // namespace gpuaas::instance::testing
+
+namespace gpuaas::instance::testing {
+namespace {
+
+// Holds one step of every instance until released (a replica hung in the middle of a step).
+class HangHook final : public StepHook {
+ public:
+  explicit HangHook(Step step) : step_(step) {}
+  absl::Status BeforeStep(std::string_view, Step step,
+                          const absl::Notification& stopping) override {
+    if (step != step_) return absl::OkStatus();
+    reached_.store(true);
+    while (!release_.WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
+      if (stopping.HasBeenNotified()) break;
+    }
+    return absl::OkStatus();
+  }
+  absl::Status BeforeCommit(std::string_view, Step, const absl::Notification&) override {
+    return absl::OkStatus();
+  }
+  bool reached() const { return reached_.load(); }
+  void Release() { release_.Notify(); }
+
+ private:
+  const Step step_;
+  std::atomic<bool> reached_{false};
+  absl::Notification release_;
+};
+
+class HungReplicaTest : public FaultsTest {
+ protected:
+  ReconcilerOptions Options() override {
+    ReconcilerOptions o = ReconcilerTest::Options();
+    o.call_timeout = absl::Milliseconds(500);  // rows of a hung step are handed over after 5.5 s
+    return o;
+  }
+};
+
+TEST_F(HungReplicaTest, ARowHeldByAHungReplicaIsHandedOver) {
+  StartAgents();
+  HangHook hook(Step::kPublish);
+  StartReconciler(&hook);
+  Insert("web", {.tmpl = Sleeper()});
+  ASSERT_TRUE(gpuaas::testing::Eventually([&] { return hook.reached(); }));
+  StartReconciler();  // the other replica
+  EXPECT_TRUE(WaitForState("web", pb::STATE_RUNNING));
+  hook.Release();  // the hung step wakes to a closed session and writes nothing
+  StopReconcilers();
+  EXPECT_EQ(Row("web").state, pb::STATE_RUNNING);
+  EXPECT_EQ(ClaimedStocks(), 1);
+}
+
+}  // namespace
+}  // namespace gpuaas::instance::testing
