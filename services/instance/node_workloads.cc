@@ -111,11 +111,12 @@ bool ApplyWorkloadStatus(WorkRow& r, const pb::WorkloadStatus& s, absl::Time now
           r.state = want;
           changed = true;
         }
+        // A report without mappings keeps the ones known.
         google::protobuf::RepeatedPtrField<pb::PortMapping> ports = s.ports();
         for (pb::PortMapping& m : ports) {
           if (m.host().empty()) m.set_host(address);
         }
-        if (!SamePorts(ports, r.ports)) {
+        if (!ports.empty() && !SamePorts(ports, r.ports)) {
           r.ports = std::move(ports);
           changed = true;
         }
