@@ -187,8 +187,6 @@ absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
     for (size_t i = 0; i < rows.size(); ++i) {
       by_workload[WorkloadId(rows[i].instance_id, rows[i].held_run)] = i;
     }
-    std::vector<bool> changed(rows.size(), false);
-    std::vector<bool> wake(rows.size(), false);
     std::vector<bool> mentioned(rows.size(), false);
     for (const pb::WorkloadStatus& s : req.workloads()) {
       auto it = by_workload.find(s.workload_id());
@@ -196,19 +194,17 @@ absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
       WorkRow& row = rows[it->second];
       if (row.instance_id != s.instance_id()) continue;
       mentioned[it->second] = true;
-      bool w = false;
-      if (ApplyWorkloadStatus(row, s, now, address, options_.busy_threshold_percent, w)) {
-        changed[it->second] = true;
+      bool wake = false;
+      // Written status by status: STARTED and RUNNING in one report are two transitions, and
+      // each is an event.
+      if (ApplyWorkloadStatus(row, s, now, address, options_.busy_threshold_percent, wake)) {
+        repo_.WriteReported(tx, row, wake);
       }
-      if (w) wake[it->second] = true;
     }
     if (req.complete()) {
       for (size_t i = 0; i < rows.size(); ++i) {
-        if (!mentioned[i] && ApplyAbsence(rows[i], now)) changed[i] = wake[i] = true;
+        if (!mentioned[i] && ApplyAbsence(rows[i], now)) repo_.WriteReported(tx, rows[i], true);
       }
-    }
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (changed[i]) repo_.WriteReported(tx, rows[i], wake[i]);
     }
     return absl::OkStatus();
   });

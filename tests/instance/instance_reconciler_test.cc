@@ -71,6 +71,16 @@ TEST_F(InstanceReconcilerTest, StartsWithAClaimedStockAndTheStorageAttached) {
   EXPECT_EQ(w.gpu_uuids(0), r.gpu_uuids[0]);
   EXPECT_EQ(w.stop_grace_period().seconds(), 3);
 
+  // Every transition is an event, READY included though STARTED and RUNNING came in one
+  // report.
+  absl::StatusOr<std::vector<int>> events = pool_->Read<std::vector<int>>(
+      "test.events", [](db::Tx& tx) -> absl::StatusOr<std::vector<int>> {
+        return tx.Exec("SELECT state FROM instance.events WHERE instance_id = 'web' ORDER BY seq")
+            .Map([](const db::Row& row) { return row.Get<int>(0); });
+      });
+  ASSERT_TRUE(events.ok()) << events.status();
+  EXPECT_EQ(*events, (std::vector<int>{pb::STATE_PENDING, pb::STATE_READY, pb::STATE_RUNNING}));
+
   // One open interval from the workload's start, at the spec's price.
   const std::vector<UsageRow> usage = Usage("web");
   ASSERT_EQ(usage.size(), 1u);
