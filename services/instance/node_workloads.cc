@@ -182,7 +182,7 @@ absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
   return pool_.RunInTransaction("instance.report_workloads", [&](db::Tx& tx) {
     const absl::Time now = repo_.Now(tx);
     const std::string address = repo_.SeeNode(tx, req.node_id(), "");
-    std::vector<WorkRow> rows = repo_.LockHeldOn(tx, req.node_id(), ids, req.complete());
+    std::vector<WorkRow> rows = repo_.LockHeldOn(tx, req.node_id(), ids);
     std::map<std::string, size_t> by_workload;
     for (size_t i = 0; i < rows.size(); ++i) {
       by_workload[WorkloadId(rows[i].instance_id, rows[i].held_run)] = i;
@@ -204,6 +204,9 @@ absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
     if (req.complete()) {
       for (size_t i = 0; i < rows.size(); ++i) {
         if (!mentioned[i] && ApplyAbsence(rows[i], now)) repo_.WriteReported(tx, rows[i], true);
+      }
+      for (WorkRow& row : repo_.LockOthersHeldOn(tx, req.node_id(), ids)) {
+        if (ApplyAbsence(row, now)) repo_.WriteReported(tx, row, true);
       }
     }
     return absl::OkStatus();

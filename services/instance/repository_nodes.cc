@@ -39,14 +39,21 @@ std::vector<WorkRow> ReconcileRepository::PublishedOn(db::Tx& tx, const std::str
 }
 
 std::vector<WorkRow> ReconcileRepository::LockHeldOn(db::Tx& tx, const std::string& node_id,
-                                                     const std::vector<std::string>& instance_ids,
-                                                     bool all) {
+                                                     const std::vector<std::string>& instance_ids) {
   constexpr std::string_view kLockHeldOn = GPUAAS_WORK_FROM
-      "WHERE held_run <> 0 AND node_id = $1 "
-      "AND ($2 OR instance_id = ANY(string_to_array($3, ','))) "
+      "WHERE held_run <> 0 AND node_id = $1 AND instance_id = ANY(string_to_array($2, ',')) "
       "ORDER BY instance_id FOR UPDATE";
-  if (!all && instance_ids.empty()) return {};
-  return tx.Exec(kLockHeldOn, node_id, all, absl::StrJoin(instance_ids, ",")).Map(WorkRowFromRow);
+  if (instance_ids.empty()) return {};
+  return tx.Exec(kLockHeldOn, node_id, absl::StrJoin(instance_ids, ",")).Map(WorkRowFromRow);
+}
+
+std::vector<WorkRow> ReconcileRepository::LockOthersHeldOn(
+    db::Tx& tx, const std::string& node_id, const std::vector<std::string>& instance_ids) {
+  constexpr std::string_view kLockOthersHeldOn = GPUAAS_WORK_FROM
+      "WHERE held_run <> 0 AND node_id = $1 "
+      "AND NOT (instance_id = ANY(string_to_array($2, ','))) "
+      "ORDER BY instance_id FOR UPDATE SKIP LOCKED";
+  return tx.Exec(kLockOthersHeldOn, node_id, absl::StrJoin(instance_ids, ",")).Map(WorkRowFromRow);
 }
 
 void ReconcileRepository::WriteReported(db::Tx& tx, const WorkRow& row, bool wake) {

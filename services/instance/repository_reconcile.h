@@ -91,10 +91,14 @@ class ReconcileRepository final {
   void TouchNodes(db::Tx& tx, const std::vector<std::string>& node_ids);
   // The node's published rows, by instance_id.
   std::vector<WorkRow> PublishedOn(db::Tx& tx, const std::string& node_id);
-  // The rows holding a run on the node, locked (in instance_id order, so two reports never
-  // deadlock): all of them, or those of `instance_ids` when not `all`.
+  // The rows of `instance_ids` holding a run on the node, locked (in instance_id order, so two
+  // reports never deadlock; waiting for a reconciler's step on them).
   std::vector<WorkRow> LockHeldOn(db::Tx& tx, const std::string& node_id,
-                                  const std::vector<std::string>& instance_ids, bool all);
+                                  const std::vector<std::string>& instance_ids);
+  // The node's other rows holding a run, locked, skipping those a reconciler works on now (a
+  // complete report only looks for workloads gone, and such a row does not wait for that).
+  std::vector<WorkRow> LockOthersHeldOn(db::Tx& tx, const std::string& node_id,
+                                        const std::vector<std::string>& instance_ids);
   // Writes what a report changed: the visible state, reason, message, exit code, times and
   // ports, published, the workload's bookkeeping and last_active_time; with `wake`,
   // needs_work and no wait.
