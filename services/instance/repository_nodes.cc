@@ -4,16 +4,13 @@
 #include "services/instance/repository_reconcile.h"
 #include "services/instance/repository_reconcile_sql.h"
 
-namespace gpuaas::instance {
-namespace {
-
 // Binds epoch microseconds ($n::int8, NULL for none) as a timestamptz, exactly (the float
 // division of GPUAAS_SQL_FROM_MICROS may move a time read back by a microsecond, which would
 // count as a change).
 #define GPUAAS_SQL_EXACT_MICROS(param) \
   "('epoch'::timestamptz + " param "::int8 * interval '1 microsecond')"
 
-}  // namespace
+namespace gpuaas::instance {
 
 std::string ReconcileRepository::SeeNode(db::Tx& tx, const std::string& node_id,
                                          const std::string& address) {
