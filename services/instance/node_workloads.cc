@@ -1,0 +1,248 @@
+#include "services/instance/node_workloads.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "libs/common/proto_time.h"
+#include "libs/common/status_macros.h"
+#include "libs/service/validate.h"
+
+namespace gpuaas::instance {
+namespace {
+
+constexpr int kMaxStatusesPerReport = 10000;
+
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// Node ids are DNS names, as the stock service registers them.
+absl::Status ValidateNodeId(std::string_view field, std::string_view id) {
+  if (id.empty() || id.size() > 253 || !IsLowerAlnum(id.front()) || !IsLowerAlnum(id.back()) ||
+      !std::all_of(id.begin(), id.end(),
+                   [](char c) { return IsLowerAlnum(c) || c == '-' || c == '.'; })) {
+    return service::InvalidField(field, "a DNS name: 1 to 253 characters of [a-z0-9.-]");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequireAgent(const authz::Principal& p) {
+  return authz::RequirePower(p, authz::Power::kServiceCalls, "node workloads");
+}
+
+absl::Status ValidateReport(const pb::ReportWorkloadsRequest& req) {
+  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
+  if (req.workloads_size() > kMaxStatusesPerReport) {
+    return service::InvalidField("workloads", absl::StrCat("at most ", kMaxStatusesPerReport));
+  }
+  for (int i = 0; i < req.workloads_size(); ++i) {
+    const pb::WorkloadStatus& s = req.workloads(i);
+    const std::string field = absl::StrCat("workloads[", i, "]");
+    GPUAAS_RETURN_IF_ERROR(service::ValidateRequired(field + ".workload_id", s.workload_id()));
+    GPUAAS_RETURN_IF_ERROR(service::ValidateRequired(field + ".instance_id", s.instance_id()));
+    if (s.state() == pb::WORKLOAD_STATE_UNSPECIFIED || !pb::WorkloadState_IsValid(s.state())) {
+      return service::InvalidField(field + ".state", "must be a WorkloadState");
+    }
+    // Instance ids are [a-z0-9-]; anything else names no instance and would break the list
+    // the repository passes as one text.
+    if (s.instance_id().find(',') != std::string::npos) {
+      return service::InvalidField(field + ".instance_id", "not an instance id");
+    }
+  }
+  return absl::OkStatus();
+}
+
+pb::Reason FailureReason(const pb::WorkloadStatus& s) {
+  if (s.reason() == pb::REASON_PROBE_TIMEOUT || s.reason() == pb::REASON_START_ERROR) {
+    return s.reason();
+  }
+  return pb::REASON_START_ERROR;
+}
+
+bool SamePorts(const google::protobuf::RepeatedPtrField<pb::PortMapping>& a,
+               const google::protobuf::RepeatedPtrField<pb::PortMapping>& b) {
+  if (a.size() != b.size()) return false;
+  for (int i = 0; i < a.size(); ++i) {
+    if (!google::protobuf::util::MessageDifferencer::Equals(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ApplyWorkloadStatus(WorkRow& r, const pb::WorkloadStatus& s, absl::Time now,
+                         const std::string& address, double busy_threshold_percent, bool& wake) {
+  // Its end is recorded; anything later about it is stale.
+  if (IsWorkloadGone(r.workload_state)) return false;
+  // Agents' clocks may run ahead: nothing happened after the report arrived.
+  const absl::Time t = s.has_state_time() ? std::min(FromProtoTime(s.state_time()), now) : now;
+  const bool live = r.published && r.desired == pb::DESIRED_STATE_RUNNING && IsLiveState(r.state) &&
+                    r.held_run == r.run;
+  bool changed = false;
+  switch (s.state()) {
+    case pb::WORKLOAD_STATE_STARTED:
+    case pb::WORKLOAD_STATE_RUNNING: {
+      // A workload only runs once it was published; a stray report about a row the agent was
+      // never given changes nothing.
+      if (!r.published && !r.unpublish_time) return false;
+      if (!r.workload_start_time) {
+        r.workload_start_time = t;
+        wake = true;  // its usage interval opens
+        changed = true;
+      }
+      const pb::WorkloadState ws = (s.state() == pb::WORKLOAD_STATE_RUNNING ||
+                                    r.workload_state == pb::WORKLOAD_STATE_RUNNING)
+                                       ? pb::WORKLOAD_STATE_RUNNING
+                                       : pb::WORKLOAD_STATE_STARTED;
+      if (ws != r.workload_state) {
+        r.workload_state = ws;
+        changed = true;
+      }
+      if (live) {
+        if (r.state == pb::STATE_PENDING) {
+          r.start_time = r.workload_start_time;
+          r.last_active_time = r.workload_start_time;  // the idle window starts with the run
+        }
+        const pb::State want = ws == pb::WORKLOAD_STATE_RUNNING ? pb::STATE_RUNNING
+                               : r.state == pb::STATE_RUNNING   ? pb::STATE_RUNNING
+                                                                : pb::STATE_READY;
+        if (want != r.state) {
+          r.state = want;
+          changed = true;
+        }
+        // A report without mappings keeps the ones known.
+        google::protobuf::RepeatedPtrField<pb::PortMapping> ports = s.ports();
+        for (pb::PortMapping& m : ports) {
+          if (m.host().empty()) m.set_host(address);
+        }
+        if (!ports.empty() && !SamePorts(ports, r.ports)) {
+          r.ports = std::move(ports);
+          changed = true;
+        }
+      }
+      if (s.gpu_utilization_percent() >= busy_threshold_percent) {
+        r.last_active_time = now;
+        changed = true;
+      }
+      return changed;
+    }
+    case pb::WORKLOAD_STATE_EXITED:
+    case pb::WORKLOAD_STATE_STOPPED:
+    case pb::WORKLOAD_STATE_FAILED:
+      r.workload_state = s.state();
+      r.workload_stop_time = r.workload_start_time ? std::max(t, *r.workload_start_time) : t;
+      wake = true;
+      if (live) {
+        r.state = pb::STATE_FAILED;
+        r.stop_time = r.workload_stop_time;
+        r.message = s.message();
+        if (s.state() == pb::WORKLOAD_STATE_FAILED) {
+          r.reason = FailureReason(s);
+        } else {
+          r.reason = pb::REASON_WORKLOAD_EXITED;
+          if (s.state() == pb::WORKLOAD_STATE_EXITED) {
+            r.exit_code = s.exit_code();
+            if (r.message.empty()) {
+              r.message = absl::StrCat("the workload exited with code ", s.exit_code());
+            }
+          } else if (r.message.empty()) {
+            r.message = "the agent stopped the workload";
+          }
+        }
+        r.published = false;
+        r.unpublish_time = now;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ApplyAbsence(WorkRow& r, absl::Time now) {
+  if (r.published || !r.unpublish_time || *r.unpublish_time > now ||
+      IsWorkloadGone(r.workload_state)) {
+    return false;
+  }
+  r.workload_state = pb::WORKLOAD_STATE_STOPPED;
+  r.workload_stop_time = r.workload_start_time ? std::max(now, *r.workload_start_time) : now;
+  return true;
+}
+
+absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
+                                            const pb::ReportWorkloadsRequest& req,
+                                            pb::ReportWorkloadsResponse& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateReport(req));
+  GPUAAS_RETURN_IF_ERROR(RequireAgent(p));
+  out.Clear();
+  std::vector<std::string> ids;
+  for (const pb::WorkloadStatus& s : req.workloads()) ids.push_back(s.instance_id());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return pool_.RunInTransaction("instance.report_workloads", [&](db::Tx& tx) {
+    const absl::Time now = repo_.Now(tx);
+    const std::string address = repo_.SeeNode(tx, req.node_id(), "");
+    std::vector<WorkRow> rows = repo_.LockHeldOn(tx, req.node_id(), ids);
+    std::map<std::string, size_t> by_workload;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      by_workload[WorkloadId(rows[i].instance_id, rows[i].held_run)] = i;
+    }
+    std::vector<bool> mentioned(rows.size(), false);
+    for (const pb::WorkloadStatus& s : req.workloads()) {
+      auto it = by_workload.find(s.workload_id());
+      if (it == by_workload.end()) continue;  // an older run, or not this node's
+      WorkRow& row = rows[it->second];
+      if (row.instance_id != s.instance_id()) continue;
+      mentioned[it->second] = true;
+      bool wake = false;
+      // Written status by status: STARTED and RUNNING in one report are two transitions, and
+      // each is an event.
+      if (ApplyWorkloadStatus(row, s, now, address, options_.busy_threshold_percent, wake)) {
+        repo_.WriteReported(tx, row, wake);
+      }
+    }
+    if (req.complete()) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (!mentioned[i] && ApplyAbsence(rows[i], now)) repo_.WriteReported(tx, rows[i], true);
+      }
+      for (WorkRow& row : repo_.LockOthersHeldOn(tx, req.node_id(), ids)) {
+        if (ApplyAbsence(row, now)) repo_.WriteReported(tx, row, true);
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status NodeWorkloads::OpenWatch(const authz::Principal& p,
+                                      const pb::WatchWorkloadsRequest& req) {
+  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("address", req.address()));
+  GPUAAS_RETURN_IF_ERROR(RequireAgent(p));
+  return pool_.RunInTransaction("instance.open_watch", [&](db::Tx& tx) {
+    repo_.SeeNode(tx, req.node_id(), req.address());
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<pb::WorkloadSet> NodeWorkloads::NodeSet(const std::string& node_id) {
+  return pool_.Read<pb::WorkloadSet>(
+      "instance.node_set", [&](db::Tx& tx) -> absl::StatusOr<pb::WorkloadSet> {
+        pb::WorkloadSet set;
+        set.set_node_id(node_id);
+        *set.mutable_report_interval() = ToProtoDuration(options_.report_interval);
+        for (const WorkRow& row : repo_.PublishedOn(tx, node_id)) {
+          *set.add_workloads() = BuildWorkload(row, options_.stop_grace_period);
+        }
+        return set;
+      });
+}
+
+absl::Status NodeWorkloads::TouchNodes(const std::vector<std::string>& node_ids) {
+  if (node_ids.empty()) return absl::OkStatus();
+  return pool_.RunInTransaction("instance.touch_nodes", [&](db::Tx& tx) {
+    repo_.TouchNodes(tx, node_ids);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace gpuaas::instance

@@ -1,0 +1,99 @@
+// What the reconciler does next with an instance: a pure function of its row, so every step
+// is decided from the database alone and a process that crashed anywhere resumes where the row
+// says, whichever replica picks it up.
+//
+// The start chain of run N (desired RUNNING, state PENDING/READY/RUNNING):
+//   begin (held_run := N) → claim (stock) → attach (storage, when there is one) → publish
+//   (the workload joins its node's set) → [the agent reports STARTED: READY] → meter (open the
+//   usage interval at the workload's start, priced by the spec) → [RUNNING: probe passes].
+// The chain backwards (stop, delete, failure, or a restart while an older run still holds
+// something):
+//   unpublish (and enter STOPPING/DELETING) → wait (until the agent reports the workload gone,
+//   or the node is lost) → meter (close the interval at the workload's stop) → detach →
+//   release (stock; clears the node) → finish (STOPPED; FAILED kept; tombstone for delete).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gpuaas/instance/v1/instance.pb.h"
+
+namespace gpuaas::instance {
+
+namespace pb = ::gpuaas::instance::v1;
+
+// The columns of instance.instances the reconciler reads.
+struct WorkRow {
+  std::string instance_id;
+  std::string tenant_id;
+  std::string spec_name;
+  int32_t gpu_num = 0;
+  std::string storage_id;
+  pb::Template tmpl;
+  pb::DesiredState desired = pb::DESIRED_STATE_UNSPECIFIED;
+  pb::State state = pb::STATE_UNSPECIFIED;
+  pb::Reason reason = pb::REASON_UNSPECIFIED;
+  int32_t run = 0;
+  int32_t held_run = 0;
+  std::string stock_id;
+  std::string node_id;
+  std::vector<std::string> gpu_uuids;
+  std::string mig_partition;
+  // An attachment may exist: set when the run begins (for instances with a storage), so a
+  // crash between AttachStorage and its commit still detaches.
+  bool attached = false;
+  std::string host_path;
+  bool published = false;
+  pb::WorkloadState workload_state = pb::WORKLOAD_STATE_UNSPECIFIED;
+  std::optional<absl::Time> workload_start_time;
+  std::optional<absl::Time> workload_stop_time;
+  std::optional<absl::Time> unpublish_time;
+  int metered = 0;  // 0 none, 1 open, 2 closed
+  int32_t attempts = 0;
+  std::optional<absl::Time> delete_time;
+  // What users see besides state and reason (agents' reports write them).
+  std::string message;
+  int32_t exit_code = 0;
+  std::optional<absl::Time> start_time;
+  std::optional<absl::Time> stop_time;
+  google::protobuf::RepeatedPtrField<pb::PortMapping> ports;
+  std::optional<absl::Time> last_active_time;
+};
+
+enum class Step {
+  kBegin,       // held_run := run; reset the run's bookkeeping
+  kClaim,       // stock ClaimStock
+  kAttach,      // storage AttachStorage
+  kPublish,     // published := true
+  kMeter,       // open (or open and close) the run's usage interval: stock GetSpec for the price
+  kUnpublish,   // published := false; enter STOPPING / DELETING
+  kMeterClose,  // close the open usage interval
+  kDetach,      // storage DetachStorage
+  kRelease,     // stock ReleaseStock; clear the node fields and held_run
+  kFinish,      // STOPPING → STOPPED, or the tombstone of a deleted instance
+  kWait,        // nothing to do until a report, node loss or the user changes the row
+};
+
+// The name tests and logs use: "begin", "claim", ...
+std::string_view StepName(Step step);
+
+// The states in which a run is wanted and not failed.
+bool IsLiveState(pb::State state);
+
+// The agent's states that say the workload no longer runs.
+bool IsWorkloadGone(pb::WorkloadState state);
+
+// The next step for `row`. Pure.
+Step NextStep(const WorkRow& row);
+
+// The workload an agent runs for `row` (published rows only): "<instance_id>.<held_run>",
+// the template's cmd, envs and ports, the volumes bound under host_path, the devices.
+pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period);
+
+// "<instance_id>.<run>".
+std::string WorkloadId(const std::string& instance_id, int32_t run);
+
+}  // namespace gpuaas::instance

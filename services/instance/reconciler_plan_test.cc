@@ -1,0 +1,171 @@
+// The reconciler's plan: which step follows from which row, forwards and backwards.
+#include "services/instance/reconciler_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuaas::instance {
+namespace {
+
+WorkRow Pending() {
+  WorkRow r;
+  r.instance_id = "web";
+  r.desired = pb::DESIRED_STATE_RUNNING;
+  r.state = pb::STATE_PENDING;
+  r.run = 1;
+  return r;
+}
+
+TEST(NextStepTest, StartChainInOrder) {
+  WorkRow r = Pending();
+  r.storage_id = "vol";
+  EXPECT_EQ(NextStep(r), Step::kBegin);
+  r.held_run = 1;
+  r.attached = true;
+  EXPECT_EQ(NextStep(r), Step::kClaim);
+  r.stock_id = "stk_1";
+  r.node_id = "n1";
+  EXPECT_EQ(NextStep(r), Step::kAttach);
+  r.host_path = "/data/vol";
+  EXPECT_EQ(NextStep(r), Step::kPublish);
+  r.published = true;
+  EXPECT_EQ(NextStep(r), Step::kWait);
+  r.workload_start_time = absl::FromUnixSeconds(100);
+  r.state = pb::STATE_READY;
+  EXPECT_EQ(NextStep(r), Step::kMeter);
+  r.metered = 1;
+  EXPECT_EQ(NextStep(r), Step::kWait);
+}
+
+TEST(NextStepTest, NoStorageSkipsAttach) {
+  WorkRow r = Pending();
+  r.held_run = 1;
+  r.stock_id = "stk_1";
+  EXPECT_EQ(NextStep(r), Step::kPublish);
+}
+
+WorkRow Running() {
+  WorkRow r = Pending();
+  r.state = pb::STATE_RUNNING;
+  r.held_run = 1;
+  r.stock_id = "stk_1";
+  r.node_id = "n1";
+  r.storage_id = "vol";
+  r.attached = true;
+  r.host_path = "/data/vol";
+  r.published = true;
+  r.workload_state = pb::WORKLOAD_STATE_RUNNING;
+  r.workload_start_time = absl::FromUnixSeconds(100);
+  r.metered = 1;
+  return r;
+}
+
+TEST(NextStepTest, StopChainInOrder) {
+  WorkRow r = Running();
+  r.desired = pb::DESIRED_STATE_STOPPED;
+  EXPECT_EQ(NextStep(r), Step::kUnpublish);
+  r.state = pb::STATE_STOPPING;
+  r.published = false;
+  r.unpublish_time = absl::FromUnixSeconds(200);
+  EXPECT_EQ(NextStep(r), Step::kWait) << "the agent may still run it";
+  r.workload_state = pb::WORKLOAD_STATE_STOPPED;
+  EXPECT_EQ(NextStep(r), Step::kMeterClose);
+  r.metered = 2;
+  EXPECT_EQ(NextStep(r), Step::kDetach);
+  r.attached = false;
+  EXPECT_EQ(NextStep(r), Step::kRelease);
+  r.held_run = 0;
+  EXPECT_EQ(NextStep(r), Step::kFinish);
+  r.state = pb::STATE_STOPPED;
+  EXPECT_EQ(NextStep(r), Step::kWait);
+}
+
+TEST(NextStepTest, DeleteEndsInATombstone) {
+  WorkRow r = Pending();
+  r.state = pb::STATE_STOPPED;
+  r.desired = pb::DESIRED_STATE_DELETED;
+  EXPECT_EQ(NextStep(r), Step::kUnpublish) << "enters DELETING";
+  r.state = pb::STATE_DELETING;
+  EXPECT_EQ(NextStep(r), Step::kFinish);
+  r.delete_time = absl::FromUnixSeconds(300);
+  EXPECT_EQ(NextStep(r), Step::kWait);
+}
+
+TEST(NextStepTest, FailedRunIsTornDownAndStaysFailed) {
+  WorkRow r = Running();
+  r.state = pb::STATE_FAILED;
+  r.published = false;
+  r.unpublish_time = absl::FromUnixSeconds(200);
+  r.workload_state = pb::WORKLOAD_STATE_EXITED;
+  EXPECT_EQ(NextStep(r), Step::kMeterClose);
+  r.metered = 2;
+  r.attached = false;
+  EXPECT_EQ(NextStep(r), Step::kRelease);
+  r.held_run = 0;
+  EXPECT_EQ(NextStep(r), Step::kWait);
+}
+
+TEST(NextStepTest, ClaimThatNeverCommittedIsStillReleased) {
+  // The run began (held_run) but the claim's answer was lost: release anyway.
+  WorkRow r = Pending();
+  r.held_run = 1;
+  r.desired = pb::DESIRED_STATE_STOPPED;
+  EXPECT_EQ(NextStep(r), Step::kUnpublish);
+  r.state = pb::STATE_STOPPING;
+  EXPECT_EQ(NextStep(r), Step::kRelease) << "never published: no agent to wait for";
+}
+
+TEST(NextStepTest, StartedButUnmeteredRunGetsItsIntervalOnTheWayDown) {
+  WorkRow r = Running();
+  r.metered = 0;
+  r.state = pb::STATE_STOPPING;
+  r.desired = pb::DESIRED_STATE_STOPPED;
+  r.published = false;
+  r.unpublish_time = absl::FromUnixSeconds(200);
+  r.workload_state = pb::WORKLOAD_STATE_STOPPED;
+  EXPECT_EQ(NextStep(r), Step::kMeter);
+}
+
+TEST(NextStepTest, NewRunWaitsForTheOldOneToBeTornDown) {
+  WorkRow r = Running();
+  r.state = pb::STATE_PENDING;
+  r.run = 2;  // StartInstance while run 1 still holds its stock
+  EXPECT_EQ(NextStep(r), Step::kUnpublish);
+  r.published = false;
+  r.unpublish_time = absl::FromUnixSeconds(200);
+  r.workload_state = pb::WORKLOAD_STATE_STOPPED;
+  r.metered = 2;
+  r.attached = false;
+  EXPECT_EQ(NextStep(r), Step::kRelease);
+  r.held_run = 0;
+  EXPECT_EQ(NextStep(r), Step::kBegin);
+}
+
+TEST(BuildWorkloadTest, ResolvesMountsAndDefaults) {
+  WorkRow r = Running();
+  r.held_run = 3;
+  r.tenant_id = "acme";
+  r.gpu_uuids = {"GPU-a", "GPU-b"};
+  r.tmpl.set_cmd("python serve.py");
+  pb::Volume* whole = r.tmpl.add_volumes();
+  whole->set_mount_path("/data");
+  pb::Volume* sub = r.tmpl.add_volumes();
+  sub->set_mount_path("/models");
+  sub->set_sub_path("models/sd");
+  sub->set_read_only(true);
+  r.tmpl.add_ports()->set_port(7860);
+  const pb::Workload w = BuildWorkload(r, absl::Seconds(7));
+  EXPECT_EQ(w.workload_id(), "web.3");
+  EXPECT_EQ(w.tenant_id(), "acme");
+  EXPECT_EQ(w.cmd(), "python serve.py");
+  ASSERT_EQ(w.mounts_size(), 2);
+  EXPECT_EQ(w.mounts(0).host_path(), "/data/vol");
+  EXPECT_EQ(w.mounts(1).host_path(), "/data/vol/models/sd");
+  EXPECT_TRUE(w.mounts(1).read_only());
+  EXPECT_EQ(w.gpu_uuids_size(), 2);
+  EXPECT_EQ(w.ports(0).port(), 7860);
+  EXPECT_EQ(w.probe_timeout().seconds(), 300);
+  EXPECT_EQ(w.stop_grace_period().seconds(), 7);
+}
+
+}  // namespace
+}  // namespace gpuaas::instance

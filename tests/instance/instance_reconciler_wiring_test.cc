@@ -1,0 +1,93 @@
+// The back half as gpuaas-instance's main.cc builds it from flags: BackHalf serves
+// NodeWorkloadService and drives an instance to RUNNING with the service's own API key.
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+
+#include "libs/authz/grpc_jwks_source.h"
+#include "libs/authz/verifier.h"
+#include "libs/client/channel.h"
+#include "libs/testing/status_matchers.h"
+#include "services/instance/reconciler_wiring.h"
+#include "tests/instance/reconciler_test_base.h"
+
+namespace gpuaas::instance::testing {
+namespace {
+
+class WiringTest : public ReconcilerTest {};
+
+TEST_F(WiringTest, BackHalfFromFlagsDrivesAnInstance) {
+  const std::string key_file = (dir_.path() / "api.key").string();
+  std::ofstream(key_file) << stack_->CreateApiKey(service_, "wired", common::v1::ROLE_SERVICE);
+
+  CLI::App app;
+  BackHalfFlags flags;
+  AddBackHalfFlags(app, "instance", flags);
+  const std::vector<std::string> args = {"--stock-addr",         stock_->address(),
+                                         "--storage-addr",       storage_->address(),
+                                         "--api-key-file",       key_file,
+                                         "--reconciler-workers", "2",
+                                         "--stop-grace-seconds", "4"};
+  std::vector<const char*> argv = {"gpuaas-instance"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data()));
+  EXPECT_EQ(flags.node_timeout_seconds, 30);
+  EXPECT_EQ(flags.busy_gpu_percent, 5);
+
+  service::ServiceFlags common;
+  common.db_dsn = dsn();
+  auto auth_channel = client::OpenChannel(stack_->address(), {});
+  ASSERT_TRUE(auth_channel.ok());
+  rpc::Server server(
+      rpc::ServerOptions{
+          .name = "instance", .listen_address = "127.0.0.1:0", .metrics_address = ""},
+      authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), clock_));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<BackHalf> back,
+                       BackHalf::Create(flags, common, *pool_, *auth_channel, server.handler()));
+  server.AddService(back->node_workload_service());
+  ASSERT_OK(server.Start());
+  back->Start();
+  std::vector<std::unique_ptr<FakeAgent>> agents;
+  for (int i = 0; i < Nodes(); ++i) {
+    agents.push_back(std::make_unique<FakeAgent>("127.0.0.1:" + std::to_string(server.port()),
+                                                 service_, "node-" + std::to_string(i)));
+  }
+  pb::Template t;
+  t.set_cmd("sleep infinity");
+  Insert("web", {.tmpl = t});
+  back->reconciler().Kick();
+  EXPECT_TRUE(WaitForState("web", pb::STATE_RUNNING));
+  bool seen = false;
+  for (const auto& agent : agents) {
+    auto running = agent->running();
+    if (running.count("web.1")) {
+      seen = true;
+      EXPECT_EQ(running.at("web.1").stop_grace_period().seconds(), 4);
+    }
+  }
+  EXPECT_TRUE(seen);
+  agents.clear();
+  server.Shutdown();
+  back->Stop();
+}
+
+TEST(PauseHookFromEnvTest, ParsesWhenAndStep) {
+  unsetenv("GPUAAS_INSTANCE_PAUSE_AT");
+  auto none = PauseHookFromEnv();
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, nullptr);
+  setenv("GPUAAS_INSTANCE_PAUSE_AT", "commit:claim", 1);
+  auto hook = PauseHookFromEnv();
+  ASSERT_TRUE(hook.ok());
+  EXPECT_NE(*hook, nullptr);
+  setenv("GPUAAS_INSTANCE_PAUSE_AT", "during:claim", 1);
+  EXPECT_EQ(PauseHookFromEnv().status().code(), absl::StatusCode::kInvalidArgument);
+  setenv("GPUAAS_INSTANCE_PAUSE_AT", "before:nap", 1);
+  EXPECT_EQ(PauseHookFromEnv().status().code(), absl::StatusCode::kInvalidArgument);
+  unsetenv("GPUAAS_INSTANCE_PAUSE_AT");
+}
+
+}  // namespace
+}  // namespace gpuaas::instance::testing
