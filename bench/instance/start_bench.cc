@@ -111,8 +111,8 @@ int Run(const Flags& f) {
           if (i.instance_id().rfind(f.prefix + "-", 0) != 0) return true;
           if (i.state() == instancepb::STATE_RUNNING) running.emplace(i.instance_id(), now);
           if (i.state() == instancepb::STATE_FAILED) {
-            failed.emplace(i.instance_id(), absl::StrCat(instancepb::Reason_Name(i.reason()),
-                                                         " ", i.message()));
+            failed.emplace(i.instance_id(),
+                           absl::StrCat(instancepb::Reason_Name(i.reason()), " ", i.message()));
           }
           return static_cast<int>(running.size() + failed.size()) < f.count;
         },

@@ -11,58 +11,62 @@ InstanceClient::InstanceClient(std::shared_ptr<grpc::ChannelInterface> channel,
       images_(::gpuaas::instance::v1::ImageService::NewStub(channel)),
       default_timeout_(default_timeout) {}
 
-absl::StatusOr<instancepb::Instance> InstanceClient::CreateInstance(const instancepb::CreateInstanceRequest& req,
-    const CallContext& call) const {
-  return internal::UnaryCall(*instances_, &InstanceStub::CreateInstance, req, call, default_timeout_);
+absl::StatusOr<instancepb::Instance> InstanceClient::CreateInstance(
+    const instancepb::CreateInstanceRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*instances_, &InstanceStub::CreateInstance, req, call,
+                             default_timeout_);
 }
 
-absl::StatusOr<instancepb::Instance> InstanceClient::GetInstance(const instancepb::GetInstanceRequest& req,
-    const CallContext& call) const {
+absl::StatusOr<instancepb::Instance> InstanceClient::GetInstance(
+    const instancepb::GetInstanceRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*instances_, &InstanceStub::GetInstance, req, call, default_timeout_);
 }
 
-absl::StatusOr<instancepb::ListInstancesResponse> InstanceClient::ListInstances(const instancepb::ListInstancesRequest& req,
-    const CallContext& call) const {
-  return internal::UnaryCall(*instances_, &InstanceStub::ListInstances, req, call, default_timeout_);
+absl::StatusOr<instancepb::ListInstancesResponse> InstanceClient::ListInstances(
+    const instancepb::ListInstancesRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*instances_, &InstanceStub::ListInstances, req, call,
+                             default_timeout_);
 }
 
-absl::StatusOr<instancepb::Instance> InstanceClient::StartInstance(const instancepb::StartInstanceRequest& req,
-    const CallContext& call) const {
-  return internal::UnaryCall(*instances_, &InstanceStub::StartInstance, req, call, default_timeout_);
+absl::StatusOr<instancepb::Instance> InstanceClient::StartInstance(
+    const instancepb::StartInstanceRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*instances_, &InstanceStub::StartInstance, req, call,
+                             default_timeout_);
 }
 
-absl::StatusOr<instancepb::Instance> InstanceClient::StopInstance(const instancepb::StopInstanceRequest& req,
-    const CallContext& call) const {
+absl::StatusOr<instancepb::Instance> InstanceClient::StopInstance(
+    const instancepb::StopInstanceRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*instances_, &InstanceStub::StopInstance, req, call, default_timeout_);
 }
 
-absl::StatusOr<instancepb::Instance> InstanceClient::DeleteInstance(const instancepb::DeleteInstanceRequest& req,
-    const CallContext& call) const {
-  return internal::UnaryCall(*instances_, &InstanceStub::DeleteInstance, req, call, default_timeout_);
+absl::StatusOr<instancepb::Instance> InstanceClient::DeleteInstance(
+    const instancepb::DeleteInstanceRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*instances_, &InstanceStub::DeleteInstance, req, call,
+                             default_timeout_);
 }
 
-absl::StatusOr<instancepb::ListUsageResponse> InstanceClient::ListUsage(const instancepb::ListUsageRequest& req,
-    const CallContext& call) const {
+absl::StatusOr<instancepb::ListUsageResponse> InstanceClient::ListUsage(
+    const instancepb::ListUsageRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*instances_, &InstanceStub::ListUsage, req, call, default_timeout_);
 }
 
-absl::StatusOr<instancepb::Image> InstanceClient::CreateImage(const instancepb::CreateImageRequest& req,
-    const CallContext& call) const {
+absl::StatusOr<instancepb::Image> InstanceClient::CreateImage(
+    const instancepb::CreateImageRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*images_, &ImageStub::CreateImage, req, call, default_timeout_);
 }
 
 absl::StatusOr<instancepb::Image> InstanceClient::GetImage(const instancepb::GetImageRequest& req,
-    const CallContext& call) const {
+                                                           const CallContext& call) const {
   return internal::UnaryCall(*images_, &ImageStub::GetImage, req, call, default_timeout_);
 }
 
-absl::StatusOr<instancepb::ListImagesResponse> InstanceClient::ListImages(const instancepb::ListImagesRequest& req,
-    const CallContext& call) const {
+absl::StatusOr<instancepb::ListImagesResponse> InstanceClient::ListImages(
+    const instancepb::ListImagesRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*images_, &ImageStub::ListImages, req, call, default_timeout_);
 }
 
-absl::StatusOr<instancepb::DeleteImageResponse> InstanceClient::DeleteImage(const instancepb::DeleteImageRequest& req,
-    const CallContext& call) const {
+absl::StatusOr<instancepb::DeleteImageResponse> InstanceClient::DeleteImage(
+    const instancepb::DeleteImageRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*images_, &ImageStub::DeleteImage, req, call, default_timeout_);
 }
 

@@ -32,33 +32,34 @@ class InstanceClient final {
                           absl::Duration default_timeout = kDefaultTimeout);
 
   absl::StatusOr<instancepb::Instance> CreateInstance(const instancepb::CreateInstanceRequest& req,
-      const CallContext& call = {}) const;
+                                                      const CallContext& call = {}) const;
   absl::StatusOr<instancepb::Instance> GetInstance(const instancepb::GetInstanceRequest& req,
-      const CallContext& call = {}) const;
-  absl::StatusOr<instancepb::ListInstancesResponse> ListInstances(const instancepb::ListInstancesRequest& req,
-      const CallContext& call = {}) const;
+                                                   const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::ListInstancesResponse> ListInstances(
+      const instancepb::ListInstancesRequest& req, const CallContext& call = {}) const;
   absl::StatusOr<instancepb::Instance> StartInstance(const instancepb::StartInstanceRequest& req,
-      const CallContext& call = {}) const;
+                                                     const CallContext& call = {}) const;
   absl::StatusOr<instancepb::Instance> StopInstance(const instancepb::StopInstanceRequest& req,
-      const CallContext& call = {}) const;
+                                                    const CallContext& call = {}) const;
   absl::StatusOr<instancepb::Instance> DeleteInstance(const instancepb::DeleteInstanceRequest& req,
-      const CallContext& call = {}) const;
+                                                      const CallContext& call = {}) const;
   absl::StatusOr<instancepb::ListUsageResponse> ListUsage(const instancepb::ListUsageRequest& req,
-      const CallContext& call = {}) const;
+                                                          const CallContext& call = {}) const;
   absl::StatusOr<instancepb::Image> CreateImage(const instancepb::CreateImageRequest& req,
-      const CallContext& call = {}) const;
+                                                const CallContext& call = {}) const;
   absl::StatusOr<instancepb::Image> GetImage(const instancepb::GetImageRequest& req,
-      const CallContext& call = {}) const;
-  absl::StatusOr<instancepb::ListImagesResponse> ListImages(const instancepb::ListImagesRequest& req,
-      const CallContext& call = {}) const;
-  absl::StatusOr<instancepb::DeleteImageResponse> DeleteImage(const instancepb::DeleteImageRequest& req,
-      const CallContext& call = {}) const;
+                                             const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::ListImagesResponse> ListImages(
+      const instancepb::ListImagesRequest& req, const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::DeleteImageResponse> DeleteImage(
+      const instancepb::DeleteImageRequest& req, const CallContext& call = {}) const;
 
   // Streams changes to `on_change` until it returns false (then OK), the stream ends (its
   // status), or the call's deadline passes (none unless `call` sets one: a watch is long).
-  absl::Status WatchInstances(const instancepb::WatchInstancesRequest& req,
-                              const std::function<bool(const instancepb::InstanceChange&)>& on_change,
-                              const CallContext& call = {}) const;
+  absl::Status WatchInstances(
+      const instancepb::WatchInstancesRequest& req,
+      const std::function<bool(const instancepb::InstanceChange&)>& on_change,
+      const CallContext& call = {}) const;
 
  private:
   using InstanceStub = ::gpuaas::instance::v1::InstanceService::StubInterface;

@@ -245,8 +245,8 @@ inline constexpr size_t kDefaultPushQueue = 1024;
 template <class Req, class Out>
 grpc::ServerWriteReactor<Out>* Handler::RunServerStream(
     grpc::CallbackServerContext* ctx, const Req* request,
-    std::function<absl::StatusOr<std::unique_ptr<PushSession>>(
-        const authz::Principal&, const Req&, std::shared_ptr<StreamWriter<Out>>)>
+    std::function<absl::StatusOr<std::unique_ptr<PushSession>>(const authz::Principal&, const Req&,
+                                                               std::shared_ptr<StreamWriter<Out>>)>
         open) {
   auto* reactor = new internal::PushReactor<Out>(*this, kDefaultPushQueue);
   std::shared_ptr<internal::PushCall<Out>> call = reactor->call();

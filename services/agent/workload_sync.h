@@ -36,10 +36,10 @@ namespace gpuaas::agent {
 
 // What the sync has achieved, for the metrics endpoint. Read without locks.
 struct SyncStats {
-  std::atomic<bool> connected{false};   // a WatchWorkloads stream is open
-  std::atomic<int64_t> sets{0};         // desired sets received
-  std::atomic<int64_t> reports{0};      // ReportWorkloads calls that succeeded
-  std::atomic<int64_t> workloads{0};    // workloads the runtime knows
+  std::atomic<bool> connected{false};  // a WatchWorkloads stream is open
+  std::atomic<int64_t> sets{0};        // desired sets received
+  std::atomic<int64_t> reports{0};     // ReportWorkloads calls that succeeded
+  std::atomic<int64_t> workloads{0};   // workloads the runtime knows
 };
 
 class WorkloadSync final {

@@ -196,8 +196,8 @@ class WorkloadSyncTest : public ::testing::Test {
   void StartServer() {
     service_ = std::make_unique<TestNodeService>();
     grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:" + std::to_string(port_), grpc::InsecureServerCredentials(),
-                             &port_);
+    builder.AddListeningPort("127.0.0.1:" + std::to_string(port_),
+                             grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
@@ -218,10 +218,10 @@ class WorkloadSyncTest : public ::testing::Test {
           absl::MutexLock lock(&mu_);
           return utilization_;
         },
-        WorkloadSync::Options{.node_id = "node-1",
-                              .address = "10.0.0.7",
-                              .backoff = {.initial = absl::Milliseconds(50),
-                                          .max = absl::Milliseconds(200)}});
+        WorkloadSync::Options{
+            .node_id = "node-1",
+            .address = "10.0.0.7",
+            .backoff = {.initial = absl::Milliseconds(50), .max = absl::Milliseconds(200)}});
     thread_ = std::thread([this] { sync_->Run(); });
   }
 
@@ -239,8 +239,8 @@ TEST_F(WorkloadSyncTest, StartsTheSetStopsWhatLeavesItAndReportsEachChange) {
   service_->SetWorkloads({MakeWorkload("a.1"), MakeWorkload("b.1")});
   StartSync();
   ASSERT_TRUE(Eventually([&] { return runtime_.starts().size() == 2; }, absl::Seconds(10)));
-  ASSERT_TRUE(Eventually([&] { return service_->LastReported("a.1").has_value(); },
-                         absl::Seconds(10)));
+  ASSERT_TRUE(
+      Eventually([&] { return service_->LastReported("a.1").has_value(); }, absl::Seconds(10)));
   const pb::WorkloadStatus a = *service_->LastReported("a.1");
   EXPECT_EQ(a.state(), pb::WORKLOAD_STATE_STARTED);
   ASSERT_EQ(a.ports_size(), 1);

@@ -38,8 +38,8 @@ absl::Status Create(Context& ctx, Session& s, const ImageFlags& f) {
 }  // namespace
 
 void AddImageCommands(CLI::App& root, Context& ctx) {
-  CLI::App* group = root.add_subcommand("images", "the catalog of workload images")
-                        ->require_subcommand(1);
+  CLI::App* group =
+      root.add_subcommand("images", "the catalog of workload images")->require_subcommand(1);
 
   auto create = std::make_shared<ImageFlags>();
   CLI::App* sub = group->add_subcommand(

@@ -82,8 +82,8 @@ absl::StatusOr<instancepb::Instance> Wait(Session& s, const std::string& instanc
     }
     if (absl::Now() - start > timeout) {
       if (tty) std::fprintf(stderr, "\n");
-      return absl::DeadlineExceededError(absl::StrCat(
-          "instance ", instance_id, " still ", state, " after ", absl::FormatDuration(timeout)));
+      return absl::DeadlineExceededError(absl::StrCat("instance ", instance_id, " still ", state,
+                                                      " after ", absl::FormatDuration(timeout)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -95,8 +95,8 @@ absl::Status PrintWaited(Context& ctx, Session& s, const std::string& id, const 
   GPUAAS_ASSIGN_OR_RETURN(instancepb::Instance i, Wait(s, id, timeout));
   GPUAAS_RETURN_IF_ERROR(PrintInstance(ctx, i));
   if (i.state() == instancepb::STATE_FAILED) {
-    return absl::FailedPreconditionError(absl::StrCat("instance ", id, " failed: ",
-                                                      ReasonName(i.reason()), " ", i.message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("instance ", id, " failed: ", ReasonName(i.reason()), " ", i.message()));
   }
   return absl::OkStatus();
 }
@@ -219,9 +219,9 @@ void AddInstanceCommands(CLI::App& root, Context& ctx) {
   AddLifecycle<instancepb::StopInstanceRequest>(
       group, ctx, "stop", "stop an instance: its GPU goes back, its storage and record stay",
       &InstanceClient::StopInstance, true);
-  AddLifecycle<instancepb::DeleteInstanceRequest>(
-      group, ctx, "delete", "stop and forget an instance (its usage stays)",
-      &InstanceClient::DeleteInstance, false);
+  AddLifecycle<instancepb::DeleteInstanceRequest>(group, ctx, "delete",
+                                                  "stop and forget an instance (its usage stays)",
+                                                  &InstanceClient::DeleteInstance, false);
 
   auto watch = std::make_shared<int64_t>(0);
   sub = group->add_subcommand("watch", "follow instance changes until interrupted");
@@ -258,9 +258,8 @@ void AddUsageCommands(CLI::App& root, Context& ctx) {
     instancepb::ListUsageRequest req;
     req.set_instance_id(f->instance_id);
     req.set_tenant_id(f->tenant_id);
-    for (auto [flag, text, field] :
-         {std::tuple{"--since", &f->since, req.mutable_start_time()},
-          std::tuple{"--until", &f->until, req.mutable_end_time()}}) {
+    for (auto [flag, text, field] : {std::tuple{"--since", &f->since, req.mutable_start_time()},
+                                     std::tuple{"--until", &f->until, req.mutable_end_time()}}) {
       if (text->empty()) continue;
       absl::Time t;
       absl::Duration ago;
@@ -268,8 +267,8 @@ void AddUsageCommands(CLI::App& root, Context& ctx) {
       if (absl::ParseDuration(*text, &ago)) {
         t = absl::Now() - ago;
       } else if (!absl::ParseTime(absl::RFC3339_full, *text, &t, &err)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            flag, ": \"", *text, "\": want an RFC 3339 time or a duration like 24h"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(flag, ": \"", *text, "\": want an RFC 3339 time or a duration like 24h"));
       }
       *field = TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(t));
     }

@@ -24,8 +24,8 @@ std::string EnumWord(std::string_view name, std::string_view prefix) {
 }
 
 absl::Status BadFlag(std::string_view flag, std::string_view value, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(std::string(flag), ": \"", std::string(value),
-                                                 "\": ", std::string(why)));
+  return absl::InvalidArgumentError(
+      absl::StrCat(std::string(flag), ": \"", std::string(value), "\": ", std::string(why)));
 }
 
 std::string DurationCell(const google::protobuf::Duration& d) {
@@ -229,9 +229,9 @@ std::string InstanceChangeLine(const instancepb::InstanceChange& change) {
   if (change.type() == instancepb::InstanceChange::TYPE_SYNCED) {
     return absl::StrCat(change.revision(), "  ", type, "\n");
   }
-  std::vector<std::string> cells = {absl::StrCat(change.revision()), type, i.instance_id(),
-                                    InstanceStateName(i.state()), ReasonName(i.reason()),
-                                    i.node_id()};
+  std::vector<std::string> cells = {
+      absl::StrCat(change.revision()), type,       i.instance_id(), InstanceStateName(i.state()),
+      ReasonName(i.reason()),          i.node_id()};
   for (std::string& c : cells) {
     if (c.empty()) c = "-";
   }
@@ -264,8 +264,8 @@ std::string UsageTable(const instancepb::ListUsageResponse& usage) {
   Table t({"USAGE", "INSTANCE", "SPEC", "NODE", "GPUS", "START", "END", "SECONDS", "PRICE/H",
            "AMOUNT"});
   for (const auto& r : usage.records()) {
-    t.AddRow({r.usage_id(), r.instance_id(), r.spec_name(), r.node_id(),
-              absl::StrCat(r.gpu_num()), FormatTimestamp(r.start_time()),
+    t.AddRow({r.usage_id(), r.instance_id(), r.spec_name(), r.node_id(), absl::StrCat(r.gpu_num()),
+              FormatTimestamp(r.start_time()),
               r.has_end_time() ? FormatTimestamp(r.end_time()) : "running",
               absl::StrCat(r.seconds()), FormatPriceMicros(r.price().micros_per_hour()),
               FormatPriceMicros(r.amount_micros())});

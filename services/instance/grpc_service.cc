@@ -1,0 +1,94 @@
+#include "services/instance/grpc_service.h"
+
+#include "libs/client/call_context.h"
+#include "libs/rpc/server_stream.h"
+
+namespace gpuaas::instance {
+namespace {
+
+// Methods that call other services on the caller's behalf get its credentials, copied on the
+// gRPC thread, where the metadata map is certainly stable.
+template <class Req, class Resp>
+grpc::ServerUnaryReactor* RunAsCaller(
+    rpc::Handler& handler, grpc::CallbackServerContext* ctx, Instances& domain,
+    absl::Status (Instances::*method)(const authz::Principal&, const Caller&, const Req&, Resp&),
+    const Req* req, Resp* resp) {
+  Caller caller{.deadline = client::IncomingDeadline(*ctx)};
+  const auto& metadata = ctx->client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    caller.authorization.assign(it->second.data(), it->second.size());
+  }
+  return handler.Run(ctx, [&domain, method, req, resp, caller = std::move(caller)](
+                              const authz::Principal& p) {
+    return (domain.*method)(p, caller, *req, *resp);
+  });
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::CreateInstance(grpc::CallbackServerContext* ctx,
+    const pb::CreateInstanceRequest* req, pb::Instance* resp) {
+  return RunAsCaller(handler_, ctx, instances_, &Instances::CreateInstance, req, resp);
+}
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstance(grpc::CallbackServerContext* ctx,
+    const pb::GetInstanceRequest* req, pb::Instance* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::GetInstance, req, resp);
+}
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::ListInstances(grpc::CallbackServerContext* ctx,
+    const pb::ListInstancesRequest* req, pb::ListInstancesResponse* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::ListInstances, req, resp);
+}
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::StartInstance(grpc::CallbackServerContext* ctx,
+    const pb::StartInstanceRequest* req, pb::Instance* resp) {
+  return RunAsCaller(handler_, ctx, instances_, &Instances::StartInstance, req, resp);
+}
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::StopInstance(grpc::CallbackServerContext* ctx,
+    const pb::StopInstanceRequest* req, pb::Instance* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::StopInstance, req, resp);
+}
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::DeleteInstance(grpc::CallbackServerContext* ctx,
+    const pb::DeleteInstanceRequest* req, pb::Instance* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::DeleteInstance, req, resp);
+}
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::ListUsage(grpc::CallbackServerContext* ctx,
+    const pb::ListUsageRequest* req, pb::ListUsageResponse* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::ListUsage, req, resp);
+}
+
+grpc::ServerWriteReactor<pb::InstanceChange>* InstanceServiceImpl::WatchInstances(
+    grpc::CallbackServerContext* ctx, const pb::WatchInstancesRequest* req) {
+  return handler_.RunServerStream<pb::WatchInstancesRequest, pb::InstanceChange>(
+      ctx, req,
+      [this](const authz::Principal& p, const pb::WatchInstancesRequest& r,
+             std::shared_ptr<rpc::StreamWriter<pb::InstanceChange>> out) {
+        return watches_.Open(p, r, std::move(out));
+      });
+}
+
+grpc::ServerUnaryReactor* ImageServiceImpl::CreateImage(grpc::CallbackServerContext* ctx,
+    const pb::CreateImageRequest* req, pb::Image* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::CreateImage, req, resp);
+}
+
+grpc::ServerUnaryReactor* ImageServiceImpl::GetImage(grpc::CallbackServerContext* ctx,
+    const pb::GetImageRequest* req, pb::Image* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::GetImage, req, resp);
+}
+
+grpc::ServerUnaryReactor* ImageServiceImpl::ListImages(grpc::CallbackServerContext* ctx,
+    const pb::ListImagesRequest* req, pb::ListImagesResponse* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::ListImages, req, resp);
+}
+
+grpc::ServerUnaryReactor* ImageServiceImpl::DeleteImage(grpc::CallbackServerContext* ctx,
+    const pb::DeleteImageRequest* req, pb::DeleteImageResponse* resp) {
+  return rpc::RunDomain(handler_, ctx, instances_, &Instances::DeleteImage, req, resp);
+}
+
+}  // namespace gpuaas::instance

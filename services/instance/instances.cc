@@ -1,0 +1,372 @@
+#include "services/instance/instances.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "libs/authz/roles.h"
+#include "libs/authz/tenant_scope.h"
+#include "libs/common/ids.h"
+#include "libs/common/proto_time.h"
+#include "libs/common/status_macros.h"
+#include "libs/service/paging.h"
+#include "libs/service/request_log.h"
+#include "libs/service/validate.h"
+#include "services/instance/instance_rules.h"
+#include "services/instance/repository_instances.h"
+
+namespace gpuaas::instance {
+namespace {
+
+constexpr int kEventsShown = 50;
+
+absl::Status InstanceNotFound() { return absl::NotFoundError("instance not found"); }
+
+client::CallContext OnBehalf(const Caller& caller) {
+  return client::CallContext::FromDeadline(caller.deadline).set_bearer_token(caller.authorization);
+}
+
+// A lookup's failure as this API reports it: what the caller named is "not found" under the
+// field's name; anything else passes through.
+absl::Status Named(absl::Status s, std::string_view field, std::string_view value) {
+  if (absl::IsNotFound(s) || absl::IsPermissionDenied(s)) {
+    return absl::NotFoundError(absl::StrCat(std::string(field), ": ", std::string(value), " not found"));
+  }
+  return s;
+}
+
+// Another tenant's instance does not exist, for tenant roles.
+bool Visible(const authz::Principal& p, const InstanceRow& row) {
+  absl::StatusOr<std::string> scope = authz::TenantScope(p);
+  return scope.ok() && !row.deleted && (scope->empty() || *scope == row.instance.tenant_id());
+}
+
+}  // namespace
+
+absl::StatusOr<auth::v1::Quota> Instances::ReadQuota(const std::string& tenant,
+                                                     const Caller& caller) {
+  auth::v1::GetTenantRequest req;
+  req.set_tenant_id(tenant);
+  absl::StatusOr<auth::v1::Tenant> t = peers_.auth.GetTenant(req, OnBehalf(caller));
+  if (!t.ok()) {
+    return absl::Status(t.status().code(),
+                        absl::StrCat("reading tenant ", tenant, "'s quota: ", t.status().message()));
+  }
+  return t->quota();
+}
+
+absl::Status Instances::CheckQuota(db::Tx& tx, const std::string& tenant,
+                                   const auth::v1::Quota& quota, int gpus, bool new_instance) {
+  repo::LockTenant(tx, tenant);
+  if (new_instance && repo::CountInstances(tx, tenant) + 1 > quota.max_instances()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "quota max_instances: tenant ", tenant, " may have ", quota.max_instances(), " instances"));
+  }
+  if (repo::RunningGpus(tx, tenant) + gpus > quota.max_gpus()) {
+    return absl::ResourceExhaustedError(absl::StrCat("quota max_gpus: tenant ", tenant, " may run ",
+                                                     quota.max_gpus(), " GPUs at once"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Instances::CreateInstance(const authz::Principal& p, const Caller& caller,
+                                       const pb::CreateInstanceRequest& req, pb::Instance& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateTemplate("template", req.template_(), false));
+  if (!req.tenant_id().empty()) {
+    GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
+  }
+  GPUAAS_ASSIGN_OR_RETURN(const std::string tenant, authz::TargetTenant(p, req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "creating an instance"));
+  // The image fills the template's gaps; its reference is kept resolved ("name:version").
+  pb::Template effective = req.template_();
+  std::string image_ref;
+  if (!req.image().empty()) {
+    auto [name, version] = SplitImageRef(req.image());
+    GPUAAS_ASSIGN_OR_RETURN(std::optional<pb::Image> image,
+                            pool_.Read<std::optional<pb::Image>>(
+                                "instance.get_image", [&](db::Tx& tx) -> absl::StatusOr<std::optional<pb::Image>> {
+                                  return repo::GetImage(tx, name, version);
+                                }));
+    if (!image) return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
+    effective = ApplyImage(*image, req.template_());
+    image_ref = absl::StrCat(image->name(), ":", image->version());
+  }
+  GPUAAS_RETURN_IF_ERROR(ValidateCreate(req, effective));
+
+  // Lookups with the caller's token, outside the transaction.
+  stock::v1::GetSpecRequest spec_req;
+  spec_req.set_spec_name(req.spec_name());
+  absl::StatusOr<stock::v1::Spec> spec = peers_.stock.GetSpec(spec_req, OnBehalf(caller));
+  if (!spec.ok()) return Named(spec.status(), "spec_name", req.spec_name());
+  if (spec->deprecated()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("spec_name: ", req.spec_name(), " is deprecated; pick another spec"));
+  }
+  if (!req.storage_id().empty()) {
+    storage::v1::GetStorageRequest storage_req;
+    storage_req.set_storage_id(req.storage_id());
+    absl::StatusOr<storage::v1::Storage> storage =
+        peers_.storage.GetStorage(storage_req, OnBehalf(caller));
+    if (!storage.ok()) return Named(storage.status(), "storage_id", req.storage_id());
+    if (storage->tenant_id() != tenant) {
+      return absl::NotFoundError(absl::StrCat("storage_id: ", req.storage_id(), " not found"));
+    }
+    if (storage->state() != storage::v1::STORAGE_STATE_READY) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("storage_id: ", req.storage_id(), " is not READY"));
+    }
+  }
+  GPUAAS_ASSIGN_OR_RETURN(const auth::v1::Quota quota, ReadQuota(tenant, caller));
+
+  pb::Instance instance;
+  instance.set_instance_id(req.instance_id().empty() ? "i" + NewId("").substr(0, 20)
+                                                     : req.instance_id());
+  instance.set_tenant_id(tenant);
+  instance.set_name(req.name());
+  instance.set_spec_name(req.spec_name());
+  instance.set_gpu_num(spec->gpu_num());
+  instance.set_image(image_ref);
+  instance.set_storage_id(req.storage_id());
+  *instance.mutable_template_() = effective;
+  if (req.has_idle_timeout()) *instance.mutable_idle_timeout() = req.idle_timeout();
+  if (req.has_max_run_time()) *instance.mutable_max_run_time() = req.max_run_time();
+  const std::string fingerprint = absl::StrCat(tenant, "/", service::Fingerprint(req));
+  bool created = false;
+  GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("instance.create", [&](db::Tx& tx) -> absl::Status {
+    created = false;
+    if (std::optional<InstanceRow> taken = repo::GetInstance(tx, instance.instance_id())) {
+      if (taken->request_hash != fingerprint) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("instance_id: ", instance.instance_id(), " is taken; choose another"));
+      }
+      out = taken->instance;  // a retry: the first answer's instance as it is now
+      return absl::OkStatus();
+    }
+    GPUAAS_RETURN_IF_ERROR(CheckQuota(tx, tenant, quota, spec->gpu_num(), true));
+    repo::InsertInstance(tx, instance, fingerprint);
+    out = repo::GetInstance(tx, instance.instance_id())->instance;
+    created = true;
+    return absl::OkStatus();
+  }));
+  if (created && on_work_) on_work_();
+  return absl::OkStatus();
+}
+
+absl::Status Instances::GetInstance(const authz::Principal& p, const pb::GetInstanceRequest& req,
+                                    pb::Instance& out) {
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("instance_id", req.instance_id()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "reading instances"));
+  return pool_.RunInTransaction("instance.get", [&](db::Tx& tx) -> absl::Status {
+    std::optional<InstanceRow> row = repo::GetInstance(tx, req.instance_id());
+    if (!row || !Visible(p, *row)) return InstanceNotFound();
+    out = row->instance;
+    for (pb::Event& e : repo::Events(tx, req.instance_id(), kEventsShown)) {
+      *out.add_events() = std::move(e);
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Instances::ListInstances(const authz::Principal& p,
+                                      const pb::ListInstancesRequest& req,
+                                      pb::ListInstancesResponse& out) {
+  GPUAAS_ASSIGN_OR_RETURN(service::PageRequest page,
+                          service::ParsePage(req.page_size(), req.page_token()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "listing instances"));
+  GPUAAS_ASSIGN_OR_RETURN(std::string scope, authz::TenantScope(p));
+  if (!req.tenant_id().empty()) {
+    if (!scope.empty() && scope != req.tenant_id()) return absl::NotFoundError("tenant not found");
+    scope = req.tenant_id();
+  }
+  if (!pb::State_IsValid(req.state())) return service::InvalidField("state", "unknown state");
+  return pool_.RunInTransaction("instance.list", [&](db::Tx& tx) -> absl::Status {
+    out.set_revision(repo::CurrentRevision(tx));
+    std::vector<pb::Instance> rows =
+        repo::ListInstances(tx, scope, req.state(), req.spec_name(), page.after, page.limit);
+    const std::string last = rows.empty() ? "" : rows.back().instance_id();
+    out.set_next_page_token(service::NextPageToken(page, rows.size(), last));
+    for (pb::Instance& i : rows) *out.add_instances() = std::move(i);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Instances::SetDesired(
+    const authz::Principal& p, const std::string& instance_id,
+    const std::function<absl::Status(db::Tx&, const pb::Instance&)>& change, pb::Instance& out) {
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("instance_id", instance_id));
+  bool changed = false;
+  GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("instance.set_desired", [&](db::Tx& tx) -> absl::Status {
+    std::optional<InstanceRow> row = repo::LockInstance(tx, instance_id);
+    if (!row || !Visible(p, *row)) return InstanceNotFound();
+    // Reading is enough to learn it exists; changing it needs more.
+    GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "driving instances"));
+    const int64_t before = row->instance.revision();
+    GPUAAS_RETURN_IF_ERROR(change(tx, row->instance));
+    out = repo::GetInstance(tx, instance_id)->instance;
+    changed = out.revision() != before;
+    return absl::OkStatus();
+  }));
+  if (changed && on_work_) on_work_();
+  return absl::OkStatus();
+}
+
+absl::Status Instances::StartInstance(const authz::Principal& p, const Caller& caller,
+                                      const pb::StartInstanceRequest& req, pb::Instance& out) {
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("instance_id", req.instance_id()));
+  // The quota is read up front (a network call), then checked under the tenant's lock.
+  std::optional<auth::v1::Quota> quota;
+  return SetDesired(
+      p, req.instance_id(),
+      [&](db::Tx& tx, const pb::Instance& i) -> absl::Status {
+        if (i.desired_state() == pb::DESIRED_STATE_DELETED) {
+          return absl::FailedPreconditionError("instance is being deleted");
+        }
+        if (i.state() != pb::STATE_STOPPED && i.state() != pb::STATE_FAILED) {
+          if (i.desired_state() == pb::DESIRED_STATE_RUNNING) return absl::OkStatus();
+          if (i.state() == pb::STATE_STOPPING) {
+            return absl::FailedPreconditionError("instance is stopping; start it once STOPPED");
+          }
+        }
+        if (!quota) {
+          absl::StatusOr<auth::v1::Quota> read = ReadQuota(i.tenant_id(), caller);
+          if (!read.ok()) return read.status();
+          quota = *read;
+        }
+        GPUAAS_RETURN_IF_ERROR(CheckQuota(tx, i.tenant_id(), *quota, i.gpu_num(), false));
+        if (i.state() == pb::STATE_STOPPED || i.state() == pb::STATE_FAILED) {
+          repo::MarkStart(tx, i.instance_id());
+        } else {
+          repo::SetDesired(tx, i.instance_id(), pb::DESIRED_STATE_RUNNING);
+        }
+        return absl::OkStatus();
+      },
+      out);
+}
+
+absl::Status Instances::StopInstance(const authz::Principal& p, const pb::StopInstanceRequest& req,
+                                     pb::Instance& out) {
+  return SetDesired(
+      p, req.instance_id(),
+      [&](db::Tx& tx, const pb::Instance& i) -> absl::Status {
+        if (i.desired_state() == pb::DESIRED_STATE_DELETED) {
+          return absl::FailedPreconditionError("instance is being deleted");
+        }
+        if (i.desired_state() != pb::DESIRED_STATE_STOPPED) {
+          repo::SetDesired(tx, i.instance_id(), pb::DESIRED_STATE_STOPPED);
+        }
+        return absl::OkStatus();
+      },
+      out);
+}
+
+absl::Status Instances::DeleteInstance(const authz::Principal& p,
+                                       const pb::DeleteInstanceRequest& req, pb::Instance& out) {
+  return SetDesired(
+      p, req.instance_id(),
+      [&](db::Tx& tx, const pb::Instance& i) -> absl::Status {
+        if (i.desired_state() != pb::DESIRED_STATE_DELETED) {
+          repo::SetDesired(tx, i.instance_id(), pb::DESIRED_STATE_DELETED);
+        }
+        return absl::OkStatus();
+      },
+      out);
+}
+
+absl::Status Instances::ListUsage(const authz::Principal& p, const pb::ListUsageRequest& req,
+                                  pb::ListUsageResponse& out) {
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "reading usage"));
+  GPUAAS_ASSIGN_OR_RETURN(std::string scope, authz::TenantScope(p));
+  if (!req.tenant_id().empty()) {
+    if (!scope.empty() && scope != req.tenant_id()) return absl::NotFoundError("tenant not found");
+    scope = req.tenant_id();
+  }
+  const int limit = req.page_size() <= 0 ? 100 : std::min(req.page_size(), 1000);
+  int64_t after = 0;
+  if (!req.page_token().empty() && !absl::SimpleAtoi(req.page_token(), &after)) {
+    return service::InvalidField("page_token", "invalid");
+  }
+  const absl::Time start =
+      req.has_start_time() ? FromProtoTime(req.start_time()) : absl::UnixEpoch();
+  const absl::Time end = req.has_end_time() ? FromProtoTime(req.end_time()) : absl::Now();
+  if (end < start) return service::InvalidField("end_time", "before start_time");
+  return pool_.RunInTransaction("instance.list_usage", [&](db::Tx& tx) -> absl::Status {
+    out.Clear();
+    std::vector<pb::UsageRecord> records =
+        repo::ListUsage(tx, scope, req.instance_id(), start, end, after, limit);
+    if (static_cast<int>(records.size()) == limit) {
+      out.set_next_page_token(records.back().usage_id());
+    }
+    for (pb::UsageRecord& r : records) *out.add_records() = std::move(r);
+    for (pb::UsageTotal& t : repo::UsageTotals(tx, scope, req.instance_id(), start, end)) {
+      *out.add_totals() = std::move(t);
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Instances::CreateImage(const authz::Principal& p, const pb::CreateImageRequest& req,
+                                    pb::Image& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateImage(req.image()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kPlatform, "adding images"));
+  pb::Image image = req.image();
+  image.clear_create_time();
+  return pool_.RunInTransaction("instance.create_image", [&](db::Tx& tx) -> absl::Status {
+    if (std::optional<pb::Image> taken = repo::GetImage(tx, image.name(), image.version())) {
+      pb::Image same = *taken;
+      same.clear_create_time();
+      if (!google::protobuf::util::MessageDifferencer::Equals(same, image)) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "image: ", image.name(), ":", image.version(), " exists with other contents"));
+      }
+      out = *taken;
+      return absl::OkStatus();
+    }
+    repo::InsertImage(tx, image);
+    out = *repo::GetImage(tx, image.name(), image.version());
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Instances::GetImage(const authz::Principal& p, const pb::GetImageRequest& req,
+                                 pb::Image& out) {
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("image", req.image()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "reading images"));
+  auto [name, version] = SplitImageRef(req.image());
+  return pool_.RunInTransaction("instance.get_image", [&](db::Tx& tx) -> absl::Status {
+    std::optional<pb::Image> image = repo::GetImage(tx, name, version);
+    if (!image) return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
+    out = *image;
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Instances::ListImages(const authz::Principal& p, const pb::ListImagesRequest& req,
+                                   pb::ListImagesResponse& out) {
+  GPUAAS_ASSIGN_OR_RETURN(service::PageRequest page,
+                          service::ParsePage(req.page_size(), req.page_token()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "listing images"));
+  return pool_.RunInTransaction("instance.list_images", [&](db::Tx& tx) -> absl::Status {
+    std::vector<pb::Image> images = repo::ListImages(tx, req.name(), page.after, page.limit);
+    const std::string last =
+        images.empty() ? "" : absl::StrCat(images.back().name(), ":", images.back().version());
+    out.set_next_page_token(service::NextPageToken(page, images.size(), last));
+    for (pb::Image& i : images) *out.add_images() = std::move(i);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Instances::DeleteImage(const authz::Principal& p, const pb::DeleteImageRequest& req,
+                                    pb::DeleteImageResponse& out) {
+  auto [name, version] = SplitImageRef(req.image());
+  if (name.empty() || version.empty()) {
+    return service::InvalidField("image", "want name:version");
+  }
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kPlatform, "deleting images"));
+  return pool_.RunInTransaction("instance.delete_image", [&](db::Tx& tx) -> absl::Status {
+    if (!repo::DeleteImage(tx, name, version)) {
+      return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace gpuaas::instance

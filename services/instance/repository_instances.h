@@ -1,0 +1,63 @@
+// The API's SQL: instances as users see them, their events, usage, and the image catalog.
+// (The reconciler's statements are in repository_reconcile.h.)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuaas/instance/v1/instance.pb.h"
+#include "libs/db/db.h"
+
+namespace gpuaas::instance {
+
+namespace pb = ::gpuaas::instance::v1;
+
+struct InstanceRow {
+  pb::Instance instance;
+  std::string request_hash;
+  bool deleted = false;  // a tombstone
+};
+
+namespace repo {
+
+std::optional<InstanceRow> GetInstance(db::Tx& tx, const std::string& instance_id);
+// Locked FOR UPDATE.
+std::optional<InstanceRow> LockInstance(db::Tx& tx, const std::string& instance_id);
+void InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string& request_hash);
+// The newest `limit` events, oldest first.
+std::vector<pb::Event> Events(db::Tx& tx, const std::string& instance_id, int limit);
+// `tenant` "" for every tenant; ordered by instance_id after `after`.
+std::vector<pb::Instance> ListInstances(db::Tx& tx, const std::string& tenant, pb::State state,
+                                        const std::string& spec_name, const std::string& after,
+                                        int limit);
+int64_t CurrentRevision(db::Tx& tx);
+// Instances (tombstones too) changed after revision `after`, oldest change first.
+std::vector<InstanceRow> Changes(db::Tx& tx, const std::string& tenant, int64_t after, int limit);
+// The highest revision a purged tombstone had: watches must resume after it.
+int64_t PurgedRevision(db::Tx& tx);
+
+// Start: desired RUNNING, state PENDING, a new run. Stop/delete: the desired state only.
+void MarkStart(db::Tx& tx, const std::string& instance_id);
+void SetDesired(db::Tx& tx, const std::string& instance_id, pb::DesiredState desired);
+
+void LockTenant(db::Tx& tx, const std::string& tenant);
+int64_t CountInstances(db::Tx& tx, const std::string& tenant);
+int64_t RunningGpus(db::Tx& tx, const std::string& tenant);
+
+// Usage records overlapping [start, end), clipped; `tenant` "" for all; after `after_id`.
+std::vector<pb::UsageRecord> ListUsage(db::Tx& tx, const std::string& tenant,
+                                       const std::string& instance_id, absl::Time start,
+                                       absl::Time end, int64_t after_id, int limit);
+std::vector<pb::UsageTotal> UsageTotals(db::Tx& tx, const std::string& tenant,
+                                        const std::string& instance_id, absl::Time start,
+                                        absl::Time end);
+
+std::optional<pb::Image> GetImage(db::Tx& tx, const std::string& name, const std::string& version);
+void InsertImage(db::Tx& tx, const pb::Image& image);
+std::vector<pb::Image> ListImages(db::Tx& tx, const std::string& name, const std::string& after,
+                                  int limit);
+bool DeleteImage(db::Tx& tx, const std::string& name, const std::string& version);
+
+}  // namespace repo
+}  // namespace gpuaas::instance

@@ -1,0 +1,244 @@
+// Crash drills on the real platform. The instance service is killed with SIGKILL at every step
+// of an instance's start and of its stop (its pause hook, GPUAAS_INSTANCE_PAUSE_AT, holds the
+// step until the kill, before the step or between its calls and its commit), and the stock
+// service, the storage service and an agent are killed while instances start and stop. After
+// the restarts every instance reaches what it was asked for, no stock stays claimed without a
+// live instance, no GPU serves two workloads, and every usage interval is closed.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "libs/testing/eventually.h"
+#include "libs/testing/pg_test.h"
+#include "libs/testing/temp_dir.h"
+#include "tests/platform/platform_stack.h"
+
+namespace gpuaas::platform_testing {
+namespace {
+
+namespace fs = std::filesystem;
+using gpuaas::testing::Eventually;
+
+bool Is(const instancepb::Instance& i, instancepb::State state) { return i.state() == state; }
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The workloads' main processes now running on this machine ("sleep" under a sandbox), by
+// workload id, with the GPUs each was given.
+std::map<std::string, std::set<std::string>> RunningWorkloads() {
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (ReadAll(entry.path() / "comm") != "sleep\n") continue;
+    std::string workload;
+    std::set<std::string> gpus;
+    for (absl::string_view var : absl::StrSplit(ReadAll(entry.path() / "environ"), '\0')) {
+      if (absl::ConsumePrefix(&var, "GPUAAS_WORKLOAD_ID=")) workload = std::string(var);
+      if (absl::ConsumePrefix(&var, "CUDA_VISIBLE_DEVICES=")) {
+        for (absl::string_view gpu : absl::StrSplit(var, ',', absl::SkipEmpty())) {
+          gpus.insert(std::string(gpu));
+        }
+      }
+    }
+    if (!workload.empty()) out[workload].insert(gpus.begin(), gpus.end());
+  }
+  return out;
+}
+
+class InstanceCrashTest : public gpuaas::testing::PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped()) return;
+    PlatformOptions options;
+    options.agents = {{"node-a", "4xA100-80GB"}};
+    stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
+    token_ = stack_->CreateTenant("drills");
+    stack_->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 4);
+    stack_->CreateStorage(token_, "drill-data");
+  }
+  void TearDown() override {
+    stack_.reset();
+    PgTest::TearDown();
+  }
+
+  void Create(const std::string& id) {
+    instancepb::CreateInstanceRequest req;
+    req.set_instance_id(id);
+    req.set_spec_name("a100.1x");
+    req.set_storage_id("drill-data");
+    req.mutable_template_()->set_cmd("exec sleep 3600");
+    instancepb::Volume* volume = req.mutable_template_()->add_volumes();
+    volume->set_name("data");
+    volume->set_mount_path("/data");
+    volume->set_sub_path(id);
+    instancepb::Instance out;
+    grpc::Status s = stack_->instances().CreateInstance(PlatformStack::Ctx(token_).get(), req, &out);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  void Stop(const std::string& id) {
+    instancepb::StopInstanceRequest req;
+    req.set_instance_id(id);
+    instancepb::Instance out;
+    grpc::Status s = stack_->instances().StopInstance(PlatformStack::Ctx(token_).get(), req, &out);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  instancepb::Instance WaitFor(const std::string& id, instancepb::State state,
+                               absl::Duration timeout = absl::Seconds(60)) {
+    return stack_->WaitInstance(
+        token_, id, [state](const auto& i) { return Is(i, state); }, timeout);
+  }
+
+  // Restarts the instance service paused at "<when>:<step>", lets `act` reach the step, kills
+  // the service there, and starts it again without the hook.
+  void KillAt(const std::string& when, const std::string& step, const std::function<void()>& act) {
+    const fs::path marker = dir_.path() / absl::StrCat("paused-", when, "-", step);
+    Daemon& service = stack_->instance();
+    service.Kill();
+    service.set_env({absl::StrCat("GPUAAS_INSTANCE_PAUSE_AT=", when, ":", step),
+                     "GPUAAS_INSTANCE_PAUSE_MARKER=" + marker.string()});
+    service.Start();
+    act();
+    EXPECT_TRUE(Eventually([&] { return fs::exists(marker); }, absl::Seconds(60)))
+        << "never paused at " << when << ":" << step << "\n"
+        << service.Log();
+    service.Kill();
+    service.set_env({});
+    service.Start();
+  }
+
+  // No GPU in two workloads; no claimed stock without an instance that wants to run.
+  void CheckInvariants(const std::set<std::string>& live) {
+    std::map<std::string, std::string> owner;
+    for (const auto& [workload, gpus] : RunningWorkloads()) {
+      for (const std::string& gpu : gpus) {
+        auto [it, fresh] = owner.emplace(gpu, workload);
+        EXPECT_TRUE(fresh) << gpu << " serves " << it->second << " and " << workload;
+      }
+    }
+    for (const auto& [instance_id, stock] : stack_->ClaimedStocks()) {
+      EXPECT_TRUE(live.count(instance_id)) << "stock " << stock.stock_id() << " still claimed by "
+                                           << instance_id;
+    }
+  }
+
+  void CheckUsageClosed() {
+    instancepb::ListUsageRequest req;
+    req.set_page_size(1000);
+    instancepb::ListUsageResponse usage;
+    grpc::Status s = stack_->instances().ListUsage(PlatformStack::Ctx(token_).get(), req, &usage);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_GT(usage.records_size(), 0);
+    for (const auto& r : usage.records()) {
+      EXPECT_TRUE(r.has_end_time()) << "open interval: " << r.DebugString();
+    }
+  }
+
+  gpuaas::testing::TempDir dir_;
+  std::unique_ptr<PlatformStack> stack_;
+  std::string token_;
+};
+
+const std::vector<std::string> kWhens = {"before", "commit"};
+
+TEST_F(InstanceCrashTest, InstanceServiceKilledAtEveryStepOfAStartResumes) {
+  int n = 0;
+  for (const std::string step : {"begin", "claim", "attach", "publish", "meter"}) {
+    for (const std::string& when : kWhens) {
+      const std::string id = absl::StrCat("start-", n++);
+      SCOPED_TRACE(id + " killed " + when + " " + step);
+      KillAt(when, step, [&] { Create(id); });
+      EXPECT_EQ(WaitFor(id, instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+      CheckInvariants({id});
+      EXPECT_EQ(RunningWorkloads().count(id + ".1"), 1u) << "one workload for the run";
+      Stop(id);
+      EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
+      CheckInvariants({});
+    }
+  }
+  CheckUsageClosed();
+}
+
+TEST_F(InstanceCrashTest, InstanceServiceKilledAtEveryStepOfAStopResumes) {
+  int n = 0;
+  for (const std::string step : {"unpublish", "meter_close", "detach", "release", "finish"}) {
+    for (const std::string& when : kWhens) {
+      const std::string id = absl::StrCat("stop-", n++);
+      SCOPED_TRACE(id + " killed " + when + " " + step);
+      Create(id);
+      ASSERT_EQ(WaitFor(id, instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+      KillAt(when, step, [&] { Stop(id); });
+      EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
+      CheckInvariants({});
+      EXPECT_EQ(RunningWorkloads().count(id + ".1"), 0u) << "the workload is gone";
+    }
+  }
+  CheckUsageClosed();
+}
+
+TEST_F(InstanceCrashTest, StockAndStorageServicesKilledDuringStartAndStop) {
+  for (Daemon* victim : {&stack_->stock(), &stack_->storage()}) {
+    const std::string id = "dep-" + victim->name();
+    SCOPED_TRACE(id);
+    victim->Kill();
+    Create(id);
+    // It cannot get past the dead service's step; then it resumes.
+    absl::SleepFor(absl::Seconds(2));
+    victim->Start();
+    EXPECT_EQ(WaitFor(id, instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+    victim->Kill();
+    Stop(id);
+    absl::SleepFor(absl::Seconds(2));
+    victim->Start();
+    EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
+    CheckInvariants({});
+  }
+  CheckUsageClosed();
+}
+
+TEST_F(InstanceCrashTest, AnAgentKilledAtEachStageAdoptsOrConverges) {
+  Daemon& agent = stack_->agent("node-a");
+  // Killed while its workload runs: the restarted agent adopts it, nothing starts twice.
+  Create("agent-1");
+  ASSERT_EQ(WaitFor("agent-1", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+  const auto before = RunningWorkloads();
+  agent.Kill();
+  agent.Start();
+  absl::SleepFor(absl::Seconds(2));
+  EXPECT_EQ(WaitFor("agent-1", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+  EXPECT_EQ(RunningWorkloads(), before) << "the same workloads, none started twice";
+
+  // Killed right as a start is published: the restarted agent starts it once.
+  Create("agent-2");
+  agent.Kill();
+  absl::SleepFor(absl::Seconds(1));
+  agent.Start();
+  EXPECT_EQ(WaitFor("agent-2", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+  EXPECT_EQ(RunningWorkloads().count("agent-2.1"), 1u);
+
+  // Killed before a stop: the instance waits in STOPPING, then the agent's set says stop.
+  agent.Kill();
+  Stop("agent-1");
+  Stop("agent-2");
+  absl::SleepFor(absl::Seconds(1));
+  agent.Start();
+  EXPECT_EQ(WaitFor("agent-1", instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
+  EXPECT_EQ(WaitFor("agent-2", instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
+  EXPECT_TRUE(Eventually([] { return RunningWorkloads().empty(); }, absl::Seconds(20)));
+  CheckInvariants({});
+  CheckUsageClosed();
+}
+
+}  // namespace
+}  // namespace gpuaas::platform_testing

@@ -1,0 +1,302 @@
+#include "tests/platform/platform_stack.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libs/testing/eventually.h"
+
+namespace gpuaas::platform_testing {
+
+namespace fs = std::filesystem;
+using gpuaas::testing::ChildProcess;
+using gpuaas::testing::Eventually;
+using gpuaas::testing::FreePort;
+using gpuaas::testing::WaitServing;
+
+Daemon::Daemon(std::string name, std::vector<std::string> argv, int port, fs::path log)
+    : name_(std::move(name)), argv_(std::move(argv)), port_(port), log_(std::move(log)) {}
+
+Daemon::~Daemon() = default;
+
+void Daemon::Start() {
+  std::vector<std::string> argv = argv_;
+  if (!env_.empty()) {
+    // env(1) execs the binary: the pid stays the service's own.
+    argv.insert(argv.begin(), env_.begin(), env_.end());
+    argv.insert(argv.begin(), "/usr/bin/env");
+  }
+  process_ = std::make_unique<ChildProcess>(argv, log_.string());
+  EXPECT_TRUE(WaitServing(address(), 30000)) << name_ << " did not start:\n" << Log();
+}
+
+void Daemon::Kill() {
+  if (process_ != nullptr) {
+    kill(process_->pid(), SIGKILL);
+    process_.reset();  // reaps it
+  }
+}
+
+bool Daemon::Stop() {
+  if (process_ == nullptr) return true;
+  const int status = process_->Terminate();
+  process_.reset();
+  return status == 0;
+}
+
+bool Daemon::Running() { return process_ != nullptr && process_->Running(); }
+
+std::string Daemon::Log() const {
+  std::ifstream in(log_);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+namespace {
+
+std::vector<std::string> With(std::vector<std::string> argv, const std::vector<std::string>& more) {
+  argv.insert(argv.end(), more.begin(), more.end());
+  return argv;
+}
+
+std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
+  return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+}
+
+}  // namespace
+
+PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptions options)
+    : dir_(std::move(dir)), options_(std::move(options)) {
+  // Workloads run as an unprivileged user and must reach their storage's directory.
+  chmod(dir_.c_str(), 0711);
+  auth_ = std::make_unique<auth::testing::AuthStack>(dsn);
+  admin_token_ = auth_->AdminToken();
+  auth_->CreateServiceUser("platform-services");
+  const std::string service_token = auth_->Login(
+      "platform-services", auth::testing::AuthStack::PasswordOf("platform-services"));
+  api_key_file_ = dir_ / "service-api-key";
+  std::ofstream(api_key_file_) << auth_->CreateApiKey(service_token, "services",
+                                                      common::v1::ROLE_SERVICE)
+                               << "\n";
+  chmod(api_key_file_.c_str(), 0600);
+
+  const std::vector<std::string> common = {"--metrics-listen=127.0.0.1:0", "--db-dsn=" + dsn,
+                                           "--auth-addr=" + auth_->address()};
+  int port = FreePort();
+  stock_ = std::make_unique<Daemon>(
+      "stock",
+      With(With({GPUAAS_STOCK_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
+                 "--heartbeat-interval-seconds=1", "--node-timeout-seconds=5"},
+                common),
+           options_.stock_flags),
+      port, dir_ / "stock.log");
+  stock_->Start();
+
+  std::ofstream(dir_ / "storage.key", std::ios::binary) << std::string(32, 's');
+  port = FreePort();
+  storage_ = std::make_unique<Daemon>(
+      "storage",
+      With(With({GPUAAS_STORAGE_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
+                 "--data-root=" + (dir_ / "storage-data").string(),
+                 "--secret-key-file=" + (dir_ / "storage.key").string(),
+                 "--s3-listen=127.0.0.1:" + std::to_string(FreePort()), "--sync-writes=false"},
+                common),
+           options_.storage_flags),
+      port, dir_ / "storage.log");
+  storage_->Start();
+
+  for (int i = 0; i < options_.instance_replicas; ++i) {
+    port = FreePort();
+    auto replica = std::make_unique<Daemon>(
+        absl::StrCat("instance-", i),
+        With(With({GPUAAS_INSTANCE_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
+                   "--stock-addr=" + stock_->address(), "--storage-addr=" + storage_->address(),
+                   "--api-key-file=" + api_key_file_.string()},
+                  common),
+             options_.instance_flags),
+        port, dir_ / absl::StrCat("instance-", i, ".log"));
+    replica->Start();
+    instance_stubs_.push_back(instancepb::InstanceService::NewStub(Channel(replica->address())));
+    instances_.push_back(std::move(replica));
+  }
+  for (const AgentSpec& spec : options_.agents) {
+    StartAgent(spec);
+  }
+  stock_stub_ = stockpb::StockService::NewStub(Channel(stock_->address()));
+  storage_stub_ = storagepb::StorageService::NewStub(Channel(storage_->address()));
+  image_stub_ = instancepb::ImageService::NewStub(Channel(instances_.at(0)->address()));
+}
+
+PlatformStack::~PlatformStack() {
+  agents_.clear();
+  // Workloads outlive their agents by design: end what the test's agents started.
+  for (const AgentSpec& spec : options_.agents) {
+    const std::string root = workload_root(spec.node_id).string();
+    std::system(("pkill -KILL -f 'gpuaas-workload-shim .*" + root + "' 2>/dev/null").c_str());
+  }
+  instances_.clear();
+  storage_.reset();
+  stock_.reset();
+  auth_.reset();
+}
+
+fs::path PlatformStack::workload_root(const std::string& node_id) const {
+  return dir_ / "workloads" / node_id;
+}
+
+void PlatformStack::StartAgent(const AgentSpec& spec) {
+  const int port = FreePort();
+  auto agent = std::make_unique<Daemon>(
+      "agent-" + spec.node_id,
+      With({GPUAAS_AGENT_BINARY, "--node-id=" + spec.node_id, "--simulate-gpus=" + spec.gpus,
+            "--listen=127.0.0.1:" + std::to_string(port), "--metrics-listen=127.0.0.1:0",
+            "--stock-addr=" + stock_->address(), "--auth-addr=" + auth_->address(),
+            "--instance-addr=" + instances_.at(0)->address(),
+            "--api-key-file=" + api_key_file_.string(),
+            "--workload-root=" + workload_root(spec.node_id).string(),
+            "--sample-interval=200ms"},
+           options_.agent_flags),
+      port, dir_ / ("agent-" + spec.node_id + ".log"));
+  agent->Start();
+  agents_[spec.node_id] = std::move(agent);
+}
+
+std::unique_ptr<grpc::ClientContext> PlatformStack::Ctx(const std::string& token) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+  return ctx;
+}
+
+std::string PlatformStack::CreateTenant(const std::string& tenant_id, int64_t max_gpus,
+                                        int64_t max_instances, int64_t max_storage_bytes) {
+  auth::v1::CreateTenantRequest req;
+  req.mutable_tenant()->set_tenant_id(tenant_id);
+  req.mutable_tenant()->set_display_name("Tenant " + tenant_id);
+  auth::v1::Quota* quota = req.mutable_tenant()->mutable_quota();
+  quota->set_max_gpus(max_gpus);
+  quota->set_max_instances(max_instances);
+  quota->set_max_storage_bytes(max_storage_bytes);
+  auth::v1::Tenant tenant;
+  grpc::Status s = auth_->stub().CreateTenant(Ctx(admin_token_).get(), req, &tenant);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  auth_->CreateUser("member-" + tenant_id, tenant_id, common::v1::ROLE_MEMBER);
+  return MemberToken(tenant_id);
+}
+
+std::string PlatformStack::MemberToken(const std::string& tenant_id) {
+  return auth_->Login("member-" + tenant_id,
+                      auth::testing::AuthStack::PasswordOf("member-" + tenant_id), tenant_id);
+}
+
+void PlatformStack::CreateSpecWithStocks(const std::string& spec_name,
+                                         const std::string& gpu_type, int gpu_num,
+                                         int share_milli, int stocks, int64_t micros_per_hour) {
+  stockpb::CreateSpecRequest spec;
+  spec.mutable_spec()->set_spec_name(spec_name);
+  spec.mutable_spec()->set_gpu_type(gpu_type);
+  spec.mutable_spec()->set_gpu_num(gpu_num);
+  spec.mutable_spec()->set_gpu_share_milli(share_milli);
+  spec.mutable_spec()->set_cpu("1");
+  spec.mutable_spec()->set_memory("1Gi");
+  spec.mutable_spec()->set_disk("1Gi");
+  spec.mutable_spec()->mutable_price()->set_micros_per_hour(micros_per_hour);
+  spec.mutable_spec()->mutable_price()->set_currency("USD");
+  stockpb::Spec created;
+  grpc::Status s = stock_stub_->CreateSpec(Ctx(admin_token_).get(), spec, &created);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  // Placement needs every agent's node READY.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        stockpb::ListNodesRequest req;
+        stockpb::ListNodesResponse resp;
+        if (!stock_stub_->ListNodes(Ctx(admin_token_).get(), req, &resp).ok()) return false;
+        int ready = 0;
+        for (const auto& node : resp.nodes()) {
+          ready += node.state() == stockpb::NODE_STATE_READY ? 1 : 0;
+        }
+        return ready >= static_cast<int>(options_.agents.size());
+      },
+      absl::Seconds(30)))
+      << "the agents' nodes never became READY";
+  stockpb::CreateStocksRequest req;
+  req.set_number(stocks);
+  req.set_spec_name(spec_name);
+  req.set_operation_id("stocks-" + spec_name);
+  stockpb::CreateStocksResponse placed;
+  s = stock_stub_->CreateStocks(Ctx(admin_token_).get(), req, &placed);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+}
+
+void PlatformStack::CreateStorage(const std::string& token, const std::string& storage_id) {
+  if (!storage_spec_created_) {
+    storagepb::CreateStorageSpecRequest req;
+    req.mutable_spec()->set_spec_name("standard-1g");
+    req.mutable_spec()->set_size("1Gi");
+    req.mutable_spec()->set_max_files(10000);
+    req.mutable_spec()->set_backend_class("local");
+    storagepb::StorageSpec spec;
+    grpc::Status s = storage_stub_->CreateStorageSpec(Ctx(admin_token_).get(), req, &spec);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    storage_spec_created_ = true;
+  }
+  storagepb::CreateStorageRequest req;
+  req.set_storage_id(storage_id);
+  req.set_spec_name("standard-1g");
+  storagepb::Storage storage;
+  grpc::Status s = storage_stub_->CreateStorage(Ctx(token).get(), req, &storage);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        storagepb::GetStorageRequest get;
+        get.set_storage_id(storage_id);
+        return storage_stub_->GetStorage(Ctx(token).get(), get, &storage).ok() &&
+               storage.state() == storagepb::STORAGE_STATE_READY;
+      },
+      absl::Seconds(20)));
+}
+
+instancepb::Instance PlatformStack::WaitInstance(
+    const std::string& token, const std::string& instance_id,
+    const std::function<bool(const instancepb::Instance&)>& done, absl::Duration timeout,
+    int replica) {
+  instancepb::Instance last;
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    instancepb::GetInstanceRequest req;
+    req.set_instance_id(instance_id);
+    instancepb::Instance got;
+    if (instances(replica).GetInstance(Ctx(token).get(), req, &got).ok()) {
+      last = got;
+      if (done(got)) return got;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "instance " << instance_id << " did not get there in "
+                << absl::FormatDuration(timeout) << "; last seen:\n"
+                << last.DebugString();
+  return last;
+}
+
+std::map<std::string, stockpb::Stock> PlatformStack::ClaimedStocks() {
+  std::map<std::string, stockpb::Stock> claimed;
+  stockpb::ListStocksRequest req;
+  req.set_state(stockpb::STOCK_STATE_CLAIMED);
+  req.set_page_size(500);
+  for (;;) {
+    stockpb::ListStocksResponse resp;
+    grpc::Status s = stock_stub_->ListStocks(Ctx(admin_token_).get(), req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    for (const auto& stock : resp.stocks()) claimed[stock.instance_id()] = stock;
+    if (!s.ok() || resp.next_page_token().empty()) break;
+    req.set_page_token(resp.next_page_token());
+  }
+  return claimed;
+}
+
+}  // namespace gpuaas::platform_testing

@@ -1,0 +1,141 @@
+// The whole platform for end-to-end tests: an in-process auth service, and the real
+// gpuaas-stock, gpuaas-storage, gpuaas-instance (one or more replicas) and gpuaas-agent
+// (simulated GPUs, real sandboxed workloads) binaries as child processes on one test database,
+// each on a port of its own that survives a restart, so a test can kill -9 any of them and
+// start it again where it was.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gpuaas/instance/v1/instance.grpc.pb.h"
+#include "gpuaas/stock/v1/stock.grpc.pb.h"
+#include "gpuaas/storage/v1/storage.grpc.pb.h"
+#include "tests/auth/auth_stack.h"
+#include "tests/common/child_process.h"
+
+namespace gpuaas::platform_testing {
+
+namespace instancepb = ::gpuaas::instance::v1;
+namespace stockpb = ::gpuaas::stock::v1;
+namespace storagepb = ::gpuaas::storage::v1;
+
+// A child process on a fixed loopback port that a test may kill and start again.
+class Daemon final {
+ public:
+  Daemon(std::string name, std::vector<std::string> argv, int port, std::filesystem::path log);
+  ~Daemon();
+
+  // Starts it and waits until it reports SERVING (the test fails otherwise).
+  void Start();
+  // NAME=value settings for the next Starts (crash drills' pause hooks); {} for none.
+  void set_env(std::vector<std::string> env) { env_ = std::move(env); }
+  // kill -9, reaped.
+  void Kill();
+  // SIGTERM; true when it exited 0 within the grace period.
+  bool Stop();
+  bool Running();
+
+  const std::string& name() const { return name_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // Its log so far, for failure messages.
+  std::string Log() const;
+
+ private:
+  std::string name_;
+  std::vector<std::string> argv_;
+  std::vector<std::string> env_;
+  int port_;
+  std::filesystem::path log_;
+  std::unique_ptr<testing::ChildProcess> process_;
+};
+
+struct AgentSpec {
+  std::string node_id;
+  std::string gpus;  // --simulate-gpus
+};
+
+struct PlatformOptions {
+  int instance_replicas = 1;
+  std::vector<AgentSpec> agents = {{"node-a", "2xA100-80GB"}};
+  std::vector<std::string> stock_flags;
+  std::vector<std::string> storage_flags;
+  std::vector<std::string> instance_flags;
+  std::vector<std::string> agent_flags;
+};
+
+class PlatformStack final {
+ public:
+  // Starts everything on `dsn`'s database with its files under `dir`.
+  PlatformStack(const std::string& dsn, std::filesystem::path dir, PlatformOptions options = {});
+  ~PlatformStack();
+
+  auth::testing::AuthStack& auth() { return *auth_; }
+  Daemon& stock() { return *stock_; }
+  Daemon& storage() { return *storage_; }
+  Daemon& instance(int replica = 0) { return *instances_.at(replica); }
+  Daemon& agent(const std::string& node_id) { return *agents_.at(node_id); }
+  const std::filesystem::path& dir() const { return dir_; }
+  // The agent's workload directory (its --workload-root).
+  std::filesystem::path workload_root(const std::string& node_id) const;
+
+  stockpb::StockService::Stub& stock_stub() { return *stock_stub_; }
+  storagepb::StorageService::Stub& storage_stub() { return *storage_stub_; }
+  instancepb::InstanceService::Stub& instances(int replica = 0) {
+    return *instance_stubs_.at(replica);
+  }
+  instancepb::ImageService::Stub& images() { return *image_stub_; }
+
+  const std::string& admin_token() const { return admin_token_; }
+  // A context with a 20 s deadline and the bearer token.
+  static std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token);
+
+  // A tenant with these quotas and a MEMBER in it; returns the member's token.
+  std::string CreateTenant(const std::string& tenant_id, int64_t max_gpus = 64,
+                           int64_t max_instances = 1000, int64_t max_storage_bytes = 1LL << 40);
+  // A token of the same tenant's member again (tokens live 15 minutes).
+  std::string MemberToken(const std::string& tenant_id);
+  // A GPU spec (whole GPUs of `gpu_type`, or a share) priced `micros_per_hour`, and `stocks`
+  // stocks of it once every agent's node is READY. Fails the test on error.
+  void CreateSpecWithStocks(const std::string& spec_name, const std::string& gpu_type,
+                            int gpu_num, int share_milli, int stocks,
+                            int64_t micros_per_hour = 1200000);
+  // A READY storage of the tenant whose member holds `token`.
+  void CreateStorage(const std::string& token, const std::string& storage_id);
+
+  // GetInstance until `done` holds (then returns it) or `timeout` passes (fails the test and
+  // returns the last answer).
+  instancepb::Instance WaitInstance(const std::string& token, const std::string& instance_id,
+                                    const std::function<bool(const instancepb::Instance&)>& done,
+                                    absl::Duration timeout = absl::Seconds(60), int replica = 0);
+
+  // Stocks CLAIMED, by instance id, as the stock service reports them.
+  std::map<std::string, stockpb::Stock> ClaimedStocks();
+
+ private:
+  void StartAgent(const AgentSpec& spec);
+
+  std::filesystem::path dir_;
+  PlatformOptions options_;
+  std::unique_ptr<auth::testing::AuthStack> auth_;
+  std::string admin_token_;
+  std::filesystem::path api_key_file_;
+  std::unique_ptr<Daemon> stock_;
+  std::unique_ptr<Daemon> storage_;
+  std::vector<std::unique_ptr<Daemon>> instances_;
+  std::map<std::string, std::unique_ptr<Daemon>> agents_;
+  std::unique_ptr<stockpb::StockService::Stub> stock_stub_;
+  std::unique_ptr<storagepb::StorageService::Stub> storage_stub_;
+  std::vector<std::unique_ptr<instancepb::InstanceService::Stub>> instance_stubs_;
+  std::unique_ptr<instancepb::ImageService::Stub> image_stub_;
+  bool storage_spec_created_ = false;
+};
+
+}  // namespace gpuaas::platform_testing
