@@ -18,46 +18,53 @@ grpc::ServerUnaryReactor* RunAsCaller(
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
     caller.authorization.assign(it->second.data(), it->second.size());
   }
-  return handler.Run(ctx, [&domain, method, req, resp, caller = std::move(caller)](
-                              const authz::Principal& p) {
-    return (domain.*method)(p, caller, *req, *resp);
-  });
+  return handler.Run(
+      ctx, [&domain, method, req, resp, caller = std::move(caller)](const authz::Principal& p) {
+        return (domain.*method)(p, caller, *req, *resp);
+      });
 }
 
 }  // namespace
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::CreateInstance(grpc::CallbackServerContext* ctx,
-    const pb::CreateInstanceRequest* req, pb::Instance* resp) {
+                                                              const pb::CreateInstanceRequest* req,
+                                                              pb::Instance* resp) {
   return RunAsCaller(handler_, ctx, instances_, &Instances::CreateInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstance(grpc::CallbackServerContext* ctx,
-    const pb::GetInstanceRequest* req, pb::Instance* resp) {
+                                                           const pb::GetInstanceRequest* req,
+                                                           pb::Instance* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::GetInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::ListInstances(grpc::CallbackServerContext* ctx,
-    const pb::ListInstancesRequest* req, pb::ListInstancesResponse* resp) {
+                                                             const pb::ListInstancesRequest* req,
+                                                             pb::ListInstancesResponse* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::ListInstances, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::StartInstance(grpc::CallbackServerContext* ctx,
-    const pb::StartInstanceRequest* req, pb::Instance* resp) {
+                                                             const pb::StartInstanceRequest* req,
+                                                             pb::Instance* resp) {
   return RunAsCaller(handler_, ctx, instances_, &Instances::StartInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::StopInstance(grpc::CallbackServerContext* ctx,
-    const pb::StopInstanceRequest* req, pb::Instance* resp) {
+                                                            const pb::StopInstanceRequest* req,
+                                                            pb::Instance* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::StopInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::DeleteInstance(grpc::CallbackServerContext* ctx,
-    const pb::DeleteInstanceRequest* req, pb::Instance* resp) {
+                                                              const pb::DeleteInstanceRequest* req,
+                                                              pb::Instance* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::DeleteInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::ListUsage(grpc::CallbackServerContext* ctx,
-    const pb::ListUsageRequest* req, pb::ListUsageResponse* resp) {
+                                                         const pb::ListUsageRequest* req,
+                                                         pb::ListUsageResponse* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::ListUsage, req, resp);
 }
 
@@ -72,22 +79,26 @@ grpc::ServerWriteReactor<pb::InstanceChange>* InstanceServiceImpl::WatchInstance
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::CreateImage(grpc::CallbackServerContext* ctx,
-    const pb::CreateImageRequest* req, pb::Image* resp) {
+                                                        const pb::CreateImageRequest* req,
+                                                        pb::Image* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::CreateImage, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::GetImage(grpc::CallbackServerContext* ctx,
-    const pb::GetImageRequest* req, pb::Image* resp) {
+                                                     const pb::GetImageRequest* req,
+                                                     pb::Image* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::GetImage, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::ListImages(grpc::CallbackServerContext* ctx,
-    const pb::ListImagesRequest* req, pb::ListImagesResponse* resp) {
+                                                       const pb::ListImagesRequest* req,
+                                                       pb::ListImagesResponse* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::ListImages, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::DeleteImage(grpc::CallbackServerContext* ctx,
-    const pb::DeleteImageRequest* req, pb::DeleteImageResponse* resp) {
+                                                        const pb::DeleteImageRequest* req,
+                                                        pb::DeleteImageResponse* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::DeleteImage, req, resp);
 }
 

@@ -14,20 +14,27 @@ class InstanceServiceImpl final : public pb::InstanceService::CallbackService {
   InstanceServiceImpl(Instances& instances, InstanceWatches& watches, rpc::Handler& handler)
       : instances_(instances), watches_(watches), handler_(handler) {}
 
-  grpc::ServerUnaryReactor* CreateInstance(grpc::CallbackServerContext* ctx, const pb::CreateInstanceRequest* req,
-      pb::Instance* resp) override;
-  grpc::ServerUnaryReactor* GetInstance(grpc::CallbackServerContext* ctx, const pb::GetInstanceRequest* req,
-      pb::Instance* resp) override;
-  grpc::ServerUnaryReactor* ListInstances(grpc::CallbackServerContext* ctx, const pb::ListInstancesRequest* req,
-      pb::ListInstancesResponse* resp) override;
-  grpc::ServerUnaryReactor* StartInstance(grpc::CallbackServerContext* ctx, const pb::StartInstanceRequest* req,
-      pb::Instance* resp) override;
-  grpc::ServerUnaryReactor* StopInstance(grpc::CallbackServerContext* ctx, const pb::StopInstanceRequest* req,
-      pb::Instance* resp) override;
-  grpc::ServerUnaryReactor* DeleteInstance(grpc::CallbackServerContext* ctx, const pb::DeleteInstanceRequest* req,
-      pb::Instance* resp) override;
-  grpc::ServerUnaryReactor* ListUsage(grpc::CallbackServerContext* ctx, const pb::ListUsageRequest* req,
-      pb::ListUsageResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateInstance(grpc::CallbackServerContext* ctx,
+                                           const pb::CreateInstanceRequest* req,
+                                           pb::Instance* resp) override;
+  grpc::ServerUnaryReactor* GetInstance(grpc::CallbackServerContext* ctx,
+                                        const pb::GetInstanceRequest* req,
+                                        pb::Instance* resp) override;
+  grpc::ServerUnaryReactor* ListInstances(grpc::CallbackServerContext* ctx,
+                                          const pb::ListInstancesRequest* req,
+                                          pb::ListInstancesResponse* resp) override;
+  grpc::ServerUnaryReactor* StartInstance(grpc::CallbackServerContext* ctx,
+                                          const pb::StartInstanceRequest* req,
+                                          pb::Instance* resp) override;
+  grpc::ServerUnaryReactor* StopInstance(grpc::CallbackServerContext* ctx,
+                                         const pb::StopInstanceRequest* req,
+                                         pb::Instance* resp) override;
+  grpc::ServerUnaryReactor* DeleteInstance(grpc::CallbackServerContext* ctx,
+                                           const pb::DeleteInstanceRequest* req,
+                                           pb::Instance* resp) override;
+  grpc::ServerUnaryReactor* ListUsage(grpc::CallbackServerContext* ctx,
+                                      const pb::ListUsageRequest* req,
+                                      pb::ListUsageResponse* resp) override;
   grpc::ServerWriteReactor<pb::InstanceChange>* WatchInstances(
       grpc::CallbackServerContext* ctx, const pb::WatchInstancesRequest* req) override;
 
@@ -42,14 +49,17 @@ class ImageServiceImpl final : public pb::ImageService::CallbackService {
   ImageServiceImpl(Instances& instances, rpc::Handler& handler)
       : instances_(instances), handler_(handler) {}
 
-  grpc::ServerUnaryReactor* CreateImage(grpc::CallbackServerContext* ctx, const pb::CreateImageRequest* req,
-      pb::Image* resp) override;
-  grpc::ServerUnaryReactor* GetImage(grpc::CallbackServerContext* ctx, const pb::GetImageRequest* req,
-      pb::Image* resp) override;
-  grpc::ServerUnaryReactor* ListImages(grpc::CallbackServerContext* ctx, const pb::ListImagesRequest* req,
-      pb::ListImagesResponse* resp) override;
-  grpc::ServerUnaryReactor* DeleteImage(grpc::CallbackServerContext* ctx, const pb::DeleteImageRequest* req,
-      pb::DeleteImageResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateImage(grpc::CallbackServerContext* ctx,
+                                        const pb::CreateImageRequest* req,
+                                        pb::Image* resp) override;
+  grpc::ServerUnaryReactor* GetImage(grpc::CallbackServerContext* ctx,
+                                     const pb::GetImageRequest* req, pb::Image* resp) override;
+  grpc::ServerUnaryReactor* ListImages(grpc::CallbackServerContext* ctx,
+                                       const pb::ListImagesRequest* req,
+                                       pb::ListImagesResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteImage(grpc::CallbackServerContext* ctx,
+                                        const pb::DeleteImageRequest* req,
+                                        pb::DeleteImageResponse* resp) override;
 
  private:
   Instances& instances_;

@@ -58,11 +58,12 @@ absl::Status ValidatePath(std::string_view field, std::string_view path, bool ab
 
 absl::Status ValidateInstanceId(std::string_view field, std::string_view id) {
   if (id.empty() || id.size() > 63) return Bad(field, "must be 1 to 63 characters");
-  if (!std::islower(static_cast<unsigned char>(id[0]))) return Bad(field, "must start with a letter");
+  if (!std::islower(static_cast<unsigned char>(id[0])))
+    return Bad(field, "must start with a letter");
   if (id.back() == '-') return Bad(field, "must not end with '-'");
   for (char c : id) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '-')) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '-')) {
       return Bad(field, "may hold only a-z, 0-9 and '-'");
     }
   }
@@ -80,11 +81,13 @@ absl::Status ValidateTemplate(std::string_view field, const pb::Template& t, boo
   int probes = 0;
   for (int i = 0; i < t.ports_size(); ++i) {
     const pb::Port& p = t.ports(i);
-    if (p.port() < 1 || p.port() > 65535) return Bad(At(f, "ports", i) + ".port", "must be 1 to 65535");
+    if (p.port() < 1 || p.port() > 65535)
+      return Bad(At(f, "ports", i) + ".port", "must be 1 to 65535");
     if (!ports.insert(p.port()).second) {
       return Bad(At(f, "ports", i) + ".port", absl::StrCat("port ", p.port(), " appears twice"));
     }
-    if (p.is_probe() && ++probes > 1) return Bad(At(f, "ports", i) + ".is_probe", "at most one probe port");
+    if (p.is_probe() && ++probes > 1)
+      return Bad(At(f, "ports", i) + ".is_probe", "at most one probe port");
     if (!p.base_url().empty()) {
       GPUAAS_RETURN_IF_ERROR(ValidatePath(At(f, "ports", i) + ".base_url", p.base_url(), true));
     }
@@ -100,7 +103,8 @@ absl::Status ValidateTemplate(std::string_view field, const pb::Template& t, boo
         e.name() == "NVIDIA_VISIBLE_DEVICES") {
       return Bad(At(f, "envs", i) + ".name", "is set by the platform");
     }
-    if (e.value().size() > kMaxEnvValue) return Bad(At(f, "envs", i) + ".value", "longer than 32 KiB");
+    if (e.value().size() > kMaxEnvValue)
+      return Bad(At(f, "envs", i) + ".value", "longer than 32 KiB");
   }
   if (t.volumes_size() > kMaxVolumes) return Bad(f + ".volumes", "at most 16 volumes");
   std::set<std::string> names, paths;
@@ -147,7 +151,7 @@ absl::Status ValidateCreate(const pb::CreateInstanceRequest& req, const pb::Temp
   for (const auto& [field, d] : {std::pair{"idle_timeout", &req.idle_timeout()},
                                  std::pair{"max_run_time", &req.max_run_time()}}) {
     const bool set = (field == std::string_view("idle_timeout")) ? req.has_idle_timeout()
-                                                                  : req.has_max_run_time();
+                                                                 : req.has_max_run_time();
     if (set && FromProto(*d) < absl::Minutes(1)) return Bad(field, "at least 1m when set");
   }
   return absl::OkStatus();
@@ -164,7 +168,8 @@ absl::Status ValidateImage(const pb::Image& image) {
   }
   if (image.description().size() > 1024) return Bad("image.description", "longer than 1024 bytes");
   if (image.command().size() > kMaxCmd) return Bad("image.command", "longer than 64 KiB");
-  if (image.oci_reference().size() > 1024) return Bad("image.oci_reference", "longer than 1024 bytes");
+  if (image.oci_reference().size() > 1024)
+    return Bad("image.oci_reference", "longer than 1024 bytes");
   if (!image.defaults().cmd().empty()) {
     return Bad("image.defaults.cmd", "not used: the image's command is `command`");
   }

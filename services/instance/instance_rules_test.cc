@@ -48,17 +48,20 @@ TEST(InstanceRulesTest, BadTemplatesNameTheirField) {
       {"instance_id", [](auto& r) { r.set_instance_id("Web_1"); }},
       {"instance_id", [](auto& r) { r.set_instance_id("1web"); }},
       {"spec_name", [](auto& r) { r.clear_spec_name(); }},
-      {"template.ports[0].port", [](auto& r) { r.mutable_template_()->mutable_ports(0)->set_port(0); }},
+      {"template.ports[0].port",
+       [](auto& r) { r.mutable_template_()->mutable_ports(0)->set_port(0); }},
       {"template.ports[0].port",
        [](auto& r) { r.mutable_template_()->mutable_ports(0)->set_port(70000); }},
-      {"template.ports[1].port", [](auto& r) { r.mutable_template_()->add_ports()->set_port(8080); }},
+      {"template.ports[1].port",
+       [](auto& r) { r.mutable_template_()->add_ports()->set_port(8080); }},
       {"template.ports[1].is_probe",
        [](auto& r) {
          pb::Port* p = r.mutable_template_()->add_ports();
          p->set_port(9090);
          p->set_is_probe(true);
        }},
-      {"template.envs[0].name", [](auto& r) { r.mutable_template_()->mutable_envs(0)->set_name("1X"); }},
+      {"template.envs[0].name",
+       [](auto& r) { r.mutable_template_()->mutable_envs(0)->set_name("1X"); }},
       {"template.envs[0].name",
        [](auto& r) { r.mutable_template_()->mutable_envs(0)->set_name("MY-VAR"); }},
       {"template.envs[0].name",

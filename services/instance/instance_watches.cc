@@ -89,10 +89,11 @@ absl::StatusOr<std::unique_ptr<rpc::PushSession>> InstanceWatches::Open(
   if (req.since_revision() < 0) {
     return absl::InvalidArgumentError("since_revision: must be >= 0");
   }
-  GPUAAS_ASSIGN_OR_RETURN(const int64_t purged, pool_.Read<int64_t>("instance.watch_horizon",
-                                                                    [](db::Tx& tx) -> absl::StatusOr<int64_t> {
-                                                                      return repo::PurgedRevision(tx);
-                                                                    }));
+  GPUAAS_ASSIGN_OR_RETURN(
+      const int64_t purged,
+      pool_.Read<int64_t>("instance.watch_horizon", [](db::Tx& tx) -> absl::StatusOr<int64_t> {
+        return repo::PurgedRevision(tx);
+      }));
   if (req.since_revision() > 0 && req.since_revision() < purged) {
     return absl::OutOfRangeError(
         "since_revision: older than the deletions still remembered; list again and watch from "

@@ -29,7 +29,8 @@ client::CallContext OnBehalf(const Caller& caller) {
 // field's name; anything else passes through.
 absl::Status Named(absl::Status s, std::string_view field, std::string_view value) {
   if (absl::IsNotFound(s) || absl::IsPermissionDenied(s)) {
-    return absl::NotFoundError(absl::StrCat(std::string(field), ": ", std::string(value), " not found"));
+    return absl::NotFoundError(
+        absl::StrCat(std::string(field), ": ", std::string(value), " not found"));
   }
   return s;
 }
@@ -48,8 +49,8 @@ absl::StatusOr<auth::v1::Quota> Instances::ReadQuota(const std::string& tenant,
   req.set_tenant_id(tenant);
   absl::StatusOr<auth::v1::Tenant> t = peers_.auth.GetTenant(req, OnBehalf(caller));
   if (!t.ok()) {
-    return absl::Status(t.status().code(),
-                        absl::StrCat("reading tenant ", tenant, "'s quota: ", t.status().message()));
+    return absl::Status(t.status().code(), absl::StrCat("reading tenant ", tenant,
+                                                        "'s quota: ", t.status().message()));
   }
   return t->quota();
 }
@@ -81,11 +82,12 @@ absl::Status Instances::CreateInstance(const authz::Principal& p, const Caller& 
   std::string image_ref;
   if (!req.image().empty()) {
     auto [name, version] = SplitImageRef(req.image());
-    GPUAAS_ASSIGN_OR_RETURN(std::optional<pb::Image> image,
-                            pool_.Read<std::optional<pb::Image>>(
-                                "instance.get_image", [&](db::Tx& tx) -> absl::StatusOr<std::optional<pb::Image>> {
-                                  return repo::GetImage(tx, name, version);
-                                }));
+    GPUAAS_ASSIGN_OR_RETURN(
+        std::optional<pb::Image> image,
+        pool_.Read<std::optional<pb::Image>>(
+            "instance.get_image", [&](db::Tx& tx) -> absl::StatusOr<std::optional<pb::Image>> {
+              return repo::GetImage(tx, name, version);
+            }));
     if (!image) return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
     effective = ApplyImage(*image, req.template_());
     image_ref = absl::StrCat(image->name(), ":", image->version());
@@ -194,17 +196,18 @@ absl::Status Instances::SetDesired(
     const std::function<absl::Status(db::Tx&, const pb::Instance&)>& change, pb::Instance& out) {
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("instance_id", instance_id));
   bool changed = false;
-  GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("instance.set_desired", [&](db::Tx& tx) -> absl::Status {
-    std::optional<InstanceRow> row = repo::LockInstance(tx, instance_id);
-    if (!row || !Visible(p, *row)) return InstanceNotFound();
-    // Reading is enough to learn it exists; changing it needs more.
-    GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "driving instances"));
-    const int64_t before = row->instance.revision();
-    GPUAAS_RETURN_IF_ERROR(change(tx, row->instance));
-    out = repo::GetInstance(tx, instance_id)->instance;
-    changed = out.revision() != before;
-    return absl::OkStatus();
-  }));
+  GPUAAS_RETURN_IF_ERROR(
+      pool_.RunInTransaction("instance.set_desired", [&](db::Tx& tx) -> absl::Status {
+        std::optional<InstanceRow> row = repo::LockInstance(tx, instance_id);
+        if (!row || !Visible(p, *row)) return InstanceNotFound();
+        // Reading is enough to learn it exists; changing it needs more.
+        GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "driving instances"));
+        const int64_t before = row->instance.revision();
+        GPUAAS_RETURN_IF_ERROR(change(tx, row->instance));
+        out = repo::GetInstance(tx, instance_id)->instance;
+        changed = out.revision() != before;
+        return absl::OkStatus();
+      }));
   if (changed && on_work_) on_work_();
   return absl::OkStatus();
 }
@@ -314,8 +317,8 @@ absl::Status Instances::CreateImage(const authz::Principal& p, const pb::CreateI
       pb::Image same = *taken;
       same.clear_create_time();
       if (!google::protobuf::util::MessageDifferencer::Equals(same, image)) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "image: ", image.name(), ":", image.version(), " exists with other contents"));
+        return absl::AlreadyExistsError(absl::StrCat("image: ", image.name(), ":", image.version(),
+                                                     " exists with other contents"));
       }
       out = *taken;
       return absl::OkStatus();

@@ -58,8 +58,8 @@ int Run(const InstanceFlags& f) {
   gpuaas::rpc::Server server(
       gpuaas::service::ServerOptionsFor(kInstance, f.common),
       gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock));
-  auto back = gpuaas::instance::BackHalf::Create(f.back, f.common, **pool, *auth_channel,
-                                                 server.handler());
+  auto back =
+      gpuaas::instance::BackHalf::Create(f.back, f.common, **pool, *auth_channel, server.handler());
   if (!back.ok()) {
     log->critical("{}", back.status().ToString());
     return 2;

@@ -88,8 +88,8 @@ void InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string& reques
   tx.Exec(kInsert, i.instance_id(), i.tenant_id(), i.name(), i.spec_name(), i.gpu_num(), i.image(),
           i.storage_id(), db::Bytes{i.template_().SerializeAsString()},
           static_cast<int64_t>(i.idle_timeout().seconds()),
-          static_cast<int64_t>(i.max_run_time().seconds()), request_hash,
-          pb::DESIRED_STATE_RUNNING, pb::STATE_PENDING);
+          static_cast<int64_t>(i.max_run_time().seconds()), request_hash, pb::DESIRED_STATE_RUNNING,
+          pb::STATE_PENDING);
 }
 
 std::vector<pb::Event> Events(db::Tx& tx, const std::string& instance_id, int limit) {
@@ -230,9 +230,9 @@ pb::Image ImageFromRow(const db::Row& r) {
   return i;
 }
 
-#define GPUAAS_IMAGE_FROM                                                   \
-  "SELECT name, version, description, command, oci_reference, defaults, " \
-  GPUAAS_SQL_MICROS("create_time") " FROM instance.images "
+#define GPUAAS_IMAGE_FROM                                                                    \
+  "SELECT name, version, description, command, oci_reference, defaults, " GPUAAS_SQL_MICROS( \
+      "create_time") " FROM instance.images "
 
 }  // namespace
 

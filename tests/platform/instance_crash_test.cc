@@ -84,7 +84,8 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
     volume->set_mount_path("/data");
     volume->set_sub_path(id);
     instancepb::Instance out;
-    grpc::Status s = stack_->instances().CreateInstance(PlatformStack::Ctx(token_).get(), req, &out);
+    grpc::Status s =
+        stack_->instances().CreateInstance(PlatformStack::Ctx(token_).get(), req, &out);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
   void Stop(const std::string& id) {
@@ -128,8 +129,8 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
       }
     }
     for (const auto& [instance_id, stock] : stack_->ClaimedStocks()) {
-      EXPECT_TRUE(live.count(instance_id)) << "stock " << stock.stock_id() << " still claimed by "
-                                           << instance_id;
+      EXPECT_TRUE(live.count(instance_id))
+          << "stock " << stock.stock_id() << " still claimed by " << instance_id;
     }
   }
 

@@ -128,8 +128,8 @@ TEST_F(InstanceLifecycleTest, RunsStopsStartsAndBillsAWorkload) {
   instancepb::Instance restarted;
   s = stack_->instances().StartInstance(PlatformStack::Ctx(token_).get(), start, &restarted);
   ASSERT_TRUE(s.ok()) << s.error_message();
-  running = stack_->WaitInstance(
-      token_, "web-1", [](const auto& i) { return Is(i, instancepb::STATE_RUNNING); });
+  running = stack_->WaitInstance(token_, "web-1",
+                                 [](const auto& i) { return Is(i, instancepb::STATE_RUNNING); });
   ASSERT_EQ(running.state(), instancepb::STATE_RUNNING);
   EXPECT_NE(HttpGet(running.ports(0).host_port(), "/hello.txt").find("hello from web-1"),
             std::string::npos);
@@ -144,7 +144,8 @@ TEST_F(InstanceLifecycleTest, RunsStopsStartsAndBillsAWorkload) {
         instancepb::GetInstanceRequest get;
         get.set_instance_id("web-1");
         instancepb::Instance gone;
-        return stack_->instances().GetInstance(PlatformStack::Ctx(token_).get(), get, &gone)
+        return stack_->instances()
+                   .GetInstance(PlatformStack::Ctx(token_).get(), get, &gone)
                    .error_code() == grpc::StatusCode::NOT_FOUND;
       },
       absl::Seconds(30)));

@@ -42,8 +42,8 @@ class InstanceScaleTest : public gpuaas::testing::PgTest {
     if (IsSkipped()) return;
     PlatformOptions options;
     options.instance_replicas = 2;
-    options.agents = {{"node-a", "8xA100-80GB"}, {"node-b", "8xA100-80GB"},
-                      {"node-c", "8xA100-80GB"}};
+    options.agents = {
+        {"node-a", "8xA100-80GB"}, {"node-b", "8xA100-80GB"}, {"node-c", "8xA100-80GB"}};
     stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     for (int t = 0; t < kTenants; ++t) {
       tokens_.push_back(stack_->CreateTenant(absl::StrCat("tenant-", t)));
@@ -76,8 +76,8 @@ class InstanceScaleTest : public gpuaas::testing::PgTest {
     }
     auto wait = [&](instancepb::State state, int replica) {
       return Is(stack_->WaitInstance(
-                    token, id, [state](const auto& i) { return Is(i, state); },
-                    absl::Seconds(120), replica),
+                    token, id, [state](const auto& i) { return Is(i, state); }, absl::Seconds(120),
+                    replica),
                 state);
     };
     if (!wait(instancepb::STATE_RUNNING, n % 2)) return false;
@@ -180,9 +180,9 @@ TEST_F(InstanceScaleTest, AnotherTenantsInstanceIsNotFoundOnEveryMethod) {
   create.set_spec_name("a100.tenth");
   create.mutable_template_()->set_cmd("exec sleep 3600");
   instancepb::Instance owned;
-  ASSERT_TRUE(
-      stack_->instances().CreateInstance(PlatformStack::Ctx(tokens_[0]).get(), create, &owned)
-          .ok());
+  ASSERT_TRUE(stack_->instances()
+                  .CreateInstance(PlatformStack::Ctx(tokens_[0]).get(), create, &owned)
+                  .ok());
   stack_->WaitInstance(tokens_[0], "private-1",
                        [](const auto& i) { return Is(i, instancepb::STATE_RUNNING); });
   const std::string& stranger = tokens_[1];

@@ -77,8 +77,8 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   auth_ = std::make_unique<auth::testing::AuthStack>(dsn);
   admin_token_ = auth_->AdminToken();
   auth_->CreateServiceUser("platform-services");
-  const std::string service_token = auth_->Login(
-      "platform-services", auth::testing::AuthStack::PasswordOf("platform-services"));
+  const std::string service_token =
+      auth_->Login("platform-services", auth::testing::AuthStack::PasswordOf("platform-services"));
   api_key_file_ = dir_ / "service-api-key";
   std::ofstream(api_key_file_) << auth_->CreateApiKey(service_token, "services",
                                                       common::v1::ROLE_SERVICE)
@@ -158,8 +158,7 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
             "--stock-addr=" + stock_->address(), "--auth-addr=" + auth_->address(),
             "--instance-addr=" + instances_.at(0)->address(),
             "--api-key-file=" + api_key_file_.string(),
-            "--workload-root=" + workload_root(spec.node_id).string(),
-            "--sample-interval=200ms"},
+            "--workload-root=" + workload_root(spec.node_id).string(), "--sample-interval=200ms"},
            options_.agent_flags),
       port, dir_ / ("agent-" + spec.node_id + ".log"));
   agent->Start();
@@ -194,9 +193,9 @@ std::string PlatformStack::MemberToken(const std::string& tenant_id) {
                       auth::testing::AuthStack::PasswordOf("member-" + tenant_id), tenant_id);
 }
 
-void PlatformStack::CreateSpecWithStocks(const std::string& spec_name,
-                                         const std::string& gpu_type, int gpu_num,
-                                         int share_milli, int stocks, int64_t micros_per_hour) {
+void PlatformStack::CreateSpecWithStocks(const std::string& spec_name, const std::string& gpu_type,
+                                         int gpu_num, int share_milli, int stocks,
+                                         int64_t micros_per_hour) {
   stockpb::CreateSpecRequest spec;
   spec.mutable_spec()->set_spec_name(spec_name);
   spec.mutable_spec()->set_gpu_type(gpu_type);

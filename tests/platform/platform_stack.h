@@ -104,9 +104,8 @@ class PlatformStack final {
   std::string MemberToken(const std::string& tenant_id);
   // A GPU spec (whole GPUs of `gpu_type`, or a share) priced `micros_per_hour`, and `stocks`
   // stocks of it once every agent's node is READY. Fails the test on error.
-  void CreateSpecWithStocks(const std::string& spec_name, const std::string& gpu_type,
-                            int gpu_num, int share_milli, int stocks,
-                            int64_t micros_per_hour = 1200000);
+  void CreateSpecWithStocks(const std::string& spec_name, const std::string& gpu_type, int gpu_num,
+                            int share_milli, int stocks, int64_t micros_per_hour = 1200000);
   // A READY storage of the tenant whose member holds `token`.
   void CreateStorage(const std::string& token, const std::string& storage_id);
 
