@@ -90,8 +90,8 @@ pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period)
   *w.mutable_ports() = row.tmpl.ports();
   for (const pb::Volume& v : row.tmpl.volumes()) {
     pb::Mount* m = w.add_mounts();
-    m->set_host_path(v.sub_path().empty() ? row.host_path
-                                          : absl::StrCat(row.host_path, "/", v.sub_path()));
+    m->set_host_path(row.host_path);
+    m->set_sub_path(v.sub_path());
     m->set_mount_path(v.mount_path());
     m->set_read_only(v.read_only());
   }

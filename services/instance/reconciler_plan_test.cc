@@ -159,7 +159,8 @@ TEST(BuildWorkloadTest, ResolvesMountsAndDefaults) {
   EXPECT_EQ(w.cmd(), "python serve.py");
   ASSERT_EQ(w.mounts_size(), 2);
   EXPECT_EQ(w.mounts(0).host_path(), "/data/vol");
-  EXPECT_EQ(w.mounts(1).host_path(), "/data/vol/models/sd");
+  EXPECT_EQ(w.mounts(1).host_path(), "/data/vol");
+  EXPECT_EQ(w.mounts(1).sub_path(), "models/sd") << "the agent resolves it, beneath host_path";
   EXPECT_TRUE(w.mounts(1).read_only());
   EXPECT_EQ(w.gpu_uuids_size(), 2);
   EXPECT_EQ(w.ports(0).port(), 7860);

@@ -212,6 +212,52 @@ TEST_F(ProcessRuntimeTest, TheSandboxKeepsAWorkloadToItself) {
   EXPECT_LE(std::stoi(report.substr(at)), 6) << report;
 }
 
+// A storage is shared by the instances that mount it, so a workload may leave a symlink where
+// another instance's sub_path points. The mount must never follow it: not to bind the host
+// directory it names, nor (the agent being root) to hand that directory to the workload's user.
+TEST_F(ProcessRuntimeTest, ASymlinkPlantedInAStorageNeverRedirectsAMount) {
+  const fs::path outside = private_ / "outside";
+  fs::create_directories(outside);
+  std::ofstream(outside / "secret") << "host's\n";
+  struct stat before;
+  ASSERT_EQ(stat(outside.c_str(), &before), 0);
+  pb::Workload planter = Workload("planter.1", "exec sleep 600");
+  const fs::path storage = Mount(planter, "shared-s", "/data", false);
+  fs::create_directory_symlink(outside, storage / "evil");
+  fs::create_directories(storage / "real");
+  fs::create_directory_symlink(outside, storage / "real" / "evil");
+
+  int n = 0;
+  for (const char* sub : {"evil", "real/evil", "real/evil/deeper"}) {
+    SCOPED_TRACE(sub);
+    pb::Workload w = Workload("victim" + std::to_string(++n) + ".1",
+                              "cat /data/secret > /tmp/x && echo LEAKED; sleep 600");
+    pb::Mount* m = w.add_mounts();
+    m->set_host_path(storage.string());
+    m->set_sub_path(sub);
+    m->set_mount_path("/data");
+    const absl::Status started = runtime_->Start(w);
+    EXPECT_TRUE(absl::IsFailedPrecondition(started)) << started;
+    EXPECT_NE(started.message().find("symlink"), std::string::npos) << started;
+    EXPECT_EQ(Status(w.workload_id())->state(), pb::WORKLOAD_STATE_FAILED);
+  }
+  struct stat after;
+  ASSERT_EQ(stat(outside.c_str(), &after), 0);
+  EXPECT_EQ(after.st_uid, before.st_uid) << "the symlink's target was handed to the workload";
+  EXPECT_FALSE(fs::exists(outside / "deeper"));
+
+  // A sub_path that does not exist yet is made beneath the storage, the workload's to write.
+  pb::Workload good = Workload("good.1", "echo mine > /data/out && exec sleep 600");
+  pb::Mount* m = good.add_mounts();
+  m->set_host_path(storage.string());
+  m->set_sub_path("models/sd");
+  m->set_mount_path("/data");
+  ASSERT_TRUE(runtime_->Start(good).ok());
+  ASSERT_TRUE(Eventually([&] { return fs::exists(storage / "models/sd/out"); }))
+      << Read(root_ / "good.1/stderr.log");
+  EXPECT_EQ(Read(storage / "models/sd/out"), "mine\n");
+}
+
 TEST_F(ProcessRuntimeTest, AMountTheWorkloadsUserCannotReachFailsTheStartSayingWhy) {
   pb::Workload w = Workload("hidden.1", "exec sleep 600");
   const fs::path locked = private_ / "locked";

@@ -65,7 +65,8 @@ TEST_F(InstanceReconcilerTest, StartsWithAClaimedStockAndTheStorageAttached) {
   EXPECT_EQ(w.tenant_id(), "alpha");
   EXPECT_EQ(w.cmd(), "python -m http.server $GPUAAS_PORT_8080");
   ASSERT_EQ(w.mounts_size(), 1);
-  EXPECT_EQ(w.mounts(0).host_path(), r.host_path + "/out");
+  EXPECT_EQ(w.mounts(0).host_path(), r.host_path);
+  EXPECT_EQ(w.mounts(0).sub_path(), "out") << "resolved by the agent, beneath host_path";
   EXPECT_EQ(w.mounts(0).mount_path(), "/data");
   ASSERT_EQ(w.gpu_uuids_size(), 1);
   EXPECT_EQ(w.gpu_uuids(0), r.gpu_uuids[0]);

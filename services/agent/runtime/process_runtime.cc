@@ -32,6 +32,7 @@
 #include "libs/common/logging.h"
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
+#include "services/agent/runtime/mount_source.h"
 #include "services/agent/runtime/probe.h"
 #include "services/agent/runtime/sandbox.h"
 #include "services/agent/runtime/shim_files.h"
@@ -67,21 +68,47 @@ bool SafeId(const std::string& id) {
   return true;
 }
 
-// Hands `path` (and, when `recursive`, what is under it) to uid:gid where another user owns it.
-void GiveTo(const fs::path& path, uid_t uid, gid_t gid, bool recursive) {
+// Hands `path` to uid:gid where another user owns it.
+void GiveTo(const fs::path& path, uid_t uid, gid_t gid) {
   struct stat st;
-  if (lstat(path.c_str(), &st) == 0 && st.st_uid != uid) {
-    (void)!lchown(path.c_str(), uid, gid);
+  if (lstat(path.c_str(), &st) == 0 && st.st_uid != uid) (void)!lchown(path.c_str(), uid, gid);
+}
+
+// Open mount sources on their way to the shim: in the child they become descriptors 3, 4, ...
+// (which exec keeps), in order; the agent's copies close with this object.
+struct MountFds {
+  std::vector<int> fds;
+
+  MountFds() = default;
+  MountFds(const MountFds&) = delete;
+  MountFds& operator=(const MountFds&) = delete;
+  ~MountFds() {
+    for (int fd : fds) close(fd);
   }
-  if (!recursive) return;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (lstat(it->path().c_str(), &st) == 0 && st.st_uid != uid) {
-      (void)!lchown(it->path().c_str(), uid, gid);
+  // The numbers the child will see.
+  std::vector<int> InChild() const {
+    std::vector<int> numbers;
+    for (size_t i = 0; i < fds.size(); ++i) numbers.push_back(3 + static_cast<int>(i));
+    return numbers;
+  }
+  // Before the fork: every descriptor above the numbers the child will use, so no move in
+  // the child overwrites a source (and the child need not allocate).
+  void LiftAboveTargets() {
+    const int n = static_cast<int>(fds.size());
+    for (int& fd : fds) {
+      if (fd >= 3 + n) continue;
+      const int high = fcntl(fd, F_DUPFD_CLOEXEC, 3 + n);
+      close(fd);
+      fd = high;
     }
   }
-}
+  // In the forked child only.
+  void MoveForChild() const {
+    for (size_t i = 0; i < fds.size(); ++i) {
+      dup2(fds[i], 3 + static_cast<int>(i));  // dup2 clears close-on-exec
+    }
+  }
+};
 
 // bwrap binds as the workload's user: every directory above `path` must let it through.
 absl::Status Reachable(const fs::path& path, uid_t uid, gid_t gid) {
@@ -242,19 +269,24 @@ absl::Status ProcessRuntime::Spawn(Entry& e) {
   if (ec)
     return absl::InternalError(absl::StrCat("cannot make ", e.dir.string(), ": ", ec.message()));
   chmod(e.dir.c_str(), 0711);  // the shim's files stay root's; home is the workload's
-  GiveTo(e.dir / "home", uid_, gid_, false);
+  GiveTo(e.dir / "home", uid_, gid_);
   {
     std::ofstream out(e.dir / "workload.pb", std::ios::binary | std::ios::trunc);
     e.workload.SerializeToOstream(&out);
   }
+  chmod((e.dir / "workload.pb").c_str(), 0600);  // its envs may hold the tenant's secrets
+  // The mounts as descriptors the shim and bwrap inherit (mount_source.h); closed here once the
+  // shim has its copies.
+  MountFds mount_fds;
   for (const pb::Mount& m : e.workload.mounts()) {
-    fs::create_directories(m.host_path(), ec);
-    if (ec) {
-      return absl::FailedPreconditionError(absl::StrCat("mount ", m.mount_path(), ": cannot make ",
-                                                        m.host_path(), ": ", ec.message()));
+    absl::StatusOr<int> fd = OpenMountSource(m.host_path(), m.sub_path(), uid_, gid_);
+    if (!fd.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("mount ", m.mount_path(), ": ", fd.status().message()));
     }
+    mount_fds.fds.push_back(*fd);
     // Files other users (the S3 data plane) wrote become the workload's, so it may change them.
-    if (!m.read_only() && geteuid() == 0) GiveTo(m.host_path(), uid_, gid_, true);
+    if (!m.read_only() && geteuid() == 0) GiveTreeTo(*fd, uid_, gid_);
   }
   GPUAAS_ASSIGN_OR_RETURN(e.host_ports, AllocatePorts(e.workload));
   {
@@ -265,7 +297,8 @@ absl::Status ProcessRuntime::Spawn(Entry& e) {
                                      .host_ports = e.host_ports,
                                      .home = (e.dir / "home").string(),
                                      .gpu_index = options_.gpu_index,
-                                     .root_links = root_links_});
+                                     .root_links = root_links_,
+                                     .mount_fds = mount_fds.InChild()});
   const absl::Duration grace = e.workload.has_stop_grace_period()
                                    ? FromProto(e.workload.stop_grace_period())
                                    : kDefaultGrace;
@@ -295,13 +328,15 @@ absl::Status ProcessRuntime::Spawn(Entry& e) {
   for (std::string& v : env) envp.push_back(v.data());
   envp.push_back(nullptr);
 
+  mount_fds.LiftAboveTargets();
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
   if (pid == 0) {
     // Its own session, so nothing aimed at the agent's group reaches it, and none of the
     // agent's descriptors.
     setsid();
-    close_range(3, ~0U, 0);
+    mount_fds.MoveForChild();
+    close_range(3 + static_cast<unsigned>(mount_fds.fds.size()), ~0U, 0);
     const int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
     dup2(null, 1);

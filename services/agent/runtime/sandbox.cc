@@ -52,10 +52,18 @@ Launch BuildLaunch(const LaunchInputs& in) {
     }
   }
   l.binds.push_back({in.home, kSandboxHome, false});
-  for (const auto& m : w.mounts())
-    l.binds.push_back({m.host_path(), m.mount_path(), m.read_only()});
-  for (const BindSource& b : l.binds) {
-    a.insert(a.end(), {b.read_only ? "--ro-bind" : "--bind", b.host_path, b.sandbox_path});
+  a.insert(a.end(), {"--bind", in.home, kSandboxHome});
+  for (int i = 0; i < w.mounts_size(); ++i) {
+    const auto& m = w.mounts(i);
+    const std::string source =
+        m.sub_path().empty() ? m.host_path() : absl::StrCat(m.host_path(), "/", m.sub_path());
+    l.binds.push_back({source, m.mount_path(), m.read_only()});
+    if (i < static_cast<int>(in.mount_fds.size())) {
+      a.insert(a.end(), {m.read_only() ? "--ro-bind-fd" : "--bind-fd",
+                         std::to_string(in.mount_fds[i]), m.mount_path()});
+    } else {
+      a.insert(a.end(), {m.read_only() ? "--ro-bind" : "--bind", source, m.mount_path()});
+    }
   }
   a.insert(a.end(), {"--chdir", kSandboxHome, "--", "/bin/sh", "-c", w.cmd()});
 

@@ -50,6 +50,9 @@ struct LaunchInputs {
   // What / holds: each of /bin, /sbin, /lib, /lib32, /lib64 as a symlink target ("usr/bin") or
   // "" for a real directory; missing entries are skipped. From the host at start-up.
   std::map<std::string, std::string> root_links;
+  // The workload's mounts as open descriptors (mount_source.h), in the order of its mounts, as
+  // bwrap will inherit them; empty: bind each mount's host_path/sub_path by path (tests).
+  std::vector<int> mount_fds;
 };
 
 Launch BuildLaunch(const LaunchInputs& in);
