@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "libs/authz/roles.h"
 #include "libs/authz/tenant_scope.h"
 #include "libs/common/status_macros.h"
@@ -11,6 +12,10 @@ namespace gpuaas::instance {
 namespace {
 
 constexpr int kBatch = 500;
+// A change drawn but not yet committed holds a watch back (repo::RevisionHorizon); commits
+// notify, but an abort does not, so a held-back watch looks again this often, this many times.
+constexpr absl::Duration kHeldBackRetry = absl::Milliseconds(10);
+constexpr int kHeldBackTries = 100;
 
 }  // namespace
 
@@ -44,10 +49,14 @@ void InstanceWatches::Stop() { listener_.Stop(); }
 
 bool InstanceWatches::CatchUp(Watch& w) {
   absl::MutexLock lock(&w.mu);
-  for (;;) {
+  for (int held_back = 0;;) {
+    bool behind = false;
     absl::StatusOr<std::vector<InstanceRow>> rows = pool_.Read<std::vector<InstanceRow>>(
         "instance.watch", [&](db::Tx& tx) -> absl::StatusOr<std::vector<InstanceRow>> {
-          return repo::Changes(tx, w.scope, w.sent, kBatch);
+          int64_t drawn = 0;
+          const int64_t horizon = repo::RevisionHorizon(tx, &drawn);
+          behind = horizon < drawn;
+          return repo::Changes(tx, w.scope, w.sent, horizon, kBatch);
         });
     if (!rows.ok()) return true;  // the next notification (or reconnect) tries again
     for (InstanceRow& row : *rows) {
@@ -59,7 +68,9 @@ bool InstanceWatches::CatchUp(Watch& w) {
       *change.mutable_instance() = std::move(row.instance);
       if (!w.out->Send(std::move(change))) return false;
     }
-    if (rows->size() < kBatch) return true;
+    if (rows->size() == kBatch) continue;
+    if (!behind || ++held_back > kHeldBackTries) return true;
+    absl::SleepFor(kHeldBackRetry);
   }
 }
 

@@ -56,13 +56,14 @@ absl::StatusOr<auth::v1::Quota> Instances::ReadQuota(const std::string& tenant,
 }
 
 absl::Status Instances::CheckQuota(db::Tx& tx, const std::string& tenant,
-                                   const auth::v1::Quota& quota, int gpus, bool new_instance) {
+                                   const auth::v1::Quota& quota, const std::string& instance_id,
+                                   int gpus, bool new_instance) {
   repo::LockTenant(tx, tenant);
   if (new_instance && repo::CountInstances(tx, tenant) + 1 > quota.max_instances()) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "quota max_instances: tenant ", tenant, " may have ", quota.max_instances(), " instances"));
   }
-  if (repo::RunningGpus(tx, tenant) + gpus > quota.max_gpus()) {
+  if (repo::RunningGpus(tx, tenant, instance_id) + gpus > quota.max_gpus()) {
     return absl::ResourceExhaustedError(absl::StrCat("quota max_gpus: tenant ", tenant, " may run ",
                                                      quota.max_gpus(), " GPUs at once"));
   }
@@ -143,7 +144,8 @@ absl::Status Instances::CreateInstance(const authz::Principal& p, const Caller& 
       out = taken->instance;  // a retry: the first answer's instance as it is now
       return absl::OkStatus();
     }
-    GPUAAS_RETURN_IF_ERROR(CheckQuota(tx, tenant, quota, spec->gpu_num(), true));
+    GPUAAS_RETURN_IF_ERROR(
+        CheckQuota(tx, tenant, quota, instance.instance_id(), spec->gpu_num(), true));
     repo::InsertInstance(tx, instance, fingerprint);
     out = repo::GetInstance(tx, instance.instance_id())->instance;
     created = true;
@@ -181,7 +183,7 @@ absl::Status Instances::ListInstances(const authz::Principal& p,
   }
   if (!pb::State_IsValid(req.state())) return service::InvalidField("state", "unknown state");
   return pool_.RunInTransaction("instance.list", [&](db::Tx& tx) -> absl::Status {
-    out.set_revision(repo::CurrentRevision(tx));
+    out.set_revision(repo::RevisionHorizon(tx));
     std::vector<pb::Instance> rows =
         repo::ListInstances(tx, scope, req.state(), req.spec_name(), page.after, page.limit);
     const std::string last = rows.empty() ? "" : rows.back().instance_id();
@@ -234,7 +236,8 @@ absl::Status Instances::StartInstance(const authz::Principal& p, const Caller& c
           if (!read.ok()) return read.status();
           quota = *read;
         }
-        GPUAAS_RETURN_IF_ERROR(CheckQuota(tx, i.tenant_id(), *quota, i.gpu_num(), false));
+        GPUAAS_RETURN_IF_ERROR(
+            CheckQuota(tx, i.tenant_id(), *quota, i.instance_id(), i.gpu_num(), false));
         if (i.state() == pb::STATE_STOPPED || i.state() == pb::STATE_FAILED) {
           repo::MarkStart(tx, i.instance_id());
         } else {

@@ -67,10 +67,10 @@ class Instances final {
                            pb::DeleteImageResponse& out);
 
  private:
-  // The tenant's quota check for `gpus` more GPUs (and, when `new_instance`, one more
-  // instance), under the tenant's advisory lock in `tx`.
+  // The tenant's quota check for instance `instance_id` to run `gpus` GPUs (and, when
+  // `new_instance`, to be one more instance), under the tenant's advisory lock in `tx`.
   absl::Status CheckQuota(db::Tx& tx, const std::string& tenant, const auth::v1::Quota& quota,
-                          int gpus, bool new_instance);
+                          const std::string& instance_id, int gpus, bool new_instance);
   absl::StatusOr<auth::v1::Quota> ReadQuota(const std::string& tenant, const Caller& caller);
   // Sets the desired state of the caller's instance; `change` decides from the row. NOT_FOUND
   // for another tenant's, missing or deleted instances.

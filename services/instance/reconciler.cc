@@ -14,6 +14,7 @@ Reconciler::Reconciler(ReconcilerDeps deps, ReconcilerOptions options)
 Reconciler::~Reconciler() { Stop(); }
 
 void Reconciler::Start() {
+  started_ = absl::Now();
   if (!options_.listen_dsn.empty()) {
     listener_ = std::make_unique<db::NotifyListener>(
         options_.listen_dsn, std::vector<std::string>{"instance_work"},
@@ -128,10 +129,12 @@ absl::StatusOr<bool> Reconciler::RunOnce() {
 absl::StatusOr<int> Reconciler::SweepOnce() {
   std::vector<std::string> lost;
   std::vector<std::string> stopped;
-  GPUAAS_RETURN_IF_ERROR(deps_.pool.RunInTransaction("instance.node_loss", [&](db::Tx& tx) {
-    lost = repo_.MarkNodesLost(tx, options_.node_timeout);
-    return absl::OkStatus();
-  }));
+  if (absl::Now() - started_ >= options_.node_timeout) {
+    GPUAAS_RETURN_IF_ERROR(deps_.pool.RunInTransaction("instance.node_loss", [&](db::Tx& tx) {
+      lost = repo_.MarkNodesLost(tx, options_.node_timeout);
+      return absl::OkStatus();
+    }));
+  }
   GPUAAS_RETURN_IF_ERROR(deps_.pool.RunInTransaction("instance.auto_stop", [&](db::Tx& tx) {
     stopped = repo_.AutoStop(tx);
     return absl::OkStatus();

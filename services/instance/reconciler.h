@@ -123,6 +123,9 @@ class Reconciler final {
   int64_t kicks_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
+  // When Start() ran. Node loss is judged only node_timeout after it: while no replica ran,
+  // no agent could report, and silence it could not break is no sign of a lost node.
+  absl::Time started_ = absl::InfinitePast();
 };
 
 }  // namespace gpuaas::instance

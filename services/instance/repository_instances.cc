@@ -118,16 +118,27 @@ std::vector<pb::Instance> ListInstances(db::Tx& tx, const std::string& tenant, p
   });
 }
 
-int64_t CurrentRevision(db::Tx& tx) {
-  constexpr std::string_view kRevision =
-      "SELECT coalesce((SELECT last_value FROM instance.revisions), 0)::int8";
-  return tx.Exec(kRevision).First()->Get<int64_t>(0);
+int64_t RevisionHorizon(db::Tx& tx, int64_t* drawn_out) {
+  // Two statements, in this order (0003_revision_horizon.sql): the sequence first, then the
+  // floors still held; the caller's next statement then sees what both allow.
+  constexpr std::string_view kDrawn =
+      "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM instance.revisions";
+  constexpr std::string_view kLowestFloor =
+      "SELECT min((classid::int8 - 1900000000) * 2147483648 + objid::int8) FROM pg_locks "
+      "WHERE locktype = 'advisory' AND objsubid = 2 AND classid::int8 >= 1900000000 "
+      "AND classid::int8 < 1900000000 + 1048576";
+  const int64_t drawn = tx.Exec(kDrawn).First()->Get<int64_t>(0);
+  const std::optional<int64_t> floor = tx.Exec(kLowestFloor).First()->GetOptional<int64_t>(0);
+  if (drawn_out != nullptr) *drawn_out = drawn;
+  return floor ? std::min(drawn, *floor) : drawn;
 }
 
-std::vector<InstanceRow> Changes(db::Tx& tx, const std::string& tenant, int64_t after, int limit) {
+std::vector<InstanceRow> Changes(db::Tx& tx, const std::string& tenant, int64_t after,
+                                 int64_t horizon, int limit) {
   constexpr std::string_view kChanges = GPUAAS_INSTANCE_FROM
-      "WHERE revision > $1 AND ($2 = '' OR tenant_id = $2) ORDER BY revision LIMIT $3";
-  return tx.Exec(kChanges, after, tenant, limit).Map(InstanceFromRow);
+      "WHERE revision > $1 AND revision <= $2 AND ($3 = '' OR tenant_id = $3) "
+      "ORDER BY revision LIMIT $4";
+  return tx.Exec(kChanges, after, horizon, tenant, limit).Map(InstanceFromRow);
 }
 
 int64_t PurgedRevision(db::Tx& tx) {
@@ -161,11 +172,12 @@ int64_t CountInstances(db::Tx& tx, const std::string& tenant) {
   return tx.Exec(kCount, tenant).First()->Get<int64_t>(0);
 }
 
-int64_t RunningGpus(db::Tx& tx, const std::string& tenant) {
+int64_t RunningGpus(db::Tx& tx, const std::string& tenant, const std::string& except) {
   constexpr std::string_view kGpus =
       "SELECT coalesce(sum(gpu_num), 0)::int8 FROM instance.instances "
-      "WHERE tenant_id = $1 AND delete_time IS NULL AND desired_state = 1";
-  return tx.Exec(kGpus, tenant).First()->Get<int64_t>(0);
+      "WHERE tenant_id = $1 AND delete_time IS NULL AND desired_state = 1 AND state <> 6 "
+      "AND instance_id <> $2";
+  return tx.Exec(kGpus, tenant, except).First()->Get<int64_t>(0);
 }
 
 std::vector<pb::UsageRecord> ListUsage(db::Tx& tx, const std::string& tenant,

@@ -31,9 +31,14 @@ std::vector<pb::Event> Events(db::Tx& tx, const std::string& instance_id, int li
 std::vector<pb::Instance> ListInstances(db::Tx& tx, const std::string& tenant, pb::State state,
                                         const std::string& spec_name, const std::string& after,
                                         int limit);
-int64_t CurrentRevision(db::Tx& tx);
-// Instances (tombstones too) changed after revision `after`, oldest change first.
-std::vector<InstanceRow> Changes(db::Tx& tx, const std::string& tenant, int64_t after, int limit);
+// The highest revision below which every change that will ever commit is visible to the
+// transaction's next statement (0003_revision_horizon.sql): what a list reports and how far a
+// watch may go. `drawn`, when given, gets the highest revision drawn, committed or not.
+int64_t RevisionHorizon(db::Tx& tx, int64_t* drawn = nullptr);
+// Instances (tombstones too) changed after revision `after` up to `horizon`, oldest change
+// first.
+std::vector<InstanceRow> Changes(db::Tx& tx, const std::string& tenant, int64_t after,
+                                 int64_t horizon, int limit);
 // The highest revision a purged tombstone had: watches must resume after it.
 int64_t PurgedRevision(db::Tx& tx);
 
@@ -43,7 +48,9 @@ void SetDesired(db::Tx& tx, const std::string& instance_id, pb::DesiredState des
 
 void LockTenant(db::Tx& tx, const std::string& tenant);
 int64_t CountInstances(db::Tx& tx, const std::string& tenant);
-int64_t RunningGpus(db::Tx& tx, const std::string& tenant);
+// GPUs the tenant's instances hold or are being given: desired RUNNING and not FAILED (a failed
+// run holds nothing), leaving out `except` (the instance being started).
+int64_t RunningGpus(db::Tx& tx, const std::string& tenant, const std::string& except);
 
 // Usage records overlapping [start, end), clipped; `tenant` "" for all; after `after_id`.
 std::vector<pb::UsageRecord> ListUsage(db::Tx& tx, const std::string& tenant,
