@@ -4,6 +4,9 @@
 # The same two stages as auth.Dockerfile. On a GPU host run it with the NVIDIA container runtime
 # (`--gpus all`), which mounts libnvidia-ml.so.1: the agent loads it at run time and the image
 # carries nothing of NVIDIA's. Without GPUs, set GPUAAS_AGENT_SIMULATE_GPUS (e.g. 8xA100-80GB).
+# Workloads run under bubblewrap as `nobody`, so the agent runs as root in its container and
+# needs user namespaces there (docker-compose.yml: seccomp and AppArmor unconfined); python3 is
+# in the image for the process runtime's workloads, which see the container's /usr.
 
 FROM debian:bookworm AS builder
 ENV DEBIAN_FRONTEND=noninteractive
@@ -15,11 +18,13 @@ RUN apt-get update -q \
 COPY . .
 # Werror off: a newer point release of a dependency must not break an image build; CI keeps -Werror.
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUAAS_WERROR=OFF \
- && cmake --build /build --target gpuaas-agent gpuaas-health gpuaasctl -j"$(nproc)"
+ && cmake --build /build --target gpuaas-agent gpuaas-workload-shim gpuaas-health gpuaasctl \
+      -j"$(nproc)"
 RUN mkdir -p /out \
- && cp /build/services/agent/gpuaas-agent /build/tools/health/gpuaas-health \
+ && cp /build/services/agent/gpuaas-agent /build/services/agent/gpuaas-workload-shim \
+       /build/tools/health/gpuaas-health \
        /build/tools/gpuaasctl/gpuaasctl tools/agent-credentials /out/ \
- && strip /out/gpuaas-agent /out/gpuaas-health /out/gpuaasctl \
+ && strip /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-health /out/gpuaasctl \
  && for lib in $(ldd /out/gpuaas-agent /out/gpuaas-health /out/gpuaasctl \
                  | awk '/=> \//{print $3}' | sort -u); do \
       dpkg -S "$lib" 2>/dev/null || dpkg -S "$(realpath "$lib")" 2>/dev/null || dpkg -S "/usr$lib"; \
@@ -31,21 +36,25 @@ ENV DEBIAN_FRONTEND=noninteractive
 COPY --from=builder /out/runtime-packages /tmp/runtime-packages
 RUN apt-get update -q \
  && xargs -a /tmp/runtime-packages apt-get install -y -q --no-install-recommends ca-certificates \
+      bubblewrap python3 \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
  && groupadd --system --gid 10001 gpuaas \
  && useradd --system --uid 10001 --gid gpuaas --no-create-home --shell /usr/sbin/nologin gpuaas \
- && mkdir -p /var/lib/gpuaas-agent \
+ && mkdir -p /var/lib/gpuaas-agent /var/lib/gpuaas-workloads \
  && chown 10001:10001 /var/lib/gpuaas-agent \
- && chmod 0700 /var/lib/gpuaas-agent
-COPY --from=builder /out/gpuaas-agent /out/gpuaas-health /out/gpuaasctl /out/agent-credentials \
-     /usr/local/bin/
-USER 10001:10001
+ && chmod 0700 /var/lib/gpuaas-agent \
+ && chmod 0711 /var/lib/gpuaas-workloads
+COPY --from=builder /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-health /out/gpuaasctl \
+     /out/agent-credentials /usr/local/bin/
+# The credentials job runs as the gpuaas user (compose sets `user`); the agent as root, so that
+# its workloads run as nobody.
 # A named volume mounted here starts with this directory's owner and mode: the API key stays
 # readable by the agent's user only.
 VOLUME /var/lib/gpuaas-agent
 ENV GPUAAS_AGENT_LISTEN=0.0.0.0:50061 \
     GPUAAS_AGENT_METRICS_LISTEN=0.0.0.0:9161 \
-    GPUAAS_AGENT_API_KEY_FILE=/var/lib/gpuaas-agent/api-key
+    GPUAAS_AGENT_API_KEY_FILE=/var/lib/gpuaas-agent/api-key \
+    GPUAAS_AGENT_WORKLOAD_ROOT=/var/lib/gpuaas-workloads
 EXPOSE 50061 9161
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["gpuaas-health", "127.0.0.1:50061"]

@@ -50,6 +50,7 @@ struct Flags {
   std::string instance_addr;
   double timeout_seconds = 60;
   bool keep = false;
+  bool no_probe = false;
 };
 
 std::string Percentiles(std::vector<double> ms) {
@@ -135,11 +136,15 @@ int Run(const Flags& f) {
     instancepb::CreateInstanceRequest req;
     req.set_instance_id(absl::StrCat(f.prefix, "-", run_id, "-", n));
     req.set_spec_name(f.spec);
-    req.mutable_template_()->set_cmd(f.cmd);
-    instancepb::Port* port = req.mutable_template_()->add_ports();
-    port->set_port(8080);
-    port->set_protocol(instancepb::PROTOCOL_TCP);
-    port->set_is_probe(true);
+    if (f.no_probe) {
+      req.mutable_template_()->set_cmd(f.cmd == kDefaultCmd ? "exec sleep 86400" : f.cmd);
+    } else {
+      req.mutable_template_()->set_cmd(f.cmd);
+      instancepb::Port* port = req.mutable_template_()->add_ports();
+      port->set_port(8080);
+      port->set_protocol(instancepb::PROTOCOL_TCP);
+      port->set_is_probe(true);
+    }
     const absl::Time t0 = absl::Now();
     auto created = instances.CreateInstance(req, call());
     const absl::Time t1 = absl::Now();
@@ -216,6 +221,9 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", f.timeout_seconds, "seconds to wait for RUNNING")
       ->capture_default_str();
   app.add_flag("--keep", f.keep, "leave the instances running");
+  app.add_flag("--no-probe", f.no_probe,
+               "no port and no probe (RUNNING once the sandbox is up); the default command then "
+               "only sleeps: many instances at little memory");
   CLI11_PARSE(app, argc, argv);
   return Run(f);
 }

@@ -198,9 +198,54 @@ if [ -f "$state/pids/storage.pid" ]; then
     (cd "$checkout" && "${ctl[@]}" storages get models) | grep -Eq "^files: +51 of" \
       || fail "storages get does not count the 51 files"
     echo "storage walk-through: aws cp/sync/presign, curl and rclone round-tripped"
+    s3ok=1
   else
     echo "storage walk-through: skipped the S3 clients (aws or rclone missing)"
   fi
+fi
+
+# The README's instance walk-through: warm stock and an image (as the admin), then alice's
+# instance of it on her storage, RUNNING in a sandbox on a simulated node and serving the
+# storage over HTTP on its host port; stopped, its stock comes back and its usage shows.
+if [ -f "$state/pids/storage.pid" ] && [ -f "$state/pids/instance.pid" ]; then
+  (cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
+    && "${ctl[@]}" tenants update studio-a --max-gpus 16 --max-instances 20) >"$walk/admin.txt" 2>&1 \
+    || { cat "$walk/admin.txt"; fail "quota for studio-a"; }
+  # Stock is placed on READY nodes: the agents register a moment after up.
+  for _ in $(seq 1 60); do
+    (cd "$checkout" && "${ctl[@]}" stocks create --spec h100.1x -n 2) >"$walk/stock.txt" 2>&1 && break
+    sleep 0.5
+  done
+  (cd "$checkout" && "${ctl[@]}" stocks summary) | grep -Eq "^h100\.1x +2 " \
+    || { cat "$walk/stock.txt"; fail "no h100.1x stock"; }
+  (cd "$checkout" \
+    && "${ctl[@]}" images create http-demo --version 1 --description "serves /data over HTTP" \
+         --command 'exec python3 -m http.server "$GPUAAS_PORT_8080" --directory /data' \
+         --port 8080,probe --volume data=/data \
+    && "${ctl[@]}" login --user alice --password-file "$walk/alice.pw" \
+    && "${ctl[@]}" instances create web-1 --spec h100.1x --image http-demo --storage models --wait \
+    && "${ctl[@]}" instances get web-1 -o json >"$walk/web-1.json") >"$walk/instance.txt" 2>&1 \
+    || { cat "$walk/instance.txt"; tail -n 30 "$state/logs/instance.log"; fail "instance walk-through"; }
+  host_port=$(python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); print(i["state"], i["node_id"], i["ports"][0]["host_port"])' "$walk/web-1.json")
+  read -r istate inode host_port <<<"$host_port"
+  [ "$istate" = STATE_RUNNING ] && [ "$inode" = sim-h100-1 ] \
+    || fail "web-1 is $istate on $inode, want STATE_RUNNING on sim-h100-1"
+  echo "hello from the storage" >"$walk/hello.txt"
+  if [ "${s3ok:-0}" = 1 ]; then
+    "${s3env[@]}" "$aws" --endpoint-url "$endpoint" s3 cp "$walk/hello.txt" s3://models/ \
+      --only-show-errors || fail "aws s3 cp hello.txt"
+  fi
+  page=$(curl -sf "http://127.0.0.1:$host_port/") || fail "nothing answers on web-1's host port $host_port"
+  grep -q "Directory listing for /" <<<"$page" || fail "web-1 served: $page"
+  if [ "${s3ok:-0}" = 1 ]; then
+    [ "$(curl -sf "http://127.0.0.1:$host_port/hello.txt")" = "hello from the storage" ] \
+      || fail "web-1 does not serve the storage's hello.txt"
+  fi
+  (cd "$checkout" && "${ctl[@]}" instances stop web-1 --wait && "${ctl[@]}" usage --instance web-1) \
+    >"$walk/stop.txt" 2>&1 || { cat "$walk/stop.txt"; fail "stop and usage"; }
+  grep -q "web-1" "$walk/stop.txt" || { cat "$walk/stop.txt"; fail "usage has no record of web-1"; }
+  ! curl -sf "http://127.0.0.1:$host_port/" >/dev/null || fail "web-1 still serves after stop"
+  echo "instance walk-through: web-1 ran on $inode, served its storage on port $host_port, stopped, billed"
 fi
 
 # Twice is harmless: the same processes go on serving.

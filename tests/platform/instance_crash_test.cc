@@ -7,11 +7,13 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -33,14 +35,36 @@ std::string ReadAll(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The workloads' main processes now running on this machine ("sleep" under a sandbox), by
-// workload id, with the GPUs each was given.
-std::map<std::string, std::set<std::string>> RunningWorkloads() {
+// Whether process `pid` descends from a workload shim of `root` (its command line names its
+// directory there): other tests' simulated nodes share this one's name and GPU UUIDs.
+bool UnderShimOf(std::string pid, const std::string& root) {
+  for (int depth = 0; depth < 8 && pid != "0" && pid != "1"; ++depth) {
+    std::string cmdline = ReadAll(fs::path("/proc") / pid / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find("gpuaas-workload-shim") != std::string::npos &&
+        cmdline.find(" " + root + "/") != std::string::npos) {
+      return true;
+    }
+    // /proc/<pid>/stat: "pid (comm) state ppid ...", comm may hold spaces.
+    const std::string stat = ReadAll(fs::path("/proc") / pid / "stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) return false;
+    std::vector<std::string> fields = absl::StrSplit(stat.substr(close + 2), ' ');
+    if (fields.size() < 2) return false;
+    pid = fields[1];
+  }
+  return false;
+}
+
+// The workloads' main processes of this test's agent now running ("sleep" under a sandbox),
+// by workload id, with the GPUs each was given.
+std::map<std::string, std::set<std::string>> RunningWorkloads(const std::string& root) {
   std::map<std::string, std::set<std::string>> out;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string pid = entry.path().filename();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (ReadAll(entry.path() / "comm") != "sleep\n") continue;
+    if (!UnderShimOf(pid, root)) continue;
     std::string workload;
     std::set<std::string> gpus;
     for (absl::string_view var : absl::StrSplit(ReadAll(entry.path() / "environ"), '\0')) {
@@ -122,7 +146,7 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
   // No GPU in two workloads; no claimed stock without an instance that wants to run.
   void CheckInvariants(const std::set<std::string>& live) {
     std::map<std::string, std::string> owner;
-    for (const auto& [workload, gpus] : RunningWorkloads()) {
+    for (const auto& [workload, gpus] : RunningWorkloads(root())) {
       for (const std::string& gpu : gpus) {
         auto [it, fresh] = owner.emplace(gpu, workload);
         EXPECT_TRUE(fresh) << gpu << " serves " << it->second << " and " << workload;
@@ -146,6 +170,8 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
     }
   }
 
+  std::string root() const { return stack_->workload_root("node-a").string(); }
+
   gpuaas::testing::TempDir dir_;
   std::unique_ptr<PlatformStack> stack_;
   std::string token_;
@@ -162,7 +188,7 @@ TEST_F(InstanceCrashTest, InstanceServiceKilledAtEveryStepOfAStartResumes) {
       KillAt(when, step, [&] { Create(id); });
       EXPECT_EQ(WaitFor(id, instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
       CheckInvariants({id});
-      EXPECT_EQ(RunningWorkloads().count(id + ".1"), 1u) << "one workload for the run";
+      EXPECT_EQ(RunningWorkloads(root()).count(id + ".1"), 1u) << "one workload for the run";
       Stop(id);
       EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
       CheckInvariants({});
@@ -182,7 +208,7 @@ TEST_F(InstanceCrashTest, InstanceServiceKilledAtEveryStepOfAStopResumes) {
       KillAt(when, step, [&] { Stop(id); });
       EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
       CheckInvariants({});
-      EXPECT_EQ(RunningWorkloads().count(id + ".1"), 0u) << "the workload is gone";
+      EXPECT_EQ(RunningWorkloads(root()).count(id + ".1"), 0u) << "the workload is gone";
     }
   }
   CheckUsageClosed();
@@ -192,9 +218,10 @@ TEST_F(InstanceCrashTest, StockAndStorageServicesKilledDuringStartAndStop) {
   for (Daemon* victim : {&stack_->stock(), &stack_->storage()}) {
     const std::string id = "dep-" + victim->name();
     SCOPED_TRACE(id);
-    victim->Kill();
+    // Create asks the stock service for the spec, so the victim dies right after it: the
+    // reconciler cannot get past the dead service's step (or the next), then it resumes.
     Create(id);
-    // It cannot get past the dead service's step; then it resumes.
+    victim->Kill();
     absl::SleepFor(absl::Seconds(2));
     victim->Start();
     EXPECT_EQ(WaitFor(id, instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
@@ -208,17 +235,38 @@ TEST_F(InstanceCrashTest, StockAndStorageServicesKilledDuringStartAndStop) {
   CheckUsageClosed();
 }
 
+// Every replica down for longer than the node timeout (30 s): the agents could not report, so
+// their silence says nothing of their nodes, and the running instance must survive the restart.
+TEST_F(InstanceCrashTest, AnOutageLongerThanTheNodeTimeoutLosesNoInstance) {
+  Create("outage-1");
+  ASSERT_EQ(WaitFor("outage-1", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+  const auto before = RunningWorkloads(root());
+  Daemon& service = stack_->instance();
+  service.Kill();
+  absl::SleepFor(absl::Seconds(33));
+  service.Start();
+  // Past the restarted replica's own node timeout, with the agent reporting again.
+  absl::SleepFor(absl::Seconds(33));
+  const instancepb::Instance after = WaitFor("outage-1", instancepb::STATE_RUNNING);
+  EXPECT_EQ(after.state(), instancepb::STATE_RUNNING) << after.message();
+  for (const instancepb::Event& e : after.events()) {
+    EXPECT_NE(e.state(), instancepb::STATE_FAILED) << e.message();
+  }
+  EXPECT_EQ(RunningWorkloads(root()), before);
+  CheckInvariants({"outage-1"});
+}
+
 TEST_F(InstanceCrashTest, AnAgentKilledAtEachStageAdoptsOrConverges) {
   Daemon& agent = stack_->agent("node-a");
   // Killed while its workload runs: the restarted agent adopts it, nothing starts twice.
   Create("agent-1");
   ASSERT_EQ(WaitFor("agent-1", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
-  const auto before = RunningWorkloads();
+  const auto before = RunningWorkloads(root());
   agent.Kill();
   agent.Start();
   absl::SleepFor(absl::Seconds(2));
   EXPECT_EQ(WaitFor("agent-1", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
-  EXPECT_EQ(RunningWorkloads(), before) << "the same workloads, none started twice";
+  EXPECT_EQ(RunningWorkloads(root()), before) << "the same workloads, none started twice";
 
   // Killed right as a start is published: the restarted agent starts it once.
   Create("agent-2");
@@ -226,7 +274,7 @@ TEST_F(InstanceCrashTest, AnAgentKilledAtEachStageAdoptsOrConverges) {
   absl::SleepFor(absl::Seconds(1));
   agent.Start();
   EXPECT_EQ(WaitFor("agent-2", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
-  EXPECT_EQ(RunningWorkloads().count("agent-2.1"), 1u);
+  EXPECT_EQ(RunningWorkloads(root()).count("agent-2.1"), 1u);
 
   // Killed before a stop: the instance waits in STOPPING, then the agent's set says stop.
   agent.Kill();
@@ -236,7 +284,7 @@ TEST_F(InstanceCrashTest, AnAgentKilledAtEachStageAdoptsOrConverges) {
   agent.Start();
   EXPECT_EQ(WaitFor("agent-1", instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
   EXPECT_EQ(WaitFor("agent-2", instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
-  EXPECT_TRUE(Eventually([] { return RunningWorkloads().empty(); }, absl::Seconds(20)));
+  EXPECT_TRUE(Eventually([this] { return RunningWorkloads(root()).empty(); }, absl::Seconds(20)));
   CheckInvariants({});
   CheckUsageClosed();
 }

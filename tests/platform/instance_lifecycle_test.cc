@@ -156,5 +156,54 @@ TEST_F(InstanceLifecycleTest, RunsStopsStartsAndBillsAWorkload) {
   for (const auto& r : usage.records()) EXPECT_TRUE(r.has_end_time());
 }
 
+// The tenant's quotas from the auth service, at create and at start: RESOURCE_EXHAUSTED naming
+// the quota; a stopped instance holds no GPU, so stopping one makes room.
+TEST_F(InstanceLifecycleTest, QuotasRefuseCreatesAndStartsNamingTheQuota) {
+  const std::string token = stack_->CreateTenant("tight", /*max_gpus=*/1, /*max_instances=*/2);
+  auto create = [&](const std::string& id) {
+    instancepb::CreateInstanceRequest req;
+    req.set_instance_id(id);
+    req.set_spec_name("a100.1x");
+    req.mutable_template_()->set_cmd("exec sleep 3600");
+    instancepb::Instance out;
+    return stack_->instances().CreateInstance(PlatformStack::Ctx(token).get(), req, &out);
+  };
+  auto start = [&](const std::string& id) {
+    instancepb::StartInstanceRequest req;
+    req.set_instance_id(id);
+    instancepb::Instance out;
+    return stack_->instances().StartInstance(PlatformStack::Ctx(token).get(), req, &out);
+  };
+  auto stop = [&](const std::string& id) {
+    instancepb::StopInstanceRequest req;
+    req.set_instance_id(id);
+    instancepb::Instance out;
+    EXPECT_TRUE(stack_->instances().StopInstance(PlatformStack::Ctx(token).get(), req, &out).ok());
+    stack_->WaitInstance(token, id, [](const auto& i) { return Is(i, instancepb::STATE_STOPPED); });
+  };
+  auto refused = [](const grpc::Status& s, const std::string& quota) {
+    return s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+           s.error_message().find("quota " + quota) != std::string::npos;
+  };
+
+  ASSERT_TRUE(create("q-1").ok());
+  grpc::Status s = create("q-2");
+  EXPECT_TRUE(refused(s, "max_gpus")) << s.error_message();
+  stop("q-1");
+  ASSERT_TRUE(create("q-2").ok()) << "a stopped instance holds no GPU";
+  s = create("q-3");
+  EXPECT_TRUE(refused(s, "max_instances")) << s.error_message();
+  s = start("q-1");
+  EXPECT_TRUE(refused(s, "max_gpus")) << s.error_message();
+  stop("q-2");
+  s = start("q-1");
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(stack_
+                ->WaitInstance(token, "q-1",
+                               [](const auto& i) { return Is(i, instancepb::STATE_RUNNING); })
+                .state(),
+            instancepb::STATE_RUNNING);
+}
+
 }  // namespace
 }  // namespace gpuaas::platform_testing

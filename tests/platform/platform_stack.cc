@@ -130,6 +130,8 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   stock_stub_ = stockpb::StockService::NewStub(Channel(stock_->address()));
   storage_stub_ = storagepb::StorageService::NewStub(Channel(storage_->address()));
   image_stub_ = instancepb::ImageService::NewStub(Channel(instances_.at(0)->address()));
+  node_workloads_stub_ =
+      instancepb::NodeWorkloadService::NewStub(Channel(instances_.at(0)->address()));
 }
 
 PlatformStack::~PlatformStack() {

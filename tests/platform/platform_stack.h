@@ -92,6 +92,7 @@ class PlatformStack final {
     return *instance_stubs_.at(replica);
   }
   instancepb::ImageService::Stub& images() { return *image_stub_; }
+  instancepb::NodeWorkloadService::Stub& node_workloads() { return *node_workloads_stub_; }
 
   const std::string& admin_token() const { return admin_token_; }
   // A context with a 20 s deadline and the bearer token.
@@ -134,6 +135,7 @@ class PlatformStack final {
   std::unique_ptr<storagepb::StorageService::Stub> storage_stub_;
   std::vector<std::unique_ptr<instancepb::InstanceService::Stub>> instance_stubs_;
   std::unique_ptr<instancepb::ImageService::Stub> image_stub_;
+  std::unique_ptr<instancepb::NodeWorkloadService::Stub> node_workloads_stub_;
   bool storage_spec_created_ = false;
 };
 

@@ -1,0 +1,328 @@
+// Every InstanceService, ImageService and NodeWorkloadService RPC × every role, from the tenant
+// the caller acts in and from another: instances and usage are alpha's (its viewers read, its
+// members and tenant admins and the global roles drive them, another tenant finds nothing);
+// images are the platform's catalog (every role reads, platform admins write); node workloads
+// are for agents (services) and platform admins.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "libs/testing/pg_test.h"
+#include "libs/testing/temp_dir.h"
+#include "tests/platform/platform_stack.h"
+
+namespace gpuaas::platform_testing {
+namespace {
+
+using auth::testing::AuthStack;
+using grpc::StatusCode;
+
+constexpr StatusCode OK = StatusCode::OK;
+constexpr StatusCode PD = StatusCode::PERMISSION_DENIED;
+constexpr StatusCode NF = StatusCode::NOT_FOUND;
+
+class InstancePermissionsTest : public gpuaas::testing::PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped()) return;
+    // No agents: the matrix asks who may call, not whether a workload runs, so instances may
+    // stay PENDING or fail for want of stock.
+    PlatformOptions options;
+    options.agents = {};
+    stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
+  }
+  void TearDown() override {
+    stack_.reset();
+    PgTest::TearDown();
+  }
+
+  // An instance of alpha's, made by the platform admin.
+  grpc::Status CreateInstance(const std::string& token, const std::string& id) {
+    instancepb::CreateInstanceRequest r;
+    r.set_instance_id(id);
+    r.set_tenant_id("alpha");
+    r.set_spec_name("p.1x");
+    r.set_storage_id("shared");
+    r.mutable_template_()->set_cmd("exec sleep 3600");
+    instancepb::Instance out;
+    return stack_->instances().CreateInstance(PlatformStack::Ctx(token).get(), r, &out);
+  }
+
+  grpc::Status CreateImage(const std::string& token, const std::string& name) {
+    instancepb::CreateImageRequest r;
+    r.mutable_image()->set_name(name);
+    r.mutable_image()->set_version("1");
+    r.mutable_image()->set_command("exec sleep 3600");
+    instancepb::Image out;
+    return stack_->images().CreateImage(PlatformStack::Ctx(token).get(), r, &out);
+  }
+
+  // A server stream's first message, or how it ended without one.
+  template <typename Message>
+  static grpc::Status FirstOf(grpc::ClientContext& ctx,
+                              std::unique_ptr<grpc::ClientReader<Message>> reader) {
+    Message first;
+    if (reader->Read(&first)) {
+      ctx.TryCancel();
+      reader->Finish();
+      return grpc::Status::OK;
+    }
+    return reader->Finish();
+  }
+
+  gpuaas::testing::TempDir dir_;
+  std::unique_ptr<PlatformStack> stack_;
+};
+
+TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
+  AuthStack& auth = stack_->auth();
+  const std::string& admin = stack_->admin_token();
+  const std::string member = stack_->CreateTenant("alpha");
+  stack_->CreateTenant("beta");
+  auth.CreateUser("viewer", "alpha", common::v1::ROLE_VIEWER);
+  auth.CreateUser("tadmin", "alpha", common::v1::ROLE_TENANT_ADMIN);
+  auth.CreateUser("other", "beta", common::v1::ROLE_TENANT_ADMIN);
+  auth.CreateServiceUser("robot");
+
+  enum Kind { kViewer, kUser, kOther, kService, kPlatform };
+  struct Caller {
+    const char* name;
+    std::string token;
+    Kind kind;
+  };
+  const Caller callers[] = {
+      {"viewer", auth.Login("viewer", AuthStack::PasswordOf("viewer")), kViewer},
+      {"member", member, kUser},
+      {"tenant-admin", auth.Login("tadmin", AuthStack::PasswordOf("tadmin")), kUser},
+      {"other tenant's admin", auth.Login("other", AuthStack::PasswordOf("other")), kOther},
+      {"service acting in a tenant", auth.Login("robot", AuthStack::PasswordOf("robot"), "alpha"),
+       kService},
+      {"service", auth.Login("robot", AuthStack::PasswordOf("robot")), kService},
+      {"platform-admin", admin, kPlatform},
+  };
+
+  // A spec without stock and a storage of alpha's.
+  stockpb::CreateSpecRequest spec;
+  spec.mutable_spec()->set_spec_name("p.1x");
+  spec.mutable_spec()->set_gpu_type("A100-80GB");
+  spec.mutable_spec()->set_gpu_num(1);
+  spec.mutable_spec()->set_cpu("1");
+  spec.mutable_spec()->set_memory("1Gi");
+  spec.mutable_spec()->set_disk("1Gi");
+  spec.mutable_spec()->mutable_price()->set_micros_per_hour(1000000);
+  spec.mutable_spec()->mutable_price()->set_currency("USD");
+  stockpb::Spec made;
+  ASSERT_TRUE(stack_->stock_stub().CreateSpec(PlatformStack::Ctx(admin).get(), spec, &made).ok());
+  stack_->CreateStorage(member, "shared");
+  ASSERT_TRUE(CreateInstance(member, "owned").ok());
+  ASSERT_TRUE(CreateImage(admin, "catalog").ok());
+
+  // Resources a destructive call consumes, made fresh for call `n` by the admin.
+  const auto fresh_instance = [&](int n) {
+    const std::string id = absl::StrCat("victim-", n);
+    EXPECT_TRUE(CreateInstance(admin, id).ok()) << id;
+    return id;
+  };
+  const auto fresh_image = [&](int n) {
+    const std::string name = absl::StrCat("old-", n);
+    EXPECT_TRUE(CreateImage(admin, name).ok()) << name;
+    return name + ":1";
+  };
+
+  auto& instances = stack_->instances();
+  auto& images = stack_->images();
+  using Ctx = std::unique_ptr<grpc::ClientContext>;
+  using Rpc = std::function<grpc::Status(const std::string& token, int n)>;
+  struct Row {
+    const char* rpc;
+    Rpc call;
+    // The code each kind of caller gets.
+    StatusCode viewer, user, other, service, platform;
+  };
+  const std::vector<Row> rows = {
+      {"CreateInstance",
+       [&](const std::string& t, int n) { return CreateInstance(t, absl::StrCat("made-", n)); }, PD,
+       OK, NF, OK, OK},
+      {"GetInstance",
+       [&](const std::string& t, int) {
+         instancepb::GetInstanceRequest r;
+         r.set_instance_id("owned");
+         instancepb::Instance out;
+         return instances.GetInstance(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       OK, OK, NF, OK, OK},
+      {"ListInstances",
+       [&](const std::string& t, int) {
+         instancepb::ListInstancesRequest r;
+         r.set_tenant_id("alpha");
+         instancepb::ListInstancesResponse out;
+         return instances.ListInstances(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       OK, OK, NF, OK, OK},
+      {"StartInstance",
+       [&](const std::string& t, int n) {
+         instancepb::StartInstanceRequest r;
+         r.set_instance_id(fresh_instance(n));
+         instancepb::Instance out;
+         return instances.StartInstance(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, OK, NF, OK, OK},
+      {"StopInstance",
+       [&](const std::string& t, int n) {
+         instancepb::StopInstanceRequest r;
+         r.set_instance_id(fresh_instance(n));
+         instancepb::Instance out;
+         return instances.StopInstance(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, OK, NF, OK, OK},
+      {"DeleteInstance",
+       [&](const std::string& t, int n) {
+         instancepb::DeleteInstanceRequest r;
+         r.set_instance_id(fresh_instance(n));
+         instancepb::Instance out;
+         return instances.DeleteInstance(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, OK, NF, OK, OK},
+      {"WatchInstances",
+       [&](const std::string& t, int) {
+         instancepb::WatchInstancesRequest r;
+         r.set_tenant_id("alpha");
+         Ctx ctx = PlatformStack::Ctx(t);
+         return FirstOf(*ctx, instances.WatchInstances(ctx.get(), r));
+       },
+       OK, OK, NF, OK, OK},
+      {"ListUsage",
+       [&](const std::string& t, int) {
+         instancepb::ListUsageRequest r;
+         r.set_tenant_id("alpha");
+         instancepb::ListUsageResponse out;
+         return instances.ListUsage(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       OK, OK, NF, OK, OK},
+      {"CreateImage",
+       [&](const std::string& t, int n) { return CreateImage(t, absl::StrCat("new-", n)); }, PD, PD,
+       PD, PD, OK},
+      {"GetImage",
+       [&](const std::string& t, int) {
+         instancepb::GetImageRequest r;
+         r.set_image("catalog:1");
+         instancepb::Image out;
+         return images.GetImage(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       OK, OK, OK, OK, OK},
+      {"ListImages",
+       [&](const std::string& t, int) {
+         instancepb::ListImagesRequest r;
+         instancepb::ListImagesResponse out;
+         return images.ListImages(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       OK, OK, OK, OK, OK},
+      {"DeleteImage",
+       [&](const std::string& t, int n) {
+         instancepb::DeleteImageRequest r;
+         r.set_image(fresh_image(n));
+         instancepb::DeleteImageResponse out;
+         return images.DeleteImage(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, PD, PD, PD, OK},
+      {"WatchWorkloads",
+       [&](const std::string& t, int) {
+         instancepb::WatchWorkloadsRequest r;
+         r.set_node_id("node-x");
+         r.set_address("127.0.0.1");
+         Ctx ctx = PlatformStack::Ctx(t);
+         return FirstOf(*ctx, stack_->node_workloads().WatchWorkloads(ctx.get(), r));
+       },
+       PD, PD, PD, OK, OK},
+      {"ReportWorkloads",
+       [&](const std::string& t, int) {
+         instancepb::ReportWorkloadsRequest r;
+         r.set_node_id("node-x");
+         instancepb::ReportWorkloadsResponse out;
+         return stack_->node_workloads().ReportWorkloads(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, PD, PD, OK, OK},
+  };
+  // Every RPC of the three services has a row: a new RPC without one fails here.
+  const auto* file = instancepb::Instance::descriptor()->file();
+  size_t methods = 0;
+  for (int s = 0; s < file->service_count(); ++s) methods += file->service(s)->method_count();
+  EXPECT_EQ(rows.size(), methods);
+
+  int n = 0;
+  for (const Row& row : rows) {
+    for (const Caller& c : callers) {
+      SCOPED_TRACE(std::string(row.rpc) + " as " + c.name);
+      const StatusCode want = c.kind == kViewer    ? row.viewer
+                              : c.kind == kUser    ? row.user
+                              : c.kind == kOther   ? row.other
+                              : c.kind == kService ? row.service
+                                                   : row.platform;
+      grpc::Status s = row.call(c.token, ++n);
+      EXPECT_EQ(s.error_code(), want) << s.error_message();
+    }
+    EXPECT_EQ(row.call("", ++n).error_code(), StatusCode::UNAUTHENTICATED) << row.rpc;
+  }
+}
+
+// Bad templates over gRPC: INVALID_ARGUMENT with the field's path first (every rule:
+// services/instance/instance_rules_test.cc), before any lookup and whoever asks.
+TEST_F(InstancePermissionsTest, BadTemplatesAreRefusedNamingTheField) {
+  const std::string member = stack_->CreateTenant("alpha");
+  struct Case {
+    std::string field;
+    std::function<void(instancepb::Template&)> spoil;
+  };
+  const std::vector<Case> cases = {
+      {"template.ports[0].port", [](auto& t) { t.add_ports()->set_port(70000); }},
+      {"template.ports[1].port",
+       [](auto& t) {
+         t.add_ports()->set_port(8080);
+         t.add_ports()->set_port(8080);
+       }},
+      {"template.ports[1].is_probe",
+       [](auto& t) {
+         for (int port : {8080, 8081}) {
+           instancepb::Port* p = t.add_ports();
+           p->set_port(port);
+           p->set_is_probe(true);
+         }
+       }},
+      {"template.envs[0].name",
+       [](auto& t) {
+         instancepb::Env* e = t.add_envs();
+         e->set_name("not-an-identifier");
+         e->set_value("x");
+       }},
+      {"template.volumes[0].mount_path",
+       [](auto& t) {
+         instancepb::Volume* v = t.add_volumes();
+         v->set_name("data");
+         v->set_mount_path("data");
+       }},
+      {"template.volumes[0].mount_path",
+       [](auto& t) {
+         instancepb::Volume* v = t.add_volumes();
+         v->set_name("data");
+         v->set_mount_path("/data/../etc");
+       }},
+      {"template.cmd", [](auto& t) { t.set_cmd(std::string(1 << 20, 'x')); }},
+  };
+  for (const Case& c : cases) {
+    instancepb::CreateInstanceRequest r;
+    r.set_instance_id("bad-1");
+    r.set_spec_name("p.1x");
+    r.mutable_template_()->set_cmd("exec sleep 1");
+    c.spoil(*r.mutable_template_());
+    instancepb::Instance out;
+    const grpc::Status s =
+        stack_->instances().CreateInstance(PlatformStack::Ctx(member).get(), r, &out);
+    EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT) << c.field << ": " << s.error_message();
+    EXPECT_EQ(s.error_message().rfind(c.field + ":", 0), 0u) << s.error_message();
+  }
+}
+
+}  // namespace
+}  // namespace gpuaas::platform_testing
