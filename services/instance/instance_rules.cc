@@ -13,6 +13,9 @@ namespace {
 
 constexpr size_t kMaxCmd = 64 << 10;
 constexpr size_t kMaxEnvValue = 32 << 10;
+// All envs together: they and the cmd must fit one execve (ARG_MAX, 2 MiB on Linux), or the
+// workload would fail to start instead of the request being refused.
+constexpr size_t kMaxEnvTotal = 256 << 10;
 constexpr int kMaxPorts = 16;
 constexpr int kMaxEnvs = 128;
 constexpr int kMaxVolumes = 16;
@@ -94,8 +97,10 @@ absl::Status ValidateTemplate(std::string_view field, const pb::Template& t, boo
     if (!pb::Protocol_IsValid(p.protocol())) return Bad(At(f, "ports", i) + ".protocol", "unknown");
   }
   if (t.envs_size() > kMaxEnvs) return Bad(f + ".envs", "at most 128 variables");
+  size_t env_bytes = 0;
   for (int i = 0; i < t.envs_size(); ++i) {
     const pb::Env& e = t.envs(i);
+    env_bytes += e.name().size() + e.value().size() + 2;
     if (!IsIdentifier(e.name())) {
       return Bad(At(f, "envs", i) + ".name", "must be an identifier ([A-Za-z_][A-Za-z0-9_]*)");
     }
@@ -106,6 +111,7 @@ absl::Status ValidateTemplate(std::string_view field, const pb::Template& t, boo
     if (e.value().size() > kMaxEnvValue)
       return Bad(At(f, "envs", i) + ".value", "longer than 32 KiB");
   }
+  if (env_bytes > kMaxEnvTotal) return Bad(f + ".envs", "more than 256 KiB together");
   if (t.volumes_size() > kMaxVolumes) return Bad(f + ".volumes", "at most 16 volumes");
   std::set<std::string> names, paths;
   for (int i = 0; i < t.volumes_size(); ++i) {

@@ -80,6 +80,14 @@ TEST(InstanceRulesTest, BadTemplatesNameTheirField) {
        [](auto& r) { r.mutable_template_()->mutable_volumes(0)->set_sub_path("/abs"); }},
       {"template.cmd", [](auto& r) { r.mutable_template_()->set_cmd(std::string(1 << 20, 'x')); }},
       {"template.cmd", [](auto& r) { r.mutable_template_()->clear_cmd(); }},
+      {"template.envs",
+       [](auto& r) {
+         for (int i = 0; i < 9; ++i) {
+           pb::Env* e = r.mutable_template_()->add_envs();
+           e->set_name("BIG_" + std::to_string(i));
+           e->set_value(std::string(32 << 10, 'x'));
+         }
+       }},
       {"storage_id", [](auto& r) { r.clear_storage_id(); }},
       {"idle_timeout", [](auto& r) { r.mutable_idle_timeout()->set_seconds(10); }},
       {"template.probe_timeout",

@@ -97,7 +97,9 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
     PgTest::TearDown();
   }
 
-  void Create(const std::string& id) {
+  // A storage takes one writer at a time: a second instance beside a running one mounts it
+  // `read_only`.
+  void Create(const std::string& id, bool read_only = false) {
     instancepb::CreateInstanceRequest req;
     req.set_instance_id(id);
     req.set_spec_name("a100.1x");
@@ -107,6 +109,7 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
     volume->set_name("data");
     volume->set_mount_path("/data");
     volume->set_sub_path(id);
+    volume->set_read_only(read_only);
     instancepb::Instance out;
     grpc::Status s =
         stack_->instances().CreateInstance(PlatformStack::Ctx(token_).get(), req, &out);
@@ -170,6 +173,23 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
     }
   }
 
+  // Stocks are claimable again once the agent's heartbeats reach a restarted stock service.
+  void WaitForAvailableStocks(int n) {
+    EXPECT_TRUE(Eventually(
+        [&] {
+          stockpb::ListStocksRequest req;
+          req.set_state(stockpb::STOCK_STATE_AVAILABLE);
+          req.set_page_size(500);
+          stockpb::ListStocksResponse resp;
+          return stack_->stock_stub()
+                     .ListStocks(PlatformStack::Ctx(stack_->admin_token()).get(), req, &resp)
+                     .ok() &&
+                 resp.stocks_size() >= n;
+        },
+        absl::Seconds(60)))
+        << "fewer than " << n << " stocks available";
+  }
+
   std::string root() const { return stack_->workload_root("node-a").string(); }
 
   gpuaas::testing::TempDir dir_;
@@ -231,6 +251,7 @@ TEST_F(InstanceCrashTest, StockAndStorageServicesKilledDuringStartAndStop) {
     victim->Start();
     EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
     CheckInvariants({});
+    WaitForAvailableStocks(4);
   }
   CheckUsageClosed();
 }
@@ -269,7 +290,7 @@ TEST_F(InstanceCrashTest, AnAgentKilledAtEachStageAdoptsOrConverges) {
   EXPECT_EQ(RunningWorkloads(root()), before) << "the same workloads, none started twice";
 
   // Killed right as a start is published: the restarted agent starts it once.
-  Create("agent-2");
+  Create("agent-2", /*read_only=*/true);
   agent.Kill();
   absl::SleepFor(absl::Seconds(1));
   agent.Start();
