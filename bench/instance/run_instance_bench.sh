@@ -64,6 +64,29 @@ START=$BUILD/bench/instance/instance_start_bench
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 instance_pid=$(cat "$GPUAAS_STATE_DIR/pids/instance.pid")
 HZ=$(getconf CLK_TCK)
+# CPU seconds so far of: gpuaas-instance, gpuaas-stock, the agents, PostgreSQL (postmaster and
+# its children), and everything else on the machine (workloads, their sandboxes, the bench).
+cpu_split() {
+  local inst stock agents=0 pg=0 pm p total
+  inst=$(ticks "$instance_pid")
+  stock=$(ticks "$(cat "$GPUAAS_STATE_DIR/pids/stock.pid")")
+  for node in bench-a bench-b bench-c; do
+    agents=$((agents + $(ticks "$(cat "$GPUAAS_STATE_DIR/pids/agent-$node.pid")")))
+  done
+  pm=$(head -1 "$(cat "$GPUAAS_STATE_DIR/pg-dir")/data/postmaster.pid")
+  for p in "$pm" $(pgrep -P "$pm"); do pg=$((pg + $(ticks "$p"))); done
+  total=$(awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat)
+  echo "$inst $stock $agents $pg $total"
+}
+# cpu_report BEFORE AFTER SECONDS: where the machine's CPU went between two cpu_split readings.
+cpu_report() {
+  awk -v hz="$HZ" -v w="$3" -v a="$1" -v b="$2" 'BEGIN {
+    split(a, x, " "); split(b, y, " ");
+    t = (y[5] - x[5]) / hz; i = (y[1] - x[1]) / hz; s = (y[2] - x[2]) / hz;
+    g = (y[3] - x[3]) / hz; p = (y[4] - x[4]) / hz;
+    printf "cpu            %.0f core-s in %.0f s: instance %.0f, stock %.0f, agents %.0f, postgres %.0f, the rest (workloads, sandboxes, bench) %.0f\n",
+      t, w, i, s, g, p, t - i - s - g - p }' >&2
+}
 
 for what in $ONLY; do
   echo "== $what" >&2
@@ -71,8 +94,10 @@ for what in $ONLY; do
     start-one)
       "$START" --spec bench.fiftieth --tenant bench --count 100 --rate 0 --prefix one ;;
     start-rate)
+      c0=$(cpu_split) s0=$(date +%s)
       "$START" --spec bench.fiftieth --tenant bench --count "$COUNT_RATE" --rate "$RATE" \
-        --prefix rate --timeout 120 ;;
+        --prefix rate --timeout 120
+      cpu_report "$c0" "$(cpu_split)" $(($(date +%s) - s0)) ;;
     get)
       "$START" --spec bench.fiftieth --tenant bench --count 1 --rate 0 --prefix get --keep
       id=$(ctl instances list --tenant bench --state running -o json \

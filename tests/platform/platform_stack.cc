@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -153,6 +154,10 @@ fs::path PlatformStack::workload_root(const std::string& node_id) const {
 
 void PlatformStack::StartAgent(const AgentSpec& spec) {
   const int port = FreePort();
+  // Its own hundred host ports for workloads: agents of tests running side by side (and of one
+  // stack) must not hand out one free port twice before either workload binds it.
+  const int first = 30000 + static_cast<int>((getpid() * 7 + agents_.size()) % 250) * 100;
+  const std::string port_range = absl::StrCat(first, "-", first + 99);
   auto agent = std::make_unique<Daemon>(
       "agent-" + spec.node_id,
       With({GPUAAS_AGENT_BINARY, "--node-id=" + spec.node_id, "--simulate-gpus=" + spec.gpus,
@@ -160,7 +165,8 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
             "--stock-addr=" + stock_->address(), "--auth-addr=" + auth_->address(),
             "--instance-addr=" + instances_.at(0)->address(),
             "--api-key-file=" + api_key_file_.string(),
-            "--workload-root=" + workload_root(spec.node_id).string(), "--sample-interval=200ms"},
+            "--workload-root=" + workload_root(spec.node_id).string(), "--sample-interval=200ms",
+            "--port-range=" + port_range},
            options_.agent_flags),
       port, dir_ / ("agent-" + spec.node_id + ".log"));
   agent->Start();
