@@ -6,6 +6,7 @@
 #include "services/agent/runtime/process_runtime.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -293,6 +294,33 @@ TEST_F(ProcessRuntimeTest, ANewRuntimeAdoptsRunningWorkloadsAndFindsTheirExits) 
   EXPECT_EQ(Status("short.1")->exit_code(), 3);
   ASSERT_TRUE(runtime_->Stop("long.1").ok());
   EXPECT_TRUE(WaitState("long.1", pb::WORKLOAD_STATE_STOPPED));
+}
+
+// The OOM killer or an operator's kill -9 takes the shim: the runtime sees it go (its pidfd, not
+// a file it wrote), and the sandbox goes with it, so no process keeps the workload's GPUs.
+TEST_F(ProcessRuntimeTest, AShimKilledOutrightTakesItsWorkloadAlongAndIsReported) {
+  ASSERT_TRUE(runtime_->Start(Workload("killed.1", "exec sleep 600")).ok());
+  ASSERT_TRUE(WaitState("killed.1", pb::WORKLOAD_STATE_RUNNING));
+  const std::optional<pid_t> shim = ShimFiles((root_ / "killed.1").string()).LiveShim();
+  ASSERT_TRUE(shim.has_value());
+  // The shim's child is bwrap, the sandbox's outermost process.
+  const std::string children =
+      Read(fs::path("/proc") / std::to_string(*shim) / "task" / std::to_string(*shim) / "children");
+  const pid_t bwrap = std::atoi(children.c_str());
+  ASSERT_GT(bwrap, 0) << "no child under the shim";
+
+  ASSERT_EQ(kill(*shim, SIGKILL), 0);
+  ASSERT_TRUE(WaitState("killed.1", pb::WORKLOAD_STATE_EXITED));
+  EXPECT_EQ(Status("killed.1")->exit_code(), 137);
+  EXPECT_EQ(Status("killed.1")->reason(), pb::REASON_WORKLOAD_EXITED);
+  EXPECT_TRUE(Eventually(
+      [&] {
+        // Gone, or a zombie about to be reaped by init.
+        const std::string stat = Read(fs::path("/proc") / std::to_string(bwrap) / "stat");
+        return stat.empty() || stat.find(") Z ") != std::string::npos;
+      },
+      absl::Seconds(10)))
+      << "the sandbox outlived its shim";
 }
 
 TEST_F(ProcessRuntimeTest, LogsStayUnderTheirCap) {

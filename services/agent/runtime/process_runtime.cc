@@ -4,22 +4,29 @@
 //   shim, stopping, exit, stdout.log, stderr.log  written by the shim (shim_files.h)
 //   home/         the workload's private home
 // so a runtime made after an agent restart rebuilds what it knew and adopts running shims.
+// One loop thread waits on an epoll set of the shims' pidfds: an idle node costs nothing per
+// workload; only workloads still starting are looked at (and probed) every probe interval.
 #include "services/agent/runtime/process_runtime.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -139,6 +146,16 @@ bool PortFree(int port) {
   return free;
 }
 
+// A process descriptor (pidfd) of a workload's shim: readable once the shim has exited, so the
+// loop waits on one epoll set for every exit instead of reading each workload's files per tick.
+// Outlives the workload's entry when a finished workload is removed while its shim still winds
+// down, so the shim is still reaped.
+struct WatchedShim {
+  std::string workload_id;
+  pid_t pid = -1;
+  bool own_child = false;  // ours to reap
+};
+
 struct Entry {
   pb::Workload workload;
   fs::path dir;
@@ -150,18 +167,51 @@ struct Entry {
   absl::Time state_time;
   absl::Time started;
   pid_t shim = -1;
+  int pidfd = -1;          // in the epoll set while >= 0
+  bool spawning = false;   // Start is forking it, outside the lock: not listed yet
   bool own_child = false;  // ours to reap
   bool stop_sent = false;
+  bool shim_gone = false;  // its pidfd fired: the shim has exited
+};
+
+// What the loop looks at for one workload, gathered under the lock, observed outside it (file
+// reads, probes), and applied under the lock again.
+struct Look {
+  std::string id;
+  std::string dir;
+  bool shim_gone = false;
+  bool probe_timed_out = false;
+  // The probe port, copied: a stopped entry may be removed while the probe runs.
+  std::optional<pb::Port> probe;
+  int probe_host_port = 0;
+  // Observed:
+  std::optional<WorkloadExit> exit;
+  bool live = false;
+  bool probe_passed = false;
 };
 
 class ProcessRuntime final : public Runtime {
  public:
   ProcessRuntime(ProcessRuntimeOptions options, uid_t uid, gid_t gid)
-      : options_(std::move(options)), uid_(uid), gid_(gid), root_links_(ReadRootLinks()) {}
+      : options_(std::move(options)),
+        uid_(uid),
+        gid_(gid),
+        root_links_(ReadRootLinks()),
+        epoll_fd_(epoll_create1(EPOLL_CLOEXEC)),
+        wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = wake_fd_;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  }
 
   ~ProcessRuntime() override {
     stopping_.Notify();
+    WakeLoop();
     if (loop_.joinable()) loop_.join();
+    for (const auto& [fd, shim] : watched_) close(fd);
+    close(wake_fd_);
+    close(epoll_fd_);
   }
 
   void Adopt();
@@ -179,31 +229,47 @@ class ProcessRuntime final : public Runtime {
   }
 
  private:
-  absl::Status Spawn(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Everything a start does that may block (files, the storage's ownership, fork): outside
+  // the lock, so starts never hold up List, Stop or the loop. Returns the shim's pid.
+  absl::StatusOr<pid_t> Spawn(const pb::Workload& workload, const fs::path& dir,
+                              const std::map<int, int>& host_ports) const;
   absl::StatusOr<std::map<int, int>> AllocatePorts(const pb::Workload& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetState(Entry& e, pb::WorkloadState state, pb::Reason reason, std::string message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Persist(const Entry& e) const;
   void SendStop(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts the shim's pidfd in the epoll set; without a pidfd the periodic sweep finds its exit.
+  void Watch(Entry& e, bool own_child) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A watched shim exited: reap it if it is ours, and mark its workload for a look.
+  void ShimExited(int pidfd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify();
+  void WakeLoop() const;
   void Loop();
-  // One round: reap, notice exits, probe. True when something changed.
-  bool Tick();
+  // One round over the shims that exited, the workloads still starting (probes) and, when
+  // `sweep`, every live workload. Returns whether any workload is still starting.
+  bool Tick(const std::vector<int>& exited_pidfds, bool sweep);
+  void Apply(Look& look) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ProcessRuntimeOptions options_;
   const uid_t uid_;
   const gid_t gid_;
   const std::map<std::string, std::string> root_links_;
+  const int epoll_fd_;
+  const int wake_fd_;
   absl::Notification stopping_;
   std::thread loop_;
 
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::map<int, WatchedShim> watched_ ABSL_GUARDED_BY(mu_);  // by pidfd
   std::function<void()> on_change_ ABSL_GUARDED_BY(mu_);
   int next_port_ ABSL_GUARDED_BY(mu_) = 0;
   bool changed_ ABSL_GUARDED_BY(mu_) = false;
 };
+
+// A safety net for shims without a pidfd (pidfd_open refused): their exits are found this late.
+constexpr absl::Duration kSweepEvery = absl::Seconds(5);
 
 void ProcessRuntime::Notify() {
   std::function<void()> f;
@@ -214,6 +280,11 @@ void ProcessRuntime::Notify() {
     f = on_change_;
   }
   if (f) f();
+}
+
+void ProcessRuntime::WakeLoop() const {
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
 }
 
 void ProcessRuntime::SetState(Entry& e, pb::WorkloadState state, pb::Reason reason,
@@ -237,6 +308,37 @@ void ProcessRuntime::Persist(const Entry& e) const {
   }
   std::error_code ec;
   fs::rename(tmp, e.dir / "state", ec);
+}
+
+void ProcessRuntime::Watch(Entry& e, bool own_child) {
+  // glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage: the system call itself.
+  const int fd = static_cast<int>(syscall(SYS_pidfd_open, e.shim, 0));
+  if (fd < 0) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    close(fd);
+    return;
+  }
+  e.pidfd = fd;
+  watched_[fd] = {.workload_id = e.workload.workload_id(), .pid = e.shim, .own_child = own_child};
+}
+
+void ProcessRuntime::ShimExited(int pidfd) {
+  auto it = watched_.find(pidfd);
+  if (it == watched_.end()) return;
+  const WatchedShim shim = it->second;
+  watched_.erase(it);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, pidfd, nullptr);
+  close(pidfd);
+  if (shim.own_child) waitpid(shim.pid, nullptr, WNOHANG);
+  auto entry = entries_.find(shim.workload_id);
+  if (entry == entries_.end() || entry->second.pidfd != pidfd) return;
+  Entry& e = entry->second;
+  e.pidfd = -1;
+  e.own_child = false;
+  e.shim_gone = true;
 }
 
 absl::StatusOr<std::map<int, int>> ProcessRuntime::AllocatePorts(const pb::Workload& w) {
@@ -263,22 +365,27 @@ absl::StatusOr<std::map<int, int>> ProcessRuntime::AllocatePorts(const pb::Workl
   return out;
 }
 
-absl::Status ProcessRuntime::Spawn(Entry& e) {
+absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const fs::path& dir,
+                                            const std::map<int, int>& host_ports) const {
   std::error_code ec;
-  fs::create_directories(e.dir / "home", ec);
+  fs::create_directories(dir / "home", ec);
   if (ec)
-    return absl::InternalError(absl::StrCat("cannot make ", e.dir.string(), ": ", ec.message()));
-  chmod(e.dir.c_str(), 0711);  // the shim's files stay root's; home is the workload's
-  GiveTo(e.dir / "home", uid_, gid_);
+    return absl::InternalError(absl::StrCat("cannot make ", dir.string(), ": ", ec.message()));
+  chmod(dir.c_str(), 0711);  // the shim's files stay root's; home is the workload's
+  GiveTo(dir / "home", uid_, gid_);
   {
-    std::ofstream out(e.dir / "workload.pb", std::ios::binary | std::ios::trunc);
-    e.workload.SerializeToOstream(&out);
+    std::ofstream out(dir / "workload.pb", std::ios::binary | std::ios::trunc);
+    workload.SerializeToOstream(&out);
   }
-  chmod((e.dir / "workload.pb").c_str(), 0600);  // its envs may hold the tenant's secrets
+  chmod((dir / "workload.pb").c_str(), 0600);  // its envs may hold the tenant's secrets
+  {
+    std::ofstream out(dir / "ports", std::ios::trunc);
+    for (const auto& [port, host] : host_ports) out << port << " " << host << "\n";
+  }
   // The mounts as descriptors the shim and bwrap inherit (mount_source.h); closed here once the
   // shim has its copies.
   MountFds mount_fds;
-  for (const pb::Mount& m : e.workload.mounts()) {
+  for (const pb::Mount& m : workload.mounts()) {
     absl::StatusOr<int> fd = OpenMountSource(m.host_path(), m.sub_path(), uid_, gid_);
     if (!fd.ok()) {
       return absl::FailedPreconditionError(
@@ -288,23 +395,17 @@ absl::Status ProcessRuntime::Spawn(Entry& e) {
     // Files other users (the S3 data plane) wrote become the workload's, so it may change them.
     if (!m.read_only() && geteuid() == 0) GiveTreeTo(*fd, uid_, gid_);
   }
-  GPUAAS_ASSIGN_OR_RETURN(e.host_ports, AllocatePorts(e.workload));
-  {
-    std::ofstream out(e.dir / "ports", std::ios::trunc);
-    for (const auto& [port, host] : e.host_ports) out << port << " " << host << "\n";
-  }
-  const Launch launch = BuildLaunch({.workload = &e.workload,
-                                     .host_ports = e.host_ports,
-                                     .home = (e.dir / "home").string(),
+  const Launch launch = BuildLaunch({.workload = &workload,
+                                     .host_ports = host_ports,
+                                     .home = (dir / "home").string(),
                                      .gpu_index = options_.gpu_index,
                                      .root_links = root_links_,
                                      .mount_fds = mount_fds.InChild()});
-  const absl::Duration grace = e.workload.has_stop_grace_period()
-                                   ? FromProto(e.workload.stop_grace_period())
-                                   : kDefaultGrace;
+  const absl::Duration grace =
+      workload.has_stop_grace_period() ? FromProto(workload.stop_grace_period()) : kDefaultGrace;
   std::vector<std::string> args = {options_.shim_path,
                                    "--dir",
-                                   e.dir.string(),
+                                   dir.string(),
                                    "--bwrap",
                                    options_.bwrap_path,
                                    "--uid",
@@ -344,43 +445,59 @@ absl::Status ProcessRuntime::Spawn(Entry& e) {
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
-  e.shim = pid;
-  e.own_child = true;
-  e.started = absl::Now();
-  return absl::OkStatus();
+  return pid;
 }
 
 absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
-  absl::Status result;
+  const std::string& id = workload.workload_id();
+  fs::path dir;
+  absl::StatusOr<std::map<int, int>> ports;
   {
     absl::MutexLock lock(&mu_);
-    if (entries_.count(workload.workload_id())) return absl::OkStatus();
-    if (!SafeId(workload.workload_id())) {
+    if (entries_.count(id)) return absl::OkStatus();
+    if (!SafeId(id)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("workload_id: \"", workload.workload_id(), "\" is not a safe name"));
+          absl::StrCat("workload_id: \"", id, "\" is not a safe name"));
     }
-    Entry& e = entries_[workload.workload_id()];
+    Entry& e = entries_[id];
     e.workload = workload;
-    e.dir = fs::path(options_.root) / workload.workload_id();
-    result = Spawn(e);
-    if (result.ok()) {
+    e.dir = dir = fs::path(options_.root) / id;
+    e.spawning = true;
+    ports = AllocatePorts(workload);
+    if (ports.ok()) e.host_ports = *ports;
+  }
+  absl::StatusOr<pid_t> shim = ports.ok() ? Spawn(workload, dir, *ports) : ports.status();
+  {
+    // A spawning entry is never removed (Remove refuses unfinished ones): it is still there.
+    absl::MutexLock lock(&mu_);
+    Entry& e = entries_.at(id);
+    e.spawning = false;
+    if (shim.ok()) {
+      e.shim = *shim;
+      e.own_child = true;
+      e.started = absl::Now();
+      Watch(e, /*own_child=*/true);
       SetState(e, pb::WORKLOAD_STATE_STARTED, pb::REASON_UNSPECIFIED, "");
+      if (e.stop_sent) SendStop(e);  // stopped while it was being started
     } else {
       std::error_code ec;
       fs::create_directories(e.dir, ec);
-      SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_START_ERROR, std::string(result.message()));
+      SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_START_ERROR,
+               std::string(shim.status().message()));
     }
   }
+  WakeLoop();  // it probes the new workload from now on
   Notify();
-  return result;
+  return shim.status();
 }
 
 void ProcessRuntime::SendStop(Entry& e) {
   e.stop_sent = true;
+  if (e.spawning) return;  // Start sends it once the shim runs
   const std::optional<pid_t> shim = ShimFiles(e.dir.string()).LiveShim();
   if (shim) {
     kill(*shim, SIGTERM);
-  } else if (absl::Now() - e.started > kShimStartGrace || !e.own_child) {
+  } else if (e.shim_gone || absl::Now() - e.started > kShimStartGrace || !e.own_child) {
     SetState(e, pb::WORKLOAD_STATE_STOPPED, pb::REASON_UNSPECIFIED, "");
   } else if (e.shim > 0) {
     kill(e.shim, SIGTERM);  // just started: it has not recorded itself yet
@@ -409,7 +526,7 @@ absl::Status ProcessRuntime::Remove(std::string_view workload_id) {
           absl::StrCat("workload ", std::string(workload_id), " still runs"));
     }
     dir = it->second.dir;
-    entries_.erase(it);
+    entries_.erase(it);  // a shim still winding down stays watched (watched_) until reaped
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -419,7 +536,9 @@ absl::Status ProcessRuntime::Remove(std::string_view workload_id) {
 std::vector<pb::WorkloadStatus> ProcessRuntime::List() const {
   absl::MutexLock lock(&mu_);
   std::vector<pb::WorkloadStatus> out;
+  out.reserve(entries_.size());
   for (const auto& [id, e] : entries_) {
+    if (e.spawning) continue;
     pb::WorkloadStatus s;
     s.set_workload_id(id);
     s.set_instance_id(e.workload.instance_id());
@@ -438,88 +557,121 @@ std::vector<pb::WorkloadStatus> ProcessRuntime::List() const {
   return out;
 }
 
-bool ProcessRuntime::Tick() {
-  struct Probe {
-    std::string id;
-    int host_port = 0;
-    bool http = false;
-    std::string path;
-  };
-  std::vector<Probe> probes;
+bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
+  std::vector<Look> looks;
+  bool starting = false;
   {
     absl::MutexLock lock(&mu_);
+    for (int fd : exited_pidfds) ShimExited(fd);
+    const absl::Time now = absl::Now();
     for (auto& [id, e] : entries_) {
-      if (Finished(e.state)) continue;
-      if (e.own_child && e.shim > 0) {
-        int status;
-        if (waitpid(e.shim, &status, WNOHANG) == e.shim) e.own_child = false;
+      if (Finished(e.state) || e.spawning) continue;
+      const bool probing = e.state == pb::WORKLOAD_STATE_STARTED && !e.stop_sent;
+      starting |= probing;
+      if (!probing && !e.shim_gone && !sweep) continue;
+      // Shims without a pidfd that we started are reaped here.
+      if (e.own_child && e.pidfd < 0 && waitpid(e.shim, nullptr, WNOHANG) == e.shim) {
+        e.own_child = false;
       }
-      ShimFiles files(e.dir.string());
-      if (std::optional<WorkloadExit> exit = files.ReadExit()) {
-        e.exit_code = exit->code;
-        if (e.state == pb::WORKLOAD_STATE_FAILED) continue;
-        if (exit->stopped || e.stop_sent) {
-          SetState(e, pb::WORKLOAD_STATE_STOPPED, pb::REASON_UNSPECIFIED, "");
-        } else {
-          SetState(e, pb::WORKLOAD_STATE_EXITED, pb::REASON_WORKLOAD_EXITED,
-                   absl::StrCat("exited with code ", exit->code));
-        }
-        continue;
-      }
-      const bool live = files.LiveShim().has_value();
-      if (!live && !e.own_child && absl::Now() - e.started > kShimStartGrace) {
-        e.exit_code = 137;
-        SetState(e, e.stop_sent ? pb::WORKLOAD_STATE_STOPPED : pb::WORKLOAD_STATE_EXITED,
-                 e.stop_sent ? pb::REASON_UNSPECIFIED : pb::REASON_WORKLOAD_EXITED,
-                 e.stop_sent ? "" : "its shim died without recording an exit");
-        continue;
-      }
-      // RUNNING means the sandbox is up: not before the shim has recorded itself.
-      if (e.state != pb::WORKLOAD_STATE_STARTED || e.stop_sent || !live) continue;
-      const pb::Port* probe = nullptr;
+      Look& look = looks.emplace_back();
+      look.id = id;
+      look.dir = e.dir.string();
+      look.shim_gone = e.shim_gone;
+      if (!probing) continue;
       for (const pb::Port& p : e.workload.ports()) {
-        if (p.is_probe()) probe = &p;
+        if (p.is_probe()) look.probe = p;
       }
-      if (probe == nullptr) {
-        SetState(e, pb::WORKLOAD_STATE_RUNNING, pb::REASON_UNSPECIFIED, "");
-        continue;
-      }
+      if (!look.probe) continue;
+      look.probe_host_port = e.host_ports[look.probe->port()];
       const absl::Duration timeout = e.workload.has_probe_timeout()
                                          ? FromProto(e.workload.probe_timeout())
                                          : kDefaultProbeTimeout;
-      if (absl::Now() - e.started > timeout) {
-        SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_PROBE_TIMEOUT,
-                 absl::StrCat("port ", probe->port(), " did not answer within ",
-                              absl::FormatDuration(timeout)));
-        SendStop(e);
-        continue;
-      }
-      probes.push_back({id, e.host_ports[probe->port()], probe->protocol() != pb::PROTOCOL_TCP,
-                        probe->base_url()});
+      look.probe_timed_out = now - e.started > timeout;
     }
   }
-  // Probes block on the network: outside the lock.
-  std::vector<std::string> passed;
-  for (const Probe& p : probes) {
-    const bool ok = p.http ? ProbeHttp(p.host_port, p.path, absl::Milliseconds(500))
-                           : ProbeTcp(p.host_port, absl::Milliseconds(200));
-    if (ok) passed.push_back(p.id);
+  // Files and probes (which block on the network) outside the lock. Probed entries stay (only
+  // Remove erases, and only finished ones), so their ports are still theirs.
+  for (Look& look : looks) {
+    ShimFiles files(look.dir);
+    look.exit = files.ReadExit();
+    if (look.exit || look.shim_gone) continue;
+    look.live = files.LiveShim().has_value();
+    if (!look.live || !look.probe || look.probe_timed_out) continue;
+    look.probe_passed =
+        look.probe->protocol() != pb::PROTOCOL_TCP
+            ? ProbeHttp(look.probe_host_port, look.probe->base_url(), absl::Milliseconds(500))
+            : ProbeTcp(look.probe_host_port, absl::Milliseconds(200));
   }
   absl::MutexLock lock(&mu_);
-  for (const std::string& id : passed) {
-    auto it = entries_.find(id);
-    if (it != entries_.end() && it->second.state == pb::WORKLOAD_STATE_STARTED &&
-        !it->second.stop_sent) {
-      SetState(it->second, pb::WORKLOAD_STATE_RUNNING, pb::REASON_UNSPECIFIED, "");
+  for (Look& look : looks) Apply(look);
+  return starting;
+}
+
+void ProcessRuntime::Apply(Look& look) {
+  auto it = entries_.find(look.id);
+  if (it == entries_.end() || Finished(it->second.state)) return;
+  Entry& e = it->second;
+  if (look.exit) {
+    e.exit_code = look.exit->code;
+    if (look.exit->stopped || e.stop_sent) {
+      SetState(e, pb::WORKLOAD_STATE_STOPPED, pb::REASON_UNSPECIFIED, "");
+    } else {
+      SetState(e, pb::WORKLOAD_STATE_EXITED, pb::REASON_WORKLOAD_EXITED,
+               absl::StrCat("exited with code ", look.exit->code));
     }
+    return;
   }
-  return changed_;
+  // Gone without an exit: killed (the OOM killer, kill -9). A shim that is not ours and not
+  // yet recorded counts as gone once it had time to record itself.
+  if (look.shim_gone || (!look.live && !e.own_child && absl::Now() - e.started > kShimStartGrace)) {
+    e.exit_code = 137;
+    SetState(e, e.stop_sent ? pb::WORKLOAD_STATE_STOPPED : pb::WORKLOAD_STATE_EXITED,
+             e.stop_sent ? pb::REASON_UNSPECIFIED : pb::REASON_WORKLOAD_EXITED,
+             e.stop_sent ? "" : "its shim died without recording an exit");
+    return;
+  }
+  // RUNNING means the sandbox is up: not before the shim has recorded itself.
+  if (e.state != pb::WORKLOAD_STATE_STARTED || e.stop_sent || !look.live) return;
+  if (!look.probe || look.probe_passed) {
+    SetState(e, pb::WORKLOAD_STATE_RUNNING, pb::REASON_UNSPECIFIED, "");
+  } else if (look.probe_timed_out) {
+    const absl::Duration timeout = e.workload.has_probe_timeout()
+                                       ? FromProto(e.workload.probe_timeout())
+                                       : kDefaultProbeTimeout;
+    SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_PROBE_TIMEOUT,
+             absl::StrCat("port ", look.probe->port(), " did not answer within ",
+                          absl::FormatDuration(timeout)));
+    SendStop(e);
+  }
 }
 
 void ProcessRuntime::Loop() {
-  do {
-    if (Tick()) Notify();
-  } while (!stopping_.WaitForNotificationWithTimeout(options_.probe_interval));
+  absl::Time next_sweep = absl::Now();
+  bool starting = true;
+  std::vector<int> exited;
+  for (;;) {
+    // Probes need a tick every probe interval; otherwise only exits (and the sweep) wake it.
+    const absl::Duration wait =
+        std::max(absl::ZeroDuration(), starting ? options_.probe_interval
+                                                : std::min(kSweepEvery, next_sweep - absl::Now()));
+    epoll_event events[64];
+    const int n =
+        epoll_wait(epoll_fd_, events, 64, static_cast<int>(absl::ToInt64Milliseconds(wait)) + 1);
+    if (stopping_.HasBeenNotified()) return;
+    exited.clear();
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd == wake_fd_) {
+        uint64_t count;
+        (void)!read(wake_fd_, &count, sizeof count);
+      } else {
+        exited.push_back(events[i].data.fd);
+      }
+    }
+    const bool sweep = absl::Now() >= next_sweep;
+    if (sweep) next_sweep = absl::Now() + kSweepEvery;
+    starting = Tick(exited, sweep);
+    Notify();
+  }
 }
 
 void ProcessRuntime::Adopt() {
@@ -551,18 +703,22 @@ void ProcessRuntime::Adopt() {
     e.started = absl::Now();
     ShimFiles files(e.dir.string());
     e.stop_sent = files.Stopping();
-    if (std::optional<pid_t> shim = files.LiveShim(); shim && !Finished(e.state)) {
-      e.shim = *shim;
-      log->info("workload {}: adopted (shim pid {})", e.workload.workload_id(), *shim);
-    } else if (!Finished(e.state) && !files.ReadExit()) {
-      e.exit_code = 137;
-      e.state = pb::WORKLOAD_STATE_EXITED;
-      e.reason = pb::REASON_WORKLOAD_EXITED;
-      e.message = "its shim died while the agent was away";
-      e.state_time = absl::Now();
-      Persist(e);
+    Entry& adopted = entries_[e.workload.workload_id()] = std::move(e);
+    if (std::optional<pid_t> shim = files.LiveShim(); shim && !Finished(adopted.state)) {
+      adopted.shim = *shim;
+      Watch(adopted, /*own_child=*/false);
+      // The pid could have been recycled between the check and pidfd_open: check again, now
+      // that the pidfd pins whichever process it names.
+      if (adopted.pidfd >= 0 && files.LiveShim() != shim) ShimExited(adopted.pidfd);
+      log->info("workload {}: adopted (shim pid {})", adopted.workload.workload_id(), *shim);
+    } else if (!Finished(adopted.state) && !files.ReadExit()) {
+      adopted.exit_code = 137;
+      adopted.state = pb::WORKLOAD_STATE_EXITED;
+      adopted.reason = pb::REASON_WORKLOAD_EXITED;
+      adopted.message = "its shim died while the agent was away";
+      adopted.state_time = absl::Now();
+      Persist(adopted);
     }
-    entries_[e.workload.workload_id()] = std::move(e);
   }
 }
 

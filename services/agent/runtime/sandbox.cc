@@ -29,9 +29,21 @@ Launch BuildLaunch(const LaunchInputs& in) {
   const instance::v1::Workload& w = *in.workload;
   Launch l;
   std::vector<std::string>& a = l.bwrap_args;
-  a = {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--disable-userns",
-       "--cap-drop",     "ALL",           "--ro-bind",     "/usr",
-       "/usr",           "--ro-bind",     "/etc",          "/etc"};
+  // --die-with-parent: a shim killed outright takes its workload along, so a workload the
+  // runtime reports gone never keeps its GPUs.
+  a = {"--die-with-parent",
+       "--unshare-user",
+       "--unshare-pid",
+       "--unshare-ipc",
+       "--disable-userns",
+       "--cap-drop",
+       "ALL",
+       "--ro-bind",
+       "/usr",
+       "/usr",
+       "--ro-bind",
+       "/etc",
+       "/etc"};
   for (const auto& [dir, target] : in.root_links) {
     if (target.empty()) {
       a.insert(a.end(), {"--ro-bind", dir, dir});

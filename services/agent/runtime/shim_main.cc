@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +42,14 @@ void OnTerm(int) {
   g_term = 1;
   const char b = 't';
   (void)!write(g_wake[1], &b, 1);
+}
+
+// Wakes the loop's poll when bwrap exits, so it can block while nothing happens.
+void OnChild(int) {
+  const int saved = errno;
+  const char b = 'c';
+  (void)!write(g_wake[1], &b, 1);
+  errno = saved;
 }
 
 struct Args {
@@ -138,13 +147,18 @@ int main(int argc, char** argv) {
   args.insert(args.end(), a.bwrap_args.begin(), a.bwrap_args.end());
 
   int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(g_wake, O_CLOEXEC) != 0) {
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+      pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     return Fail(a, std::string("pipe: ") + std::strerror(errno));
   }
   struct sigaction sa {};
   sa.sa_handler = OnTerm;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  struct sigaction child_sa {};
+  child_sa.sa_handler = OnChild;
+  child_sa.sa_flags = SA_NOCLDSTOP;
+  sigaction(SIGCHLD, &child_sa, nullptr);
 
   const pid_t child = fork();
   if (child < 0) return Fail(a, std::string("fork: ") + std::strerror(errno));
@@ -152,6 +166,7 @@ int main(int argc, char** argv) {
     setpgid(0, 0);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
     const int null = open("/dev/null", O_RDONLY);
     dup2(null, 0);
     dup2(out[1], 1);
@@ -186,7 +201,19 @@ int main(int argc, char** argv) {
   char buf[65536];
   for (;;) {
     pollfd fds[3] = {{readers[0], POLLIN, 0}, {readers[1], POLLIN, 0}, {g_wake[0], POLLIN, 0}};
-    poll(fds, 3, 50);
+    // Blocks until output, a signal (SIGTERM, SIGCHLD: both write to g_wake) or the grace
+    // period's end; only after bwrap is reaped does it look for the rest of its group.
+    int timeout_ms = -1;
+    if (reaped) {
+      timeout_ms = 50;
+    } else if (stopping && !killed) {
+      timeout_ms = static_cast<int>(std::max<int64_t>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                   std::chrono::steady_clock::now())
+                     .count() +
+                 1));
+    }
+    poll(fds, 3, timeout_ms);
     for (int i = 0; i < 2; ++i) {
       if (readers[i] < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       const ssize_t n = read(readers[i], buf, sizeof buf);
