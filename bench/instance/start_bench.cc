@@ -101,6 +101,9 @@ int Run(const Flags& f) {
   std::map<std::string, absl::Time> running;
   std::map<std::string, std::string> failed;
   bool synced = false;
+  const absl::Duration watch_for =
+      absl::Seconds(f.timeout_seconds + 60) +
+      (f.rate > 0 ? absl::Seconds(f.count / f.rate) : f.count * absl::Seconds(f.timeout_seconds));
   std::thread watcher([&] {
     instancepb::WatchInstancesRequest req;
     (void)instances.WatchInstances(
@@ -118,7 +121,9 @@ int Run(const Flags& f) {
           }
           return static_cast<int>(running.size() + failed.size()) < f.count;
         },
-        client::CallContext().set_bearer_token(token));
+        // Ends by itself once every instance settled; when some creates failed that never
+        // comes, so the stream ends when the run surely has.
+        client::CallContext::FromDeadline(absl::Now() + watch_for).set_bearer_token(token));
   });
   {
     absl::MutexLock lock(&mu);
