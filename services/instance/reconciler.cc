@@ -139,7 +139,16 @@ absl::StatusOr<int> Reconciler::SweepOnce() {
     stopped = repo_.AutoStop(tx);
     return absl::OkStatus();
   }));
+  int purged = 0;
+  if (absl::Now() - last_purge_ >= std::min(absl::Minutes(1), options_.tombstone_retention)) {
+    GPUAAS_RETURN_IF_ERROR(deps_.pool.RunInTransaction("instance.purge", [&](db::Tx& tx) {
+      purged = repo_.PurgeTombstones(tx, options_.tombstone_retention);
+      return absl::OkStatus();
+    }));
+    last_purge_ = absl::Now();
+  }
   auto log = Logger("instance");
+  if (purged > 0) log->info("purged {} tombstones of deleted instances", purged);
   for (const std::string& id : lost) log->warn("instance {}: its node was lost", id);
   for (const std::string& id : stopped) log->info("instance {}: auto-stopped", id);
   const int changed = static_cast<int>(lost.size() + stopped.size());

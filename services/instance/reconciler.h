@@ -48,6 +48,9 @@ struct ReconcilerOptions {
   absl::Duration max_backoff = absl::Seconds(30);
   // A node unheard of for this long is lost.
   absl::Duration node_timeout = absl::Seconds(30);
+  // Deleted instances stay as tombstones this long (watchers learn of the deletion), then
+  // the sweeper purges them (repository_reconcile.h, PurgeTombstones).
+  absl::Duration tombstone_retention = absl::Hours(24);
   // The DSN the listener connects to for NOTIFY instance_work; empty: no listener (Kick and
   // the poll only).
   std::string listen_dsn;
@@ -126,6 +129,8 @@ class Reconciler final {
   // When Start() ran. Node loss is judged only node_timeout after it: while no replica ran,
   // no agent could report, and silence it could not break is no sign of a lost node.
   absl::Time started_ = absl::InfinitePast();
+  // The sweeper's last purge of tombstones (a scan of the table: once a minute at most).
+  absl::Time last_purge_ = absl::InfinitePast();
 };
 
 }  // namespace gpuaas::instance

@@ -48,6 +48,12 @@ void AddBackHalfFlags(CLI::App& app, std::string_view service_name, BackHalfFlag
       ->envname(env("STOP_GRACE_SECONDS"))
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  app.add_option("--tombstone-retention-hours", f.tombstone_retention_hours,
+                 "a deleted instance stays visible to watches this long; then it is purged "
+                 "(its usage stays) and its id may be used again")
+      ->envname(env("TOMBSTONE_RETENTION_HOURS"))
+      ->check(CLI::Range(0.0, 24.0 * 3650))
+      ->capture_default_str();
   app.add_option("--busy-gpu-percent", f.busy_gpu_percent,
                  "GPU utilization from which an instance counts as active (idle auto-stop)")
       ->envname(env("BUSY_GPU_PERCENT"))
@@ -103,6 +109,7 @@ absl::StatusOr<std::unique_ptr<BackHalf>> BackHalf::Create(
       ReconcilerOptions{.workers = f.reconciler_workers,
                         .call_timeout = call_timeout,
                         .node_timeout = absl::Seconds(f.node_timeout_seconds),
+                        .tombstone_retention = absl::Hours(f.tombstone_retention_hours),
                         .listen_dsn = common.db_dsn});
   return b;
 }

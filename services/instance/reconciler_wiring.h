@@ -55,6 +55,7 @@ struct BackHalfFlags {
   double report_interval_seconds = 10;
   double stop_grace_seconds = 10;
   double busy_gpu_percent = 5;
+  double tombstone_retention_hours = 24;
 };
 
 // --stock-addr, --storage-addr, --api-key-file, --reconciler-workers, --call-timeout-seconds,

@@ -271,4 +271,19 @@ std::vector<std::string> ReconcileRepository::AutoStop(db::Tx& tx) {
   return tx.Exec(kAutoStop).Map([](const db::Row& r) { return r.Get<std::string>(0); });
 }
 
+int ReconcileRepository::PurgeTombstones(db::Tx& tx, absl::Duration retention) {
+  constexpr std::string_view kPurge =
+      "WITH gone AS (DELETE FROM instance.instances "
+      "  WHERE delete_time < now() - $1::int8 * interval '1 microsecond' "
+      "  RETURNING instance_id, revision), "
+      "events AS (DELETE FROM instance.events e USING gone WHERE e.instance_id = "
+      "gone.instance_id), "
+      "horizon AS (UPDATE instance.watch_horizon "
+      "  SET purged_revision = GREATEST(purged_revision, (SELECT max(revision) FROM gone)) "
+      "  WHERE EXISTS (SELECT 1 FROM gone)) "
+      "SELECT count(*) FROM gone";
+  return static_cast<int>(
+      tx.Exec(kPurge, absl::ToInt64Microseconds(retention)).First()->Get<int64_t>(0));
+}
+
 }  // namespace gpuaas::instance

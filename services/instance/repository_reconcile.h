@@ -81,6 +81,11 @@ class ReconcileRepository final {
   // Auto-stop: READY/RUNNING runs past max_run_time, or idle for idle_timeout, get desired
   // STOPPED and state STOPPING with MAX_RUN_TIME / IDLE_TIMEOUT. Returns the rows changed.
   std::vector<std::string> AutoStop(db::Tx& tx);
+  // Tombstones deleted more than `retention` ago go, with their events (usage records stay:
+  // they are the bill), and watch_horizon moves past their revisions, so a watch resuming from
+  // before them is told to list again instead of missing a deletion. Their ids become free.
+  // Returns how many went.
+  int PurgeTombstones(db::Tx& tx, absl::Duration retention);
 
   // --- The agents' side (repository_nodes.cc).
 

@@ -138,6 +138,44 @@ TEST_F(InstanceReconcilerTest, DeleteLeavesATombstoneAndNothingHeld) {
   EXPECT_TRUE(usage[0].end.has_value());
 }
 
+// Past the retention the sweeper purges a tombstone and its events, keeps its usage (the
+// bill), moves the watch horizon past it, and its id may be used again.
+TEST_F(InstanceReconcilerTest, OldTombstonesArePurgedAndTheirIdsFreedButTheirUsageStays) {
+  Insert("web", {.tmpl = WebTemplate()});
+  ASSERT_TRUE(WaitForState("web", pb::STATE_RUNNING));
+  Delete("web");
+  ASSERT_TRUE(WaitFor("web", [](const WorkRow& r) { return r.delete_time.has_value(); }));
+  auto count = [&](const std::string& sql) {
+    absl::StatusOr<int64_t> n =
+        pool_->Read<int64_t>("test.count", [&](db::Tx& tx) -> absl::StatusOr<int64_t> {
+          return tx.Exec(sql).First()->Get<int64_t>(0);
+        });
+    EXPECT_TRUE(n.ok()) << n.status();
+    return n.value_or(-1);
+  };
+  const int64_t revision =
+      count("SELECT revision FROM instance.instances WHERE instance_id = 'web'");
+  ASSERT_GT(count("SELECT count(*) FROM instance.events WHERE instance_id = 'web'"), 0);
+
+  // A day old: the next reconciler's first sweep purges it.
+  Exec(
+      "UPDATE instance.instances SET delete_time = now() - interval '25 hours' "
+      "WHERE instance_id = 'web'");
+  StopReconcilers();
+  StartReconciler();
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return count("SELECT count(*) FROM instance.instances WHERE instance_id = 'web'") == 0;
+      },
+      absl::Seconds(30)));
+  EXPECT_EQ(count("SELECT count(*) FROM instance.events WHERE instance_id = 'web'"), 0);
+  EXPECT_EQ(Usage("web").size(), 1u);
+  EXPECT_GE(count("SELECT purged_revision FROM instance.watch_horizon"), revision);
+
+  Insert("web", {.tmpl = WebTemplate()});
+  EXPECT_TRUE(WaitForState("web", pb::STATE_RUNNING)) << "the id is free again";
+}
+
 TEST_F(InstanceReconcilerTest, DeleteOfAStoppedInstance) {
   Insert("web", {.tmpl = WebTemplate()});
   ASSERT_TRUE(WaitForState("web", pb::STATE_RUNNING));
