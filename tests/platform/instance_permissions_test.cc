@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "libs/testing/permission_matrix.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
 #include "tests/platform/platform_stack.h"
@@ -16,6 +17,10 @@ namespace gpuaas::platform_testing {
 namespace {
 
 using auth::testing::AuthStack;
+using gpuaas::testing::CallerKind;
+using gpuaas::testing::MatrixCaller;
+using gpuaas::testing::MatrixRow;
+using gpuaas::testing::RunPermissionMatrix;
 using grpc::StatusCode;
 
 constexpr StatusCode OK = StatusCode::OK;
@@ -86,21 +91,16 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
   auth.CreateUser("other", "beta", common::v1::ROLE_TENANT_ADMIN);
   auth.CreateServiceUser("robot");
 
-  enum Kind { kViewer, kUser, kOther, kService, kPlatform };
-  struct Caller {
-    const char* name;
-    std::string token;
-    Kind kind;
-  };
-  const Caller callers[] = {
-      {"viewer", auth.Login("viewer", AuthStack::PasswordOf("viewer")), kViewer},
-      {"member", member, kUser},
-      {"tenant-admin", auth.Login("tadmin", AuthStack::PasswordOf("tadmin")), kUser},
-      {"other tenant's admin", auth.Login("other", AuthStack::PasswordOf("other")), kOther},
+  const std::vector<MatrixCaller> callers = {
+      {"viewer", auth.Login("viewer", AuthStack::PasswordOf("viewer")), CallerKind::kViewer},
+      {"member", member, CallerKind::kUser},
+      {"tenant-admin", auth.Login("tadmin", AuthStack::PasswordOf("tadmin")), CallerKind::kUser},
+      {"other tenant's admin", auth.Login("other", AuthStack::PasswordOf("other")),
+       CallerKind::kOther},
       {"service acting in a tenant", auth.Login("robot", AuthStack::PasswordOf("robot"), "alpha"),
-       kService},
-      {"service", auth.Login("robot", AuthStack::PasswordOf("robot")), kService},
-      {"platform-admin", admin, kPlatform},
+       CallerKind::kService},
+      {"service", auth.Login("robot", AuthStack::PasswordOf("robot")), CallerKind::kService},
+      {"platform-admin", admin, CallerKind::kPlatform},
   };
 
   // A spec without stock and a storage of alpha's.
@@ -134,14 +134,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
   auto& instances = stack_->instances();
   auto& images = stack_->images();
   using Ctx = std::unique_ptr<grpc::ClientContext>;
-  using Rpc = std::function<grpc::Status(const std::string& token, int n)>;
-  struct Row {
-    const char* rpc;
-    Rpc call;
-    // The code each kind of caller gets.
-    StatusCode viewer, user, other, service, platform;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<MatrixRow> rows = {
       {"CreateInstance",
        [&](const std::string& t, int n) { return CreateInstance(t, absl::StrCat("made-", n)); }, PD,
        OK, NF, OK, OK},
@@ -249,22 +242,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
   const auto* file = instancepb::Instance::descriptor()->file();
   size_t methods = 0;
   for (int s = 0; s < file->service_count(); ++s) methods += file->service(s)->method_count();
-  EXPECT_EQ(rows.size(), methods);
-
-  int n = 0;
-  for (const Row& row : rows) {
-    for (const Caller& c : callers) {
-      SCOPED_TRACE(std::string(row.rpc) + " as " + c.name);
-      const StatusCode want = c.kind == kViewer    ? row.viewer
-                              : c.kind == kUser    ? row.user
-                              : c.kind == kOther   ? row.other
-                              : c.kind == kService ? row.service
-                                                   : row.platform;
-      grpc::Status s = row.call(c.token, ++n);
-      EXPECT_EQ(s.error_code(), want) << s.error_message();
-    }
-    EXPECT_EQ(row.call("", ++n).error_code(), StatusCode::UNAUTHENTICATED) << row.rpc;
-  }
+  RunPermissionMatrix(rows, callers, methods);
 }
 
 // Bad templates over gRPC: INVALID_ARGUMENT with the field's path first (every rule:

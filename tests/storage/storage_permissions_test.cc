@@ -6,12 +6,17 @@
 
 #include <functional>
 
+#include "libs/testing/permission_matrix.h"
 #include "tests/storage/storage_test_base.h"
 
 namespace gpuaas::storage::testing {
 namespace {
 
 using auth::testing::AuthStack;
+using gpuaas::testing::CallerKind;
+using gpuaas::testing::MatrixCaller;
+using gpuaas::testing::MatrixRow;
+using gpuaas::testing::RunPermissionMatrix;
 using grpc::StatusCode;
 
 using StoragePermissionsTest = StorageTest;
@@ -22,21 +27,15 @@ constexpr StatusCode NF = StatusCode::NOT_FOUND;
 
 TEST_F(StoragePermissionsTest, EveryRoleOnEveryRpc) {
   stack_->CreateUser("tadmin", "alpha", common::v1::ROLE_TENANT_ADMIN);
-  enum Kind { kViewer, kUser, kOther, kService, kPlatform };
-  struct Caller {
-    const char* name;
-    std::string token;
-    Kind kind;
-  };
-  const Caller callers[] = {
-      {"viewer", viewer_, kViewer},
-      {"member", member_, kUser},
-      {"tenant-admin", stack_->Login("tadmin", AuthStack::PasswordOf("tadmin")), kUser},
-      {"other tenant's admin", beta_, kOther},
+  const std::vector<MatrixCaller> callers = {
+      {"viewer", viewer_, CallerKind::kViewer},
+      {"member", member_, CallerKind::kUser},
+      {"tenant-admin", stack_->Login("tadmin", AuthStack::PasswordOf("tadmin")), CallerKind::kUser},
+      {"other tenant's admin", beta_, CallerKind::kOther},
       {"service acting in a tenant",
-       stack_->Login("robot", AuthStack::PasswordOf("robot"), "alpha"), kService},
-      {"service", service_, kService},
-      {"platform-admin", admin_, kPlatform},
+       stack_->Login("robot", AuthStack::PasswordOf("robot"), "alpha"), CallerKind::kService},
+      {"service", service_, CallerKind::kService},
+      {"platform-admin", admin_, CallerKind::kPlatform},
   };
   CreateSpec("ssd-1m", "1Mi", 100);
   ASSERT_TRUE(CreateStorage(member_, "shared", "ssd-1m").ok());
@@ -53,15 +52,8 @@ TEST_F(StoragePermissionsTest, EveryRoleOnEveryRpc) {
     return out.access_key_id();
   };
 
-  using Rpc = std::function<grpc::Status(const std::string& token, int n)>;
   auto& stub = storage_->stub();
-  struct Row {
-    const char* rpc;
-    Rpc call;
-    // The code each kind of caller gets.
-    StatusCode viewer, user, other, service, platform;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<MatrixRow> rows = {
       {"CreateStorageSpec",
        [&](const std::string& t, int n) {
          pb::CreateStorageSpecRequest r;
@@ -174,22 +166,9 @@ TEST_F(StoragePermissionsTest, EveryRoleOnEveryRpc) {
        PD, OK, NF, OK, OK},
   };
   // Every RPC of the service has a row: a new RPC without one fails here.
-  EXPECT_EQ(rows.size(),
-            static_cast<size_t>(pb::Storage::descriptor()->file()->service(0)->method_count()));
-  int n = 0;
-  for (const Row& row : rows) {
-    for (const Caller& c : callers) {
-      SCOPED_TRACE(std::string(row.rpc) + " as " + c.name);
-      const StatusCode want = c.kind == kViewer    ? row.viewer
-                              : c.kind == kUser    ? row.user
-                              : c.kind == kOther   ? row.other
-                              : c.kind == kService ? row.service
-                                                   : row.platform;
-      grpc::Status s = row.call(c.token, ++n);
-      EXPECT_EQ(s.error_code(), want) << s.error_message();
-    }
-    EXPECT_EQ(row.call("", ++n).error_code(), StatusCode::UNAUTHENTICATED) << row.rpc;
-  }
+  RunPermissionMatrix(
+      rows, callers,
+      static_cast<size_t>(pb::Storage::descriptor()->file()->service(0)->method_count()));
 }
 
 }  // namespace
