@@ -15,7 +15,10 @@ namespace gpuaas::agent {
 
 // A GPU as discovered; fixed for the agent's lifetime.
 struct GpuInfo {
-  int index = 0;          // NVML's index, 0-based
+  int index = 0;  // NVML's index, 0-based
+  // Its device node is /dev/nvidia<minor>; NVML's index is not that number (it orders GPUs
+  // by PCI bus, the driver numbers them as it probes).
+  int minor = 0;
   std::string uuid;       // "GPU-8f6c..."
   std::string nvml_name;  // as NVML names it: "NVIDIA A100-SXM4-80GB"
   std::string model;      // canonical (libs/sched/gpu_models.h), else nvml_name

@@ -178,7 +178,7 @@ agent::ProcessRuntimeOptions RuntimeOptions(const AgentFlags& f,
   }
   // "FIRST-LAST"; NewProcessRuntime refuses a bad range.
   std::sscanf(f.port_range.c_str(), "%d-%d", &o.first_port, &o.last_port);
-  for (const agent::GpuStatus& g : gpus) o.gpu_index[g.info.uuid] = g.info.index;
+  for (const agent::GpuStatus& g : gpus) o.gpu_minor[g.info.uuid] = g.info.minor;
   return o;
 }
 

@@ -24,6 +24,7 @@ struct NvmlGpuSource::Api {
   nvml::DeviceGetTemperatureFn get_temperature = nullptr;
   nvml::DeviceGetPowerUsageFn get_power = nullptr;
   nvml::DeviceGetMigModeFn get_mig_mode = nullptr;
+  nvml::DeviceGetMinorNumberFn get_minor = nullptr;
   nvml::EventSetCreateFn event_set_create = nullptr;
   nvml::DeviceRegisterEventsFn register_events = nullptr;
   nvml::EventSetWaitV2Fn event_set_wait = nullptr;
@@ -78,6 +79,7 @@ absl::StatusOr<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::Open(const std::st
             Resolve(handle, "nvmlDeviceGetTemperature", api->get_temperature, missing) &&
             Resolve(handle, "nvmlDeviceGetPowerUsage", api->get_power, missing) &&
             Resolve(handle, "nvmlDeviceGetMigMode", api->get_mig_mode, missing) &&
+            Resolve(handle, "nvmlDeviceGetMinorNumber", api->get_minor, missing) &&
             Resolve(handle, "nvmlEventSetCreate", api->event_set_create, missing) &&
             Resolve(handle, "nvmlDeviceRegisterEvents", api->register_events, missing) &&
             Resolve(handle, "nvmlEventSetWait_v2", api->event_set_wait, missing) &&
@@ -144,8 +146,14 @@ absl::StatusOr<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
     unsigned int pending = 0;
     bool mig = api_->get_mig_mode(dev, &current, &pending) == nvml::kSuccess &&
                current == nvml::kDeviceMigEnable;
+    unsigned int minor = 0;
+    if (nvml::Return r = api_->get_minor(dev, &minor); r != nvml::kSuccess) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("nvmlDeviceGetMinorNumber(", i, ") failed: ", api_->Error(r)));
+    }
     GpuInfo info;
     info.index = static_cast<int>(i);
+    info.minor = static_cast<int>(minor);
     info.uuid = uuid;
     info.nvml_name = name;
     std::optional<std::string_view> model = sched::CanonicalGpuModel(info.nvml_name);

@@ -48,6 +48,8 @@ TEST(NvmlSourceTest, DiscoversTheGpusThroughTheLoader) {
   ASSERT_OK_AND_ASSIGN(std::vector<GpuInfo> gpus, nvml->Discover());
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(gpus[0].index, 0);
+  EXPECT_EQ(gpus[0].minor, 4) << "its /dev/nvidia4, whatever its index";
+  EXPECT_EQ(gpus[1].minor, 7);
   EXPECT_EQ(gpus[0].uuid, "GPU-fa4e0000-0000-4000-8000-000000000000");
   EXPECT_EQ(gpus[0].nvml_name, "NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(gpus[0].model, "A100-80GB");

@@ -104,6 +104,7 @@ absl::StatusOr<std::vector<GpuInfo>> ParseSimulatedGpus(std::string_view spec,
     for (int i = 0; i < count; ++i) {
       GpuInfo info;
       info.index = static_cast<int>(gpus.size());
+      info.minor = info.index;
       info.uuid = SimulatedGpuUuid(node_id, info.index);
       info.nvml_name = std::string(sim->nvml_name);
       info.model = std::string(known->name);

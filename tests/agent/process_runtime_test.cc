@@ -64,7 +64,7 @@ class ProcessRuntimeTest : public ::testing::Test {
     o.root = root_.string();
     o.shim_path = GPUAAS_SHIM_BINARY;
     o.log_limit_bytes = 1 << 20;
-    o.gpu_index = {{"GPU-test-0", 0}};
+    o.gpu_minor = {{"GPU-test-0", 0}};
     absl::StatusOr<std::unique_ptr<Runtime>> r = NewProcessRuntime(o);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *std::move(r) : nullptr;

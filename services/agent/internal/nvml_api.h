@@ -67,6 +67,7 @@ using DeviceGetUtilizationRatesFn = Return (*)(Device, Utilization*);
 using DeviceGetTemperatureFn = Return (*)(Device, int, unsigned int*);
 using DeviceGetPowerUsageFn = Return (*)(Device, unsigned int*);  // milliwatts
 using DeviceGetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);
+using DeviceGetMinorNumberFn = Return (*)(Device, unsigned int*);
 using EventSetCreateFn = Return (*)(EventSet*);
 using DeviceRegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
 using EventSetWaitV2Fn = Return (*)(EventSet, EventData*, unsigned int);

@@ -398,7 +398,7 @@ absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const 
   const Launch launch = BuildLaunch({.workload = &workload,
                                      .host_ports = host_ports,
                                      .home = (dir / "home").string(),
-                                     .gpu_index = options_.gpu_index,
+                                     .gpu_minor = options_.gpu_minor,
                                      .root_links = root_links_,
                                      .mount_fds = mount_fds.InChild()});
   const absl::Duration grace =

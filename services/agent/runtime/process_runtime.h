@@ -30,8 +30,8 @@ struct ProcessRuntimeOptions {
   int last_port = 29999;
   // Each of stdout and stderr keeps at most this much (the newest).
   int64_t log_limit_bytes = 10 << 20;
-  // GPU UUID → NVML index, for /dev/nvidia<index>.
-  std::map<std::string, int> gpu_index;
+  // GPU UUID → its device minor number, for /dev/nvidia<minor> (GpuInfo::minor).
+  std::map<std::string, int> gpu_minor;
   // How often probes run while a workload is STARTED.
   absl::Duration probe_interval = absl::Milliseconds(100);
 };

@@ -53,8 +53,8 @@ Launch BuildLaunch(const LaunchInputs& in) {
   }
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
   for (const std::string& uuid : w.gpu_uuids()) {
-    auto it = in.gpu_index.find(uuid);
-    if (it == in.gpu_index.end()) continue;
+    auto it = in.gpu_minor.find(uuid);
+    if (it == in.gpu_minor.end()) continue;
     const std::string dev = absl::StrCat("/dev/nvidia", it->second);
     a.insert(a.end(), {"--dev-bind-try", dev, dev});
   }

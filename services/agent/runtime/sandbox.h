@@ -45,8 +45,8 @@ struct LaunchInputs {
   std::map<int, int> host_ports;
   // The workload's private home on the host.
   std::string home;
-  // GPU UUID → NVML index, for /dev/nvidia<index>.
-  std::map<std::string, int> gpu_index;
+  // GPU UUID → its device minor number, for /dev/nvidia<minor> (GpuInfo::minor).
+  std::map<std::string, int> gpu_minor;
   // What / holds: each of /bin, /sbin, /lib, /lib32, /lib64 as a symlink target ("usr/bin") or
   // "" for a real directory; missing entries are skipped. From the host at start-up.
   std::map<std::string, std::string> root_links;

@@ -15,6 +15,7 @@ struct gpuaas::agent::nvml::DeviceSt {
   unsigned long long total_bytes;
   bool mig_capable;
   unsigned int power_mw;
+  unsigned int minor;  // not the index: as on hosts whose driver probed the GPUs in another order
   bool lost = false;
 };
 
@@ -26,8 +27,8 @@ namespace {
 
 nvml::DeviceSt g_devices[2] = {
     {"GPU-fa4e0000-0000-4000-8000-000000000000", "NVIDIA A100-SXM4-80GB", 81920ULL << 20, true,
-     250000},
-    {"GPU-fa4e0000-0000-4000-8000-000000000001", "Tesla T4", 15360ULL << 20, false, 30000},
+     250000, 4},
+    {"GPU-fa4e0000-0000-4000-8000-000000000001", "Tesla T4", 15360ULL << 20, false, 30000, 7},
 };
 
 std::mutex g_mu;
@@ -152,6 +153,15 @@ nvml::Return nvmlDeviceGetUUID(nvml::Device d, char* uuid, unsigned int length) 
     return r;
   }
   return CopyString(d->uuid, uuid, length);
+}
+
+nvml::Return nvmlDeviceGetMinorNumber(nvml::Device d, unsigned int* minor) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (nvml::Return r = Check(d); r != nvml::kSuccess) {
+    return r;
+  }
+  *minor = d->minor;
+  return nvml::kSuccess;
 }
 
 nvml::Return nvmlDeviceGetName(nvml::Device d, char* name, unsigned int length) {
