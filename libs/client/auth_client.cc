@@ -19,6 +19,12 @@ absl::StatusOr<authpb::Tenant> AuthClient::GetTenant(const authpb::GetTenantRequ
   return internal::UnaryCall(*stub_, &Stub::GetTenant, req, call, default_timeout_);
 }
 
+PendingCall<authpb::Tenant> AuthClient::StartGetTenant(const authpb::GetTenantRequest& req,
+                                                       const CallContext& call) const {
+  return internal::StartUnaryCall(*stub_, &Stub::async_interface::GetTenant, req, call,
+                                  default_timeout_);
+}
+
 absl::StatusOr<authpb::ListTenantsResponse> AuthClient::ListTenants(
     const authpb::ListTenantsRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*stub_, &Stub::ListTenants, req, call, default_timeout_);

@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/client/call_context.h"
+#include "libs/client/pending_call.h"
 
 namespace gpuaas::client {
 
@@ -40,6 +41,9 @@ class AuthClient final {
                                               const CallContext& call = {}) const;
   absl::StatusOr<authpb::Tenant> GetTenant(const authpb::GetTenantRequest& req,
                                            const CallContext& call = {}) const;
+  // GetTenant started without waiting: several calls in flight at once (pending_call.h).
+  PendingCall<authpb::Tenant> StartGetTenant(const authpb::GetTenantRequest& req,
+                                             const CallContext& call = {}) const;
   absl::StatusOr<authpb::ListTenantsResponse> ListTenants(const authpb::ListTenantsRequest& req,
                                                           const CallContext& call = {}) const;
   absl::StatusOr<authpb::Tenant> UpdateTenant(const authpb::UpdateTenantRequest& req,

@@ -19,6 +19,12 @@ absl::StatusOr<stockpb::Spec> StockClient::GetSpec(const stockpb::GetSpecRequest
   return internal::UnaryCall(*stub_, &Stub::GetSpec, req, call, default_timeout_);
 }
 
+PendingCall<stockpb::Spec> StockClient::StartGetSpec(const stockpb::GetSpecRequest& req,
+                                                     const CallContext& call) const {
+  return internal::StartUnaryCall(*stub_, &Stub::async_interface::GetSpec, req, call,
+                                  default_timeout_);
+}
+
 absl::StatusOr<stockpb::ListSpecsResponse> StockClient::ListSpecs(
     const stockpb::ListSpecsRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*stub_, &Stub::ListSpecs, req, call, default_timeout_);

@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
 #include "libs/client/call_context.h"
+#include "libs/client/pending_call.h"
 
 namespace gpuaas::client {
 
@@ -44,6 +45,9 @@ class StockClient final {
                                            const CallContext& call = {}) const;
   absl::StatusOr<stockpb::Spec> GetSpec(const stockpb::GetSpecRequest& req,
                                         const CallContext& call = {}) const;
+  // GetSpec started without waiting: several calls in flight at once (pending_call.h).
+  PendingCall<stockpb::Spec> StartGetSpec(const stockpb::GetSpecRequest& req,
+                                          const CallContext& call = {}) const;
   absl::StatusOr<stockpb::ListSpecsResponse> ListSpecs(const stockpb::ListSpecsRequest& req,
                                                        const CallContext& call = {}) const;
   absl::StatusOr<stockpb::Spec> UpdateSpec(const stockpb::UpdateSpecRequest& req,

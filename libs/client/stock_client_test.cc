@@ -92,12 +92,21 @@ Call Bind(absl::StatusOr<Resp> (StockClient::*method)(const Req&, const CallCont
   };
 }
 
+// A method started without waiting (pending_call.h), then waited for.
+template <class Req, class Resp>
+Call BindStarted(PendingCall<Resp> (StockClient::*method)(const Req&, const CallContext&) const) {
+  return [method](const StockClient& c, const CallContext& call) {
+    return (c.*method)(Req(), call).Wait().status();
+  };
+}
+
 // Every StockService RPC: the fake names what it received, so a client method wired to the
 // wrong stub method fails here.
 std::vector<std::pair<std::string, Call>> EveryMethod() {
   return {
       {"CreateSpec", Bind(&StockClient::CreateSpec)},
       {"GetSpec", Bind(&StockClient::GetSpec)},
+      {"GetSpec", BindStarted(&StockClient::StartGetSpec)},
       {"ListSpecs", Bind(&StockClient::ListSpecs)},
       {"UpdateSpec", Bind(&StockClient::UpdateSpec)},
       {"DeleteSpec", Bind(&StockClient::DeleteSpec)},

@@ -44,6 +44,12 @@ absl::StatusOr<storagepb::Storage> StorageClient::GetStorage(
   return internal::UnaryCall(*stub_, &Stub::GetStorage, req, call, default_timeout_);
 }
 
+PendingCall<storagepb::Storage> StorageClient::StartGetStorage(
+    const storagepb::GetStorageRequest& req, const CallContext& call) const {
+  return internal::StartUnaryCall(*stub_, &Stub::async_interface::GetStorage, req, call,
+                                  default_timeout_);
+}
+
 absl::StatusOr<storagepb::ListStoragesResponse> StorageClient::ListStorages(
     const storagepb::ListStoragesRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*stub_, &Stub::ListStorages, req, call, default_timeout_);

@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/storage/v1/storage.grpc.pb.h"
 #include "libs/client/call_context.h"
+#include "libs/client/pending_call.h"
 
 namespace gpuaas::client {
 
@@ -57,6 +58,9 @@ class StorageClient final {
                                                    const CallContext& call = {}) const;
   absl::StatusOr<storagepb::Storage> GetStorage(const storagepb::GetStorageRequest& req,
                                                 const CallContext& call = {}) const;
+  // GetStorage started without waiting: several calls in flight at once (pending_call.h).
+  PendingCall<storagepb::Storage> StartGetStorage(const storagepb::GetStorageRequest& req,
+                                                  const CallContext& call = {}) const;
   absl::StatusOr<storagepb::ListStoragesResponse> ListStorages(
       const storagepb::ListStoragesRequest& req, const CallContext& call = {}) const;
   absl::StatusOr<storagepb::Storage> UpdateStorage(const storagepb::UpdateStorageRequest& req,

@@ -41,17 +41,107 @@ bool Visible(const authz::Principal& p, const InstanceRow& row) {
   return scope.ok() && !row.deleted && (scope->empty() || *scope == row.instance.tenant_id());
 }
 
+const Clock& DefaultClock() {
+  static const SystemClock clock;
+  return clock;
+}
+
+// Who the lookup caches may answer: exactly who the service behind them would, so a cached
+// answer never reaches a caller that could not have read it itself. These mirror the other
+// services' rules and must follow them: stock's GetSpec lets any role read any spec
+// (services/stock/specs.cc); auth's GetTenant lets a tenant's reading roles and the global roles
+// read the tenant (services/auth/auth_tenants.cc). Anyone else goes to the service and hears
+// its answer.
+bool MayReadSpecs(const authz::Principal& p) {
+  return authz::RequireRole(p, common::v1::ROLE_UNSPECIFIED).ok();
+}
+bool MayReadTenant(const authz::Principal& p, const std::string& tenant) {
+  return authz::RequireTenant(p, tenant, "tenant").ok() && p.Has(authz::Power::kRead);
+}
+
+// RESOURCE_EXHAUSTED naming the quota that `gpus` more GPUs (and, when `new_instance`, one more
+// instance) on top of `usage` would exceed.
+absl::Status QuotaAllows(const std::string& tenant, const auth::v1::Quota& quota,
+                         const repo::TenantUsage& usage, int gpus, bool new_instance) {
+  if (new_instance && usage.instances + 1 > quota.max_instances()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "quota max_instances: tenant ", tenant, " may have ", quota.max_instances(), " instances"));
+  }
+  if (usage.gpus + gpus > quota.max_gpus()) {
+    return absl::ResourceExhaustedError(absl::StrCat("quota max_gpus: tenant ", tenant, " may run ",
+                                                     quota.max_gpus(), " GPUs at once"));
+  }
+  return absl::OkStatus();
+}
+
+// The storage a create names, as GetStorage answered: the tenant's own and READY.
+absl::Status CheckStorage(const absl::StatusOr<storage::v1::Storage>& storage,
+                          const std::string& tenant, const std::string& storage_id) {
+  if (!storage.ok()) return Named(storage.status(), "storage_id", storage_id);
+  if (storage->tenant_id() != tenant) {
+    return absl::NotFoundError(absl::StrCat("storage_id: ", storage_id, " not found"));
+  }
+  if (storage->state() != storage::v1::STORAGE_STATE_READY) {
+    return absl::FailedPreconditionError(absl::StrCat("storage_id: ", storage_id, " is not READY"));
+  }
+  return absl::OkStatus();
+}
+
+// The instance a create stores.
+pb::Instance NewInstance(const pb::CreateInstanceRequest& req, const std::string& tenant,
+                         const stock::v1::Spec& spec, const pb::Template& effective,
+                         const std::string& image_ref) {
+  pb::Instance instance;
+  instance.set_instance_id(req.instance_id().empty() ? "i" + NewId("").substr(0, 20)
+                                                     : req.instance_id());
+  instance.set_tenant_id(tenant);
+  instance.set_name(req.name());
+  instance.set_spec_name(req.spec_name());
+  instance.set_gpu_num(spec.gpu_num());
+  instance.set_image(image_ref);
+  instance.set_storage_id(req.storage_id());
+  *instance.mutable_template_() = effective;
+  if (req.has_idle_timeout()) *instance.mutable_idle_timeout() = req.idle_timeout();
+  if (req.has_max_run_time()) *instance.mutable_max_run_time() = req.max_run_time();
+  return instance;
+}
+
 }  // namespace
+
+// A create's lookups: each answered from the cache or a call in flight. Dropping it cancels
+// the calls not waited for.
+struct Instances::CreateLookups {
+  std::optional<stock::v1::Spec> cached_spec;
+  std::optional<client::PendingCall<stock::v1::Spec>> spec_call;
+  std::optional<client::PendingCall<storage::v1::Storage>> storage_call;
+  std::optional<auth::v1::Quota> cached_quota;
+  std::optional<client::PendingCall<auth::v1::Tenant>> tenant_call;
+};
+
+Instances::Instances(db::Pool& pool, Peers peers, std::function<void()> on_work,
+                     InstancesOptions options)
+    : pool_(pool),
+      peers_(peers),
+      on_work_(std::move(on_work)),
+      specs_(options.clock != nullptr ? *options.clock : DefaultClock(), options.lookup_cache_ttl,
+             options.lookup_cache_capacity),
+      quotas_(options.clock != nullptr ? *options.clock : DefaultClock(), options.lookup_cache_ttl,
+              options.lookup_cache_capacity) {}
 
 absl::StatusOr<auth::v1::Quota> Instances::ReadQuota(const std::string& tenant,
                                                      const Caller& caller) {
   auth::v1::GetTenantRequest req;
   req.set_tenant_id(tenant);
-  absl::StatusOr<auth::v1::Tenant> t = peers_.auth.GetTenant(req, OnBehalf(caller));
+  return KeepQuota(peers_.auth.GetTenant(req, OnBehalf(caller)), tenant);
+}
+
+absl::StatusOr<auth::v1::Quota> Instances::KeepQuota(const absl::StatusOr<auth::v1::Tenant>& t,
+                                                     const std::string& tenant) {
   if (!t.ok()) {
     return absl::Status(t.status().code(), absl::StrCat("reading tenant ", tenant,
                                                         "'s quota: ", t.status().message()));
   }
+  quotas_.Insert(tenant, t->quota());
   return t->quota();
 }
 
@@ -59,14 +149,95 @@ absl::Status Instances::CheckQuota(db::Tx& tx, const std::string& tenant,
                                    const auth::v1::Quota& quota, const std::string& instance_id,
                                    int gpus, bool new_instance) {
   repo::LockTenant(tx, tenant);
-  if (new_instance && repo::CountInstances(tx, tenant) + 1 > quota.max_instances()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "quota max_instances: tenant ", tenant, " may have ", quota.max_instances(), " instances"));
+  return QuotaAllows(tenant, quota, repo::ReadTenantUsage(tx, tenant, instance_id), gpus,
+                     new_instance);
+}
+
+Instances::CreateLookups Instances::StartCreateLookups(const authz::Principal& p,
+                                                       const Caller& caller,
+                                                       const std::string& tenant,
+                                                       const pb::CreateInstanceRequest& req) {
+  const client::CallContext call = OnBehalf(caller);
+  CreateLookups lookups;
+  if (MayReadSpecs(p)) lookups.cached_spec = specs_.Find(req.spec_name());
+  if (!lookups.cached_spec) {
+    stock::v1::GetSpecRequest spec_req;
+    spec_req.set_spec_name(req.spec_name());
+    lookups.spec_call.emplace(peers_.stock.StartGetSpec(spec_req, call));
   }
-  if (repo::RunningGpus(tx, tenant, instance_id) + gpus > quota.max_gpus()) {
-    return absl::ResourceExhaustedError(absl::StrCat("quota max_gpus: tenant ", tenant, " may run ",
-                                                     quota.max_gpus(), " GPUs at once"));
+  if (!req.storage_id().empty()) {
+    storage::v1::GetStorageRequest storage_req;
+    storage_req.set_storage_id(req.storage_id());
+    lookups.storage_call.emplace(peers_.storage.StartGetStorage(storage_req, call));
   }
+  if (MayReadTenant(p, tenant)) lookups.cached_quota = quotas_.Find(tenant);
+  if (!lookups.cached_quota) {
+    auth::v1::GetTenantRequest tenant_req;
+    tenant_req.set_tenant_id(tenant);
+    lookups.tenant_call.emplace(peers_.auth.StartGetTenant(tenant_req, call));
+  }
+  return lookups;
+}
+
+absl::StatusOr<stock::v1::Spec> Instances::AwaitSpec(CreateLookups& lookups,
+                                                     const std::string& spec_name) {
+  if (lookups.cached_spec) return *lookups.cached_spec;
+  absl::StatusOr<stock::v1::Spec> spec = lookups.spec_call->Wait();
+  if (!spec.ok()) return Named(spec.status(), "spec_name", spec_name);
+  // Not a deprecated one: that refusal is made on a fresh answer every time.
+  if (!spec->deprecated()) specs_.Insert(spec_name, *spec);
+  return spec;
+}
+
+absl::StatusOr<auth::v1::Quota> Instances::AwaitQuota(CreateLookups& lookups,
+                                                      const std::string& tenant) {
+  if (lookups.cached_quota) return *lookups.cached_quota;
+  return KeepQuota(lookups.tenant_call->Wait(), tenant);
+}
+
+absl::Status Instances::InsertNew(const pb::Instance& instance, const std::string& fingerprint,
+                                  const auth::v1::Quota& quota, pb::Instance& out, bool& created) {
+  const std::string& id = instance.instance_id();
+  const std::string& tenant = instance.tenant_id();
+  return pool_.RunInTransaction("instance.create", [&](db::Tx& tx) -> absl::Status {
+    created = false;
+    // The lock first: the retry check and the counts then see every create of the tenant that
+    // committed before (a concurrent retry of this very request included).
+    repo::LockTenant(tx, tenant);
+    const repo::TenantUsage usage = repo::ReadTenantUsage(tx, tenant, id);
+    if (usage.taken_by) {
+      if (*usage.taken_by != fingerprint) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("instance_id: ", id, " is taken; choose another"));
+      }
+      // A retry: the first answer's instance as it is now.
+      std::optional<InstanceRow> taken = repo::GetInstance(tx, id);
+      if (!taken) {  // a tombstone purged since the statement above
+        return absl::AbortedError(absl::StrCat("instance_id: ", id, " was purged; retry"));
+      }
+      out = taken->instance;
+      return absl::OkStatus();
+    }
+    GPUAAS_RETURN_IF_ERROR(QuotaAllows(tenant, quota, usage, instance.gpu_num(), true));
+    out = repo::InsertInstance(tx, instance, fingerprint).instance;
+    created = true;
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Instances::ApplyRequestedImage(const pb::CreateInstanceRequest& req,
+                                            pb::Template& effective, std::string& image_ref) {
+  if (req.image().empty()) return absl::OkStatus();
+  auto [name, version] = SplitImageRef(req.image());
+  GPUAAS_ASSIGN_OR_RETURN(
+      std::optional<pb::Image> image,
+      pool_.Read<std::optional<pb::Image>>(
+          "instance.get_image", [&](db::Tx& tx) -> absl::StatusOr<std::optional<pb::Image>> {
+            return repo::GetImage(tx, name, version);
+          }));
+  if (!image) return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
+  effective = ApplyImage(*image, req.template_());
+  image_ref = absl::StrCat(image->name(), ":", image->version());
   return absl::OkStatus();
 }
 
@@ -78,79 +249,37 @@ absl::Status Instances::CreateInstance(const authz::Principal& p, const Caller& 
   }
   GPUAAS_ASSIGN_OR_RETURN(const std::string tenant, authz::TargetTenant(p, req.tenant_id()));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "creating an instance"));
-  // The image fills the template's gaps; its reference is kept resolved ("name:version").
+  // The lookups (with the caller's token, outside the transaction) run while the image is read
+  // and the request checked; their errors are reported after those, spec, storage, quota.
+  CreateLookups lookups = StartCreateLookups(p, caller, tenant, req);
   pb::Template effective = req.template_();
   std::string image_ref;
-  if (!req.image().empty()) {
-    auto [name, version] = SplitImageRef(req.image());
-    GPUAAS_ASSIGN_OR_RETURN(
-        std::optional<pb::Image> image,
-        pool_.Read<std::optional<pb::Image>>(
-            "instance.get_image", [&](db::Tx& tx) -> absl::StatusOr<std::optional<pb::Image>> {
-              return repo::GetImage(tx, name, version);
-            }));
-    if (!image) return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
-    effective = ApplyImage(*image, req.template_());
-    image_ref = absl::StrCat(image->name(), ":", image->version());
-  }
+  GPUAAS_RETURN_IF_ERROR(ApplyRequestedImage(req, effective, image_ref));
   GPUAAS_RETURN_IF_ERROR(ValidateCreate(req, effective));
 
-  // Lookups with the caller's token, outside the transaction.
-  stock::v1::GetSpecRequest spec_req;
-  spec_req.set_spec_name(req.spec_name());
-  absl::StatusOr<stock::v1::Spec> spec = peers_.stock.GetSpec(spec_req, OnBehalf(caller));
-  if (!spec.ok()) return Named(spec.status(), "spec_name", req.spec_name());
-  if (spec->deprecated()) {
+  GPUAAS_ASSIGN_OR_RETURN(const stock::v1::Spec spec, AwaitSpec(lookups, req.spec_name()));
+  if (spec.deprecated()) {
     return absl::FailedPreconditionError(
         absl::StrCat("spec_name: ", req.spec_name(), " is deprecated; pick another spec"));
   }
-  if (!req.storage_id().empty()) {
-    storage::v1::GetStorageRequest storage_req;
-    storage_req.set_storage_id(req.storage_id());
-    absl::StatusOr<storage::v1::Storage> storage =
-        peers_.storage.GetStorage(storage_req, OnBehalf(caller));
-    if (!storage.ok()) return Named(storage.status(), "storage_id", req.storage_id());
-    if (storage->tenant_id() != tenant) {
-      return absl::NotFoundError(absl::StrCat("storage_id: ", req.storage_id(), " not found"));
-    }
-    if (storage->state() != storage::v1::STORAGE_STATE_READY) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("storage_id: ", req.storage_id(), " is not READY"));
-    }
+  if (lookups.storage_call) {
+    GPUAAS_RETURN_IF_ERROR(CheckStorage(lookups.storage_call->Wait(), tenant, req.storage_id()));
   }
-  GPUAAS_ASSIGN_OR_RETURN(const auth::v1::Quota quota, ReadQuota(tenant, caller));
+  const bool quota_cached = lookups.cached_quota.has_value();
+  GPUAAS_ASSIGN_OR_RETURN(const auth::v1::Quota quota, AwaitQuota(lookups, tenant));
 
-  pb::Instance instance;
-  instance.set_instance_id(req.instance_id().empty() ? "i" + NewId("").substr(0, 20)
-                                                     : req.instance_id());
-  instance.set_tenant_id(tenant);
-  instance.set_name(req.name());
-  instance.set_spec_name(req.spec_name());
-  instance.set_gpu_num(spec->gpu_num());
-  instance.set_image(image_ref);
-  instance.set_storage_id(req.storage_id());
-  *instance.mutable_template_() = effective;
-  if (req.has_idle_timeout()) *instance.mutable_idle_timeout() = req.idle_timeout();
-  if (req.has_max_run_time()) *instance.mutable_max_run_time() = req.max_run_time();
+  const pb::Instance instance = NewInstance(req, tenant, spec, effective, image_ref);
   const std::string fingerprint = absl::StrCat(tenant, "/", service::Fingerprint(req));
   bool created = false;
-  GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("instance.create", [&](db::Tx& tx) -> absl::Status {
-    created = false;
-    if (std::optional<InstanceRow> taken = repo::GetInstance(tx, instance.instance_id())) {
-      if (taken->request_hash != fingerprint) {
-        return absl::AlreadyExistsError(
-            absl::StrCat("instance_id: ", instance.instance_id(), " is taken; choose another"));
-      }
-      out = taken->instance;  // a retry: the first answer's instance as it is now
-      return absl::OkStatus();
+  absl::Status inserted = InsertNew(instance, fingerprint, quota, out, created);
+  if (absl::IsResourceExhausted(inserted) && quota_cached) {
+    // A refusal stands on a fresh quota only: one raised a moment ago lets the create through.
+    GPUAAS_ASSIGN_OR_RETURN(const auth::v1::Quota fresh, ReadQuota(tenant, caller));
+    if (!google::protobuf::util::MessageDifferencer::Equals(fresh, quota)) {
+      inserted = InsertNew(instance, fingerprint, fresh, out, created);
     }
-    GPUAAS_RETURN_IF_ERROR(
-        CheckQuota(tx, tenant, quota, instance.instance_id(), spec->gpu_num(), true));
-    repo::InsertInstance(tx, instance, fingerprint);
-    out = repo::GetInstance(tx, instance.instance_id())->instance;
-    created = true;
-    return absl::OkStatus();
-  }));
+  }
+  GPUAAS_RETURN_IF_ERROR(inserted);
   if (created && on_work_) on_work_();
   return absl::OkStatus();
 }

@@ -1,8 +1,9 @@
 // gpuaas-instance: wiring only. The API (InstanceService, ImageService) writes what users ask
 // for; the back half (BackHalf: the reconciler and NodeWorkloadService) gets instances there.
 // Tokens are verified locally against the auth service's JWKS; specs, storages and quotas are
-// read with each caller's own token, and the reconciler calls stock and storage with the
-// service's API key. Every flag has a GPUAAS_INSTANCE_* environment fallback.
+// read with each caller's own token (specs and quotas kept --lookup-cache-seconds per replica),
+// and the reconciler calls stock and storage with the service's API key. Every flag has a
+// GPUAAS_INSTANCE_* environment fallback.
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -29,6 +30,7 @@ constexpr gpuaas::service::ServiceIdentity kInstance{
 struct InstanceFlags {
   gpuaas::service::ServiceFlags common;
   std::string auth_addr = "127.0.0.1:50051";
+  double lookup_cache_seconds = 2;
   gpuaas::instance::BackHalfFlags back;
 };
 
@@ -67,8 +69,9 @@ int Run(const InstanceFlags& f) {
   gpuaas::client::AuthClient auth(*auth_channel, absl::Seconds(2));
   gpuaas::client::StockClient stock(*stock_channel, absl::Seconds(2));
   gpuaas::client::StorageClient storage(*storage_channel, absl::Seconds(2));
-  gpuaas::instance::Instances instances(**pool, {auth, stock, storage},
-                                        [&back] { (*back)->reconciler().Kick(); });
+  gpuaas::instance::Instances instances(
+      **pool, {auth, stock, storage}, [&back] { (*back)->reconciler().Kick(); },
+      {.lookup_cache_ttl = absl::Seconds(f.lookup_cache_seconds)});
   gpuaas::instance::InstanceWatches watches(**pool, f.common.db_dsn);
   gpuaas::instance::InstanceServiceImpl instance_service(instances, watches, server.handler());
   gpuaas::instance::ImageServiceImpl image_service(instances, server.handler());
@@ -95,6 +98,13 @@ int main(int argc, char** argv) {
   app.add_option("--auth-addr", flags.auth_addr,
                  "the auth service: the keys that verify tokens, and tenants' quotas")
       ->envname(gpuaas::service::EnvName(kInstance.name, "AUTH_ADDR"))
+      ->capture_default_str();
+  app.add_option("--lookup-cache-seconds", flags.lookup_cache_seconds,
+                 "how long a spec or a tenant's quota read for a create serves this replica's "
+                 "next creates (so a quota lowered takes this long to bind them); 0: read both "
+                 "for every create")
+      ->envname(gpuaas::service::EnvName(kInstance.name, "LOOKUP_CACHE_SECONDS"))
+      ->check(CLI::Range(0.0, 60.0))
       ->capture_default_str();
   gpuaas::instance::AddBackHalfFlags(app, kInstance.name, flags.back);
   CLI11_PARSE(app, argc, argv);

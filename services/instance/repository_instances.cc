@@ -9,13 +9,15 @@ namespace gpuaas::instance::repo {
 namespace {
 
 // clang-format off
-#define GPUAAS_INSTANCE_FROM                                                                     \
-  "SELECT instance_id, tenant_id, name, spec_name, gpu_num, image, storage_id, template, "       \
+// An instance row's columns as InstanceFromRow reads them.
+#define GPUAAS_INSTANCE_COLUMNS                                                                  \
+  "instance_id, tenant_id, name, spec_name, gpu_num, image, storage_id, template, "              \
   "idle_timeout_s, max_run_time_s, desired_state, state, reason, message, exit_code, node_id, "  \
   "array_to_string(gpu_uuids, ','), mig_partition, ports, revision, "                            \
   GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("update_time") ", "                    \
   GPUAAS_SQL_MICROS("start_time") ", " GPUAAS_SQL_MICROS("stop_time") ", "                       \
-  "delete_time IS NOT NULL, request_hash FROM instance.instances "
+  "delete_time IS NOT NULL, request_hash"
+#define GPUAAS_INSTANCE_FROM "SELECT " GPUAAS_INSTANCE_COLUMNS " FROM instance.instances "
 
 // A usage record clipped to [$a, $b): its seconds inside, and their price.
 #define GPUAAS_USAGE_CLIPPED                                                                     \
@@ -80,16 +82,20 @@ std::optional<InstanceRow> LockInstance(db::Tx& tx, const std::string& instance_
   return InstanceFromRow(*row);
 }
 
-void InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string& request_hash) {
+InstanceRow InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string& request_hash) {
+  // RETURNING: the row as the triggers left it (revision), without a read after the write.
   constexpr std::string_view kInsert =
       "INSERT INTO instance.instances (instance_id, tenant_id, name, spec_name, gpu_num, image, "
       "storage_id, template, idle_timeout_s, max_run_time_s, request_hash, desired_state, state) "
-      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
-  tx.Exec(kInsert, i.instance_id(), i.tenant_id(), i.name(), i.spec_name(), i.gpu_num(), i.image(),
-          i.storage_id(), db::Bytes{i.template_().SerializeAsString()},
-          static_cast<int64_t>(i.idle_timeout().seconds()),
-          static_cast<int64_t>(i.max_run_time().seconds()), request_hash, pb::DESIRED_STATE_RUNNING,
-          pb::STATE_PENDING);
+      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
+      "RETURNING " GPUAAS_INSTANCE_COLUMNS;
+  return InstanceFromRow(*tx.Exec(kInsert, i.instance_id(), i.tenant_id(), i.name(), i.spec_name(),
+                                  i.gpu_num(), i.image(), i.storage_id(),
+                                  db::Bytes{i.template_().SerializeAsString()},
+                                  static_cast<int64_t>(i.idle_timeout().seconds()),
+                                  static_cast<int64_t>(i.max_run_time().seconds()), request_hash,
+                                  pb::DESIRED_STATE_RUNNING, pb::STATE_PENDING)
+                              .First());
 }
 
 std::vector<pb::Event> Events(db::Tx& tx, const std::string& instance_id, int limit) {
@@ -166,18 +172,16 @@ void LockTenant(db::Tx& tx, const std::string& tenant) {
   tx.Exec(kLock, "instance.quota/" + tenant);
 }
 
-int64_t CountInstances(db::Tx& tx, const std::string& tenant) {
-  constexpr std::string_view kCount =
-      "SELECT count(*) FROM instance.instances WHERE tenant_id = $1 AND delete_time IS NULL";
-  return tx.Exec(kCount, tenant).First()->Get<int64_t>(0);
-}
-
-int64_t RunningGpus(db::Tx& tx, const std::string& tenant, const std::string& except) {
-  constexpr std::string_view kGpus =
-      "SELECT coalesce(sum(gpu_num), 0)::int8 FROM instance.instances "
-      "WHERE tenant_id = $1 AND delete_time IS NULL AND desired_state = 1 AND state <> 6 "
-      "AND instance_id <> $2";
-  return tx.Exec(kGpus, tenant, except).First()->Get<int64_t>(0);
+TenantUsage ReadTenantUsage(db::Tx& tx, const std::string& tenant, const std::string& instance_id) {
+  constexpr std::string_view kUsage =
+      "SELECT count(*), coalesce(sum(gpu_num) FILTER (WHERE desired_state = 1 AND state <> 6 "
+      "AND instance_id <> $2), 0)::int8, "
+      "(SELECT request_hash FROM instance.instances WHERE instance_id = $2) "
+      "FROM instance.instances WHERE tenant_id = $1 AND delete_time IS NULL";
+  const db::Row row = *tx.Exec(kUsage, tenant, instance_id).First();
+  return TenantUsage{.instances = row.Get<int64_t>(0),
+                     .gpus = row.Get<int64_t>(1),
+                     .taken_by = row.GetOptional<std::string>(2)};
 }
 
 std::vector<pb::UsageRecord> ListUsage(db::Tx& tx, const std::string& tenant,

@@ -24,7 +24,8 @@ namespace repo {
 std::optional<InstanceRow> GetInstance(db::Tx& tx, const std::string& instance_id);
 // Locked FOR UPDATE.
 std::optional<InstanceRow> LockInstance(db::Tx& tx, const std::string& instance_id);
-void InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string& request_hash);
+// Inserts a new instance, desired RUNNING and PENDING, and returns it as stored (revision, times).
+InstanceRow InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string& request_hash);
 // The newest `limit` events, oldest first.
 std::vector<pb::Event> Events(db::Tx& tx, const std::string& instance_id, int limit);
 // `tenant` "" for every tenant; ordered by instance_id after `after`.
@@ -46,11 +47,22 @@ int64_t PurgedRevision(db::Tx& tx);
 void MarkStart(db::Tx& tx, const std::string& instance_id);
 void SetDesired(db::Tx& tx, const std::string& instance_id, pb::DesiredState desired);
 
+// The tenant's quota lock, held until the transaction ends. Take it in a statement of its own
+// before ReadTenantUsage: a statement sees what committed before it began, and only a statement
+// that begins once the lock is held sees every create and start of the tenant before it.
 void LockTenant(db::Tx& tx, const std::string& tenant);
-int64_t CountInstances(db::Tx& tx, const std::string& tenant);
-// GPUs the tenant's instances hold or are being given: desired RUNNING and not FAILED (a failed
-// run holds nothing), leaving out `except` (the instance being started).
-int64_t RunningGpus(db::Tx& tx, const std::string& tenant, const std::string& except);
+
+// What the quota check of a create or start of `instance_id` reads, in one statement.
+struct TenantUsage {
+  int64_t instances = 0;  // the tenant's, not deleted
+  // GPUs the tenant's instances hold or are being given: desired RUNNING and not FAILED (a
+  // failed run holds nothing), leaving out `instance_id`'s own (the instance being started).
+  int64_t gpus = 0;
+  // `instance_id`'s request hash when the id is taken, by any tenant, tombstones too (a create's
+  // retry, or a taken id).
+  std::optional<std::string> taken_by;
+};
+TenantUsage ReadTenantUsage(db::Tx& tx, const std::string& tenant, const std::string& instance_id);
 
 // Usage records overlapping [start, end), clipped; `tenant` "" for all; after `after_id`.
 std::vector<pb::UsageRecord> ListUsage(db::Tx& tx, const std::string& tenant,

@@ -1,15 +1,20 @@
 // The one blocking unary call every typed client (auth_client.h ...) makes: a fresh context from
-// the CallContext, the call, and the status mapped to absl. Private to libs/client.
+// the CallContext, the call, and the status mapped to absl; and the same call started without
+// waiting (pending_call.h). Private to libs/client.
 #pragma once
 
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/status.h>
 
+#include <functional>
 #include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "libs/client/call_context.h"
+#include "libs/client/pending_call.h"
 #include "libs/rpc/status.h"
 
 namespace gpuaas::client::internal {
@@ -29,6 +34,28 @@ absl::StatusOr<Resp> UnaryCall(Stub& stub, UnaryMethod<Stub, Req, Resp> method, 
     return rpc::FromGrpcStatus(status);
   }
   return resp;
+}
+
+// The callback API of a stub (StubInterface::async_interface) and a method's form there.
+template <class Stub>
+using CallbackApi = std::remove_pointer_t<decltype(std::declval<Stub&>().async())>;
+template <class Stub, class Req, class Resp>
+using CallbackUnaryMethod = void (CallbackApi<Stub>::*)(grpc::ClientContext*, const Req*, Resp*,
+                                                        std::function<void(grpc::Status)>);
+
+// Starts `method` on `stub` and returns at once; the PendingCall waits for the answer.
+template <class Stub, class Req, class Resp>
+PendingCall<Resp> StartUnaryCall(Stub& stub, CallbackUnaryMethod<Stub, Req, Resp> method,
+                                 const Req& req, const CallContext& call,
+                                 absl::Duration default_timeout) {
+  auto state = std::make_unique<CallStateWith<Req, Resp>>(req);
+  state->ctx = call.NewClientContext(default_timeout);
+  CallStateWith<Req, Resp>* s = state.get();  // lives until `done`: PendingCall waits for it
+  (stub.async()->*method)(s->ctx.get(), &s->req, &s->resp, [s](grpc::Status status) {
+    s->status = std::move(status);
+    s->done.Notify();
+  });
+  return PendingCall<Resp>(std::move(state));
 }
 
 }  // namespace gpuaas::client::internal
