@@ -192,6 +192,13 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
 
   std::string root() const { return stack_->workload_root("node-a").string(); }
 
+  // Whether `workload_id`'s process runs, waiting for it a little: RUNNING says the sandbox is
+  // up, the workload's own command may still be on its way in.
+  bool WorkloadRuns(const std::string& workload_id) {
+    return Eventually([&] { return RunningWorkloads(root()).count(workload_id) == 1; },
+                      absl::Seconds(10));
+  }
+
   gpuaas::testing::TempDir dir_;
   std::unique_ptr<PlatformStack> stack_;
   std::string token_;
@@ -208,7 +215,7 @@ TEST_F(InstanceCrashTest, InstanceServiceKilledAtEveryStepOfAStartResumes) {
       KillAt(when, step, [&] { Create(id); });
       EXPECT_EQ(WaitFor(id, instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
       CheckInvariants({id});
-      EXPECT_EQ(RunningWorkloads(root()).count(id + ".1"), 1u) << "one workload for the run";
+      EXPECT_TRUE(WorkloadRuns(id + ".1")) << "one workload for the run";
       Stop(id);
       EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
       CheckInvariants({});
@@ -261,6 +268,7 @@ TEST_F(InstanceCrashTest, StockAndStorageServicesKilledDuringStartAndStop) {
 TEST_F(InstanceCrashTest, AnOutageLongerThanTheNodeTimeoutLosesNoInstance) {
   Create("outage-1");
   ASSERT_EQ(WaitFor("outage-1", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+  ASSERT_TRUE(WorkloadRuns("outage-1.1"));
   const auto before = RunningWorkloads(root());
   Daemon& service = stack_->instance();
   service.Kill();
@@ -282,6 +290,7 @@ TEST_F(InstanceCrashTest, AnAgentKilledAtEachStageAdoptsOrConverges) {
   // Killed while its workload runs: the restarted agent adopts it, nothing starts twice.
   Create("agent-1");
   ASSERT_EQ(WaitFor("agent-1", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+  ASSERT_TRUE(WorkloadRuns("agent-1.1"));
   const auto before = RunningWorkloads(root());
   agent.Kill();
   agent.Start();
@@ -295,7 +304,7 @@ TEST_F(InstanceCrashTest, AnAgentKilledAtEachStageAdoptsOrConverges) {
   absl::SleepFor(absl::Seconds(1));
   agent.Start();
   EXPECT_EQ(WaitFor("agent-2", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
-  EXPECT_EQ(RunningWorkloads(root()).count("agent-2.1"), 1u);
+  EXPECT_TRUE(WorkloadRuns("agent-2.1"));
 
   // Killed before a stop: the instance waits in STOPPING, then the agent's set says stop.
   agent.Kill();
