@@ -15,6 +15,7 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "libs/testing/eventually.h"
@@ -146,18 +147,27 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
     service.Start();
   }
 
-  // No GPU in two workloads; no claimed stock without an instance that wants to run.
+  // No GPU in two workloads, and a workload's GPUs are those of its instance's claimed stock
+  // (else they could be placed again); the `live` instances (those that want to run) hold a
+  // claimed stock each, and no other instance holds one.
   void CheckInvariants(const std::set<std::string>& live) {
+    const std::map<std::string, stockpb::Stock> claimed = stack_->ClaimedStocks();
     std::map<std::string, std::string> owner;
     for (const auto& [workload, gpus] : RunningWorkloads(root())) {
+      const auto stock = claimed.find(workload.substr(0, workload.rfind('.')));
       for (const std::string& gpu : gpus) {
         auto [it, fresh] = owner.emplace(gpu, workload);
         EXPECT_TRUE(fresh) << gpu << " serves " << it->second << " and " << workload;
+        EXPECT_TRUE(stock != claimed.end() && absl::c_linear_search(stock->second.gpu_uuids(), gpu))
+            << gpu << " serves " << workload << " but its instance holds no stock with it";
       }
     }
-    for (const auto& [instance_id, stock] : stack_->ClaimedStocks()) {
+    for (const auto& [instance_id, stock] : claimed) {
       EXPECT_TRUE(live.count(instance_id))
           << "stock " << stock.stock_id() << " still claimed by " << instance_id;
+    }
+    for (const std::string& instance_id : live) {
+      EXPECT_TRUE(claimed.count(instance_id)) << instance_id << " holds no claimed stock";
     }
   }
 
