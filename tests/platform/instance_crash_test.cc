@@ -1,9 +1,11 @@
 // Crash drills on the real platform. The instance service is killed with SIGKILL at every step
 // of an instance's start and of its stop (its pause hook, GPUAAS_INSTANCE_PAUSE_AT, holds the
-// step until the kill, before the step or between its calls and its commit), and the stock
-// service, the storage service and an agent are killed while instances start and stop. After
-// the restarts every instance reaches what it was asked for, no stock stays claimed without a
-// live instance, no GPU serves two workloads, and every usage interval is closed.
+// step until the kill, before the step or between its calls and its commit). The stock service
+// and the storage service are killed at every step too: the hook holds the step while the
+// victim dies, then lets it go on against the dead service. An agent is killed while instances
+// start and stop. After the restarts every instance reaches what it was asked for, no stock
+// stays claimed without a live instance, no GPU serves two workloads, and every usage interval
+// is closed.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -16,8 +18,11 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
@@ -81,6 +86,27 @@ std::map<std::string, std::set<std::string>> RunningWorkloads(const std::string&
   return out;
 }
 
+// A drill of a service the instance service calls: one instance per pair of pause points is
+// started with the victim killed at the first and stopped with it killed at the second.
+struct VictimDrill {
+  std::set<std::string> victim_steps;  // the steps that call the victim
+  std::vector<std::pair<std::string, std::string>> start_and_stop_points;
+};
+
+// Before every step of the start and of the stop; at the commit of the steps that change
+// something at the victim, which dies right after it answered.
+VictimDrill DrillOf(const std::set<std::string>& victim_steps, const std::string& start_commit,
+                    const std::string& stop_commit) {
+  VictimDrill drill{.victim_steps = victim_steps,
+                    .start_and_stop_points = {{"before:begin", "before:unpublish"},
+                                              {"before:claim", "before:meter_close"},
+                                              {"before:attach", "before:detach"},
+                                              {"before:publish", "before:release"},
+                                              {"before:meter", "before:finish"}}};
+  drill.start_and_stop_points.emplace_back("commit:" + start_commit, "commit:" + stop_commit);
+  return drill;
+}
+
 class InstanceCrashTest : public gpuaas::testing::PgTest {
  protected:
   void SetUp() override {
@@ -129,22 +155,65 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
         token_, id, [state](const auto& i) { return Is(i, state); }, timeout);
   }
 
-  // Restarts the instance service paused at "<when>:<step>", lets `act` reach the step, kills
-  // the service there, and starts it again without the hook.
-  void KillAt(const std::string& when, const std::string& step, const std::function<void()>& act) {
-    const fs::path marker = dir_.path() / absl::StrCat("paused-", when, "-", step);
+  // Restarts the instance service with its pause hook at `points` ("<when>:<step>", each
+  // pausing the first instance that reaches it).
+  void ArmPauses(const std::vector<std::string>& points) {
+    marker_ = dir_.path() / absl::StrCat("paused-", ++armed_);
     Daemon& service = stack_->instance();
     service.Kill();
-    service.set_env({absl::StrCat("GPUAAS_INSTANCE_PAUSE_AT=", when, ":", step),
-                     "GPUAAS_INSTANCE_PAUSE_MARKER=" + marker.string()});
+    service.set_env({"GPUAAS_INSTANCE_PAUSE_AT=" + absl::StrJoin(points, ","),
+                     "GPUAAS_INSTANCE_PAUSE_MARKER=" + marker_.string()});
     service.Start();
+  }
+
+  // Waits until the instance service pauses at the point `at`. Returns the id of the instance
+  // there; the pause holds until the marker file is deleted (ReleasePause) or the service ends.
+  // Returns "" when it never paused (the test has failed).
+  std::string AwaitPause(const std::string& at) {
+    if (Eventually([&] { return fs::exists(marker_); }, absl::Seconds(60))) {
+      return std::string(absl::StripAsciiWhitespace(ReadAll(marker_)));
+    }
+    ADD_FAILURE() << "never paused at " << at << "\n" << stack_->instance().Log();
+    return "";
+  }
+
+  void ReleasePause() { fs::remove(marker_); }
+
+  // Kills the instance service paused at "<when>:<step>" as `act` reaches it, and starts it
+  // again without the hook.
+  void KillAt(const std::string& when, const std::string& step, const std::function<void()>& act) {
+    const std::string at = absl::StrCat(when, ":", step);
+    ArmPauses({at});
     act();
-    EXPECT_TRUE(Eventually([&] { return fs::exists(marker); }, absl::Seconds(60)))
-        << "never paused at " << when << ":" << step << "\n"
-        << service.Log();
+    AwaitPause(at);
+    Daemon& service = stack_->instance();
     service.Kill();
     service.set_env({});
     service.Start();
+  }
+
+  // Kills `victim` while the instance service is paused at `at` (armed by ArmPauses) as `act`
+  // reaches it, then lets the step go on against the dead victim and starts the victim again a
+  // moment later: the step, or the next one that calls the victim, fails and backs off until it
+  // is back. A paused step that calls the victim itself (`victim_steps`) is seen to fail first.
+  void KillVictimAt(Daemon& victim, const std::set<std::string>& victim_steps,
+                    const std::string& at, const std::function<void()>& act) {
+    act();
+    const std::string instance_id = AwaitPause(at);
+    if (instance_id.empty()) return;
+    victim.Kill();
+    ReleasePause();
+    const std::pair<std::string, std::string> when_step = absl::StrSplit(at, ':');
+    if (when_step.first == "before" && victim_steps.count(when_step.second)) {
+      const std::string failed =
+          absl::StrCat("instance ", instance_id, ": step ", when_step.second, " failed");
+      EXPECT_TRUE(Eventually([&] { return absl::StrContains(stack_->instance().Log(), failed); },
+                             absl::Seconds(30)))
+          << "no \"" << failed << "\" against the dead " << victim.name();
+    } else {
+      absl::SleepFor(absl::Milliseconds(300));
+    }
+    victim.Start();
   }
 
   // No GPU in two workloads, and a workload's GPUs are those of its instance's claimed stock
@@ -209,9 +278,37 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
                       absl::Seconds(10));
   }
 
+  // Starts and stops instances with `victim` killed at each of `drill`'s pause points.
+  void RunVictimDrill(Daemon& victim, const VictimDrill& drill) {
+    int n = 0;
+    for (const auto& [start_at, stop_at] : drill.start_and_stop_points) {
+      const std::string id = absl::StrCat(victim.name(), "-", n++);
+      ArmPauses({start_at, stop_at});
+      {
+        SCOPED_TRACE(id + ": " + victim.name() + " killed at " + start_at);
+        KillVictimAt(victim, drill.victim_steps, start_at, [&] { Create(id); });
+        EXPECT_EQ(WaitFor(id, instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+        CheckInvariants({id});
+        EXPECT_TRUE(WorkloadRuns(id + ".1")) << "one workload for the run";
+      }
+      {
+        SCOPED_TRACE(id + ": " + victim.name() + " killed at " + stop_at);
+        KillVictimAt(victim, drill.victim_steps, stop_at, [&] { Stop(id); });
+        EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
+        CheckInvariants({});
+        EXPECT_EQ(RunningWorkloads(root()).count(id + ".1"), 0u) << "the workload is gone";
+      }
+    }
+    CheckUsageClosed();
+    WaitForAvailableStocks(4);
+  }
+
   gpuaas::testing::TempDir dir_;
   std::unique_ptr<PlatformStack> stack_;
   std::string token_;
+  // The pause hook's marker file (ArmPauses), and how many times the hook was armed.
+  fs::path marker_;
+  int armed_ = 0;
 };
 
 const std::vector<std::string> kWhens = {"before", "commit"};
@@ -251,26 +348,12 @@ TEST_F(InstanceCrashTest, InstanceServiceKilledAtEveryStepOfAStopResumes) {
   CheckUsageClosed();
 }
 
-TEST_F(InstanceCrashTest, StockAndStorageServicesKilledDuringStartAndStop) {
-  for (Daemon* victim : {&stack_->stock(), &stack_->storage()}) {
-    const std::string id = "dep-" + victim->name();
-    SCOPED_TRACE(id);
-    // Create asks the stock service for the spec, so the victim dies right after it: the
-    // reconciler cannot get past the dead service's step (or the next), then it resumes.
-    Create(id);
-    victim->Kill();
-    absl::SleepFor(absl::Seconds(2));
-    victim->Start();
-    EXPECT_EQ(WaitFor(id, instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
-    victim->Kill();
-    Stop(id);
-    absl::SleepFor(absl::Seconds(2));
-    victim->Start();
-    EXPECT_EQ(WaitFor(id, instancepb::STATE_STOPPED).state(), instancepb::STATE_STOPPED);
-    CheckInvariants({});
-    WaitForAvailableStocks(4);
-  }
-  CheckUsageClosed();
+TEST_F(InstanceCrashTest, StockServiceKilledAtEveryStepOfAStartAndOfAStop) {
+  RunVictimDrill(stack_->stock(), DrillOf({"claim", "meter", "release"}, "claim", "release"));
+}
+
+TEST_F(InstanceCrashTest, StorageServiceKilledAtEveryStepOfAStartAndOfAStop) {
+  RunVictimDrill(stack_->storage(), DrillOf({"attach", "detach"}, "attach", "detach"));
 }
 
 // Every replica down for longer than the node timeout (30 s): the agents could not report, so
