@@ -114,6 +114,11 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
     if (IsSkipped()) return;
     PlatformOptions options;
     options.agents = {{"node-a", "4xA100-80GB"}};
+    // Longer than any drill keeps the stock service down, agent reconnection included: a stock
+    // service back after its nodes' heartbeats went stale places nothing until the agent
+    // reports again, and a claim then fails the instance NO_CAPACITY (seen under ASan, where
+    // the restart and the agent's backoff outlast the stack's usual 5 s).
+    options.stock_node_timeout_seconds = 30;
     stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     token_ = stack_->CreateTenant("drills");
     stack_->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 4);
