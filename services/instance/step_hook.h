@@ -30,11 +30,17 @@ class StepHook {
                                     const absl::Notification& stopping) = 0;
 };
 
-// The hook gpuaas-instance installs when GPUAAS_INSTANCE_PAUSE_AT is set (crash drills):
-// "<when>:<step>" with <when> "before" (BeforeStep) or "commit" (BeforeCommit) and <step> a
-// StepName ("claim", "release" ...). The first time any instance reaches that point the hook
-// logs it, writes the instance id to the file GPUAAS_INSTANCE_PAUSE_MARKER (when set) and blocks
-// until the process is killed or stopped. Returns nullptr when the variable is unset.
+// The hook gpuaas-instance installs when GPUAAS_INSTANCE_PAUSE_AT is set (crash drills): one or
+// more comma-separated points "<when>:<step>", <when> "before" (BeforeStep) or "commit"
+// (BeforeCommit) and <step> a StepName ("claim", "release" ...). The first time any instance
+// reaches a point the hook logs it, writes the instance id to the file
+// GPUAAS_INSTANCE_PAUSE_MARKER (when set) and blocks until the process is killed or stopped, or
+// until that file is deleted: then the step goes on (drills that kill another service while the
+// step waits, so it runs against the dead one), and the point is spent. Without a marker file
+// (unset, or it could not be written) nothing releases a pause. Pauses share the file, so one
+// waits for another to be released. A pause longer than the reconciler's call timeout + 5 s
+// loses the step's transaction (the row is handed over as after a crash). Returns nullptr when
+// the variable is unset.
 // Errors: INVALID_ARGUMENT for a malformed value.
 absl::StatusOr<std::unique_ptr<StepHook>> PauseHookFromEnv();
 

@@ -4,11 +4,14 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
 #include "libs/client/channel.h"
+#include "libs/testing/eventually.h"
 #include "libs/testing/status_matchers.h"
 #include "services/instance/reconciler_wiring.h"
 #include "tests/instance/reconciler_test_base.h"
@@ -82,11 +85,82 @@ TEST(PauseHookFromEnvTest, ParsesWhenAndStep) {
   auto hook = PauseHookFromEnv();
   ASSERT_TRUE(hook.ok());
   EXPECT_NE(*hook, nullptr);
+  setenv("GPUAAS_INSTANCE_PAUSE_AT", "before:claim,commit:release", 1);
+  auto two = PauseHookFromEnv();
+  EXPECT_TRUE(two.ok() && *two != nullptr);
+  setenv("GPUAAS_INSTANCE_PAUSE_AT", "before:claim,", 1);
+  EXPECT_EQ(PauseHookFromEnv().status().code(), absl::StatusCode::kInvalidArgument);
   setenv("GPUAAS_INSTANCE_PAUSE_AT", "during:claim", 1);
   EXPECT_EQ(PauseHookFromEnv().status().code(), absl::StatusCode::kInvalidArgument);
   setenv("GPUAAS_INSTANCE_PAUSE_AT", "before:nap", 1);
   EXPECT_EQ(PauseHookFromEnv().status().code(), absl::StatusCode::kInvalidArgument);
   unsetenv("GPUAAS_INSTANCE_PAUSE_AT");
+}
+
+// The pause GPUAAS_INSTANCE_PAUSE_AT installs, from the environment of this test's process.
+std::unique_ptr<StepHook> PauseHook(const std::string& at, const std::string& marker) {
+  setenv("GPUAAS_INSTANCE_PAUSE_AT", at.c_str(), 1);
+  setenv("GPUAAS_INSTANCE_PAUSE_MARKER", marker.c_str(), 1);
+  absl::StatusOr<std::unique_ptr<StepHook>> hook = PauseHookFromEnv();
+  unsetenv("GPUAAS_INSTANCE_PAUSE_AT");
+  unsetenv("GPUAAS_INSTANCE_PAUSE_MARKER");
+  EXPECT_TRUE(hook.ok()) << hook.status();
+  return hook.ok() ? *std::move(hook) : nullptr;
+}
+
+TEST(PauseHookTest, DeletingTheMarkerLetsThePausedStepGoOnOnce) {
+  ::gpuaas::testing::TempDir dir;
+  const std::filesystem::path marker = dir.path() / "paused";
+  std::unique_ptr<StepHook> hook = PauseHook("before:claim", marker.string());
+  ASSERT_NE(hook, nullptr);
+  absl::Notification stopping;
+  EXPECT_OK(hook->BeforeStep("web", Step::kBegin, stopping));
+  EXPECT_OK(hook->BeforeCommit("web", Step::kClaim, stopping));
+  std::thread releaser([&] {
+    EXPECT_TRUE(::gpuaas::testing::Eventually([&] { return std::filesystem::exists(marker); }));
+    std::string written;
+    std::ifstream(marker) >> written;
+    EXPECT_EQ(written, "web");
+    std::filesystem::remove(marker);
+  });
+  EXPECT_OK(hook->BeforeStep("web", Step::kClaim, stopping));
+  releaser.join();
+  // Spent: the next instance at the step goes on at once.
+  EXPECT_OK(hook->BeforeStep("db", Step::kClaim, stopping));
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST(PauseHookTest, EachPointPausesOnce) {
+  ::gpuaas::testing::TempDir dir;
+  const std::filesystem::path marker = dir.path() / "paused";
+  std::unique_ptr<StepHook> hook = PauseHook("before:claim,commit:release", marker.string());
+  ASSERT_NE(hook, nullptr);
+  absl::Notification stopping;
+  for (const auto& [at_commit, step] :
+       {std::pair(false, Step::kClaim), std::pair(true, Step::kRelease)}) {
+    std::thread releaser([&] {
+      EXPECT_TRUE(::gpuaas::testing::Eventually([&] { return std::filesystem::exists(marker); }));
+      std::filesystem::remove(marker);
+    });
+    EXPECT_OK(at_commit ? hook->BeforeCommit("web", step, stopping)
+                        : hook->BeforeStep("web", step, stopping));
+    releaser.join();
+  }
+  EXPECT_OK(hook->BeforeStep("db", Step::kClaim, stopping));
+  EXPECT_OK(hook->BeforeCommit("db", Step::kRelease, stopping));
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST(PauseHookTest, APauseWithoutAMarkerLastsUntilTheReconcilerStops) {
+  std::unique_ptr<StepHook> hook = PauseHook("commit:release", "");
+  ASSERT_NE(hook, nullptr);
+  absl::Notification stopping;
+  std::thread stopper([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    stopping.Notify();
+  });
+  EXPECT_EQ(hook->BeforeCommit("web", Step::kRelease, stopping).code(), absl::StatusCode::kAborted);
+  stopper.join();
 }
 
 }  // namespace

@@ -92,7 +92,8 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   stock_ = std::make_unique<Daemon>(
       "stock",
       With(With({GPUAAS_STOCK_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
-                 "--heartbeat-interval-seconds=1", "--node-timeout-seconds=5"},
+                 "--heartbeat-interval-seconds=1",
+                 absl::StrCat("--node-timeout-seconds=", options_.stock_node_timeout_seconds)},
                 common),
            options_.stock_flags),
       port, dir_ / "stock.log");

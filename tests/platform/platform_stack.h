@@ -65,6 +65,9 @@ struct AgentSpec {
 struct PlatformOptions {
   int instance_replicas = 1;
   std::vector<AgentSpec> agents = {{"node-a", "2xA100-80GB"}};
+  // The stock service's --node-timeout-seconds: heartbeats older than this make a node
+  // NOT_READY, and nothing is placed on it until its agent reports again.
+  int stock_node_timeout_seconds = 5;
   std::vector<std::string> stock_flags;
   std::vector<std::string> storage_flags;
   std::vector<std::string> instance_flags;
