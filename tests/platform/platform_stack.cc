@@ -134,6 +134,7 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   image_stub_ = instancepb::ImageService::NewStub(Channel(instances_.at(0)->address()));
   node_workloads_stub_ =
       instancepb::NodeWorkloadService::NewStub(Channel(instances_.at(0)->address()));
+  access_stub_ = instancepb::AccessService::NewStub(Channel(instances_.at(0)->address()));
 }
 
 PlatformStack::~PlatformStack() {

@@ -96,6 +96,7 @@ class PlatformStack final {
   }
   instancepb::ImageService::Stub& images() { return *image_stub_; }
   instancepb::NodeWorkloadService::Stub& node_workloads() { return *node_workloads_stub_; }
+  instancepb::AccessService::Stub& access() { return *access_stub_; }
 
   const std::string& admin_token() const { return admin_token_; }
   // A context with a 20 s deadline and the bearer token.
@@ -139,6 +140,7 @@ class PlatformStack final {
   std::vector<std::unique_ptr<instancepb::InstanceService::Stub>> instance_stubs_;
   std::unique_ptr<instancepb::ImageService::Stub> image_stub_;
   std::unique_ptr<instancepb::NodeWorkloadService::Stub> node_workloads_stub_;
+  std::unique_ptr<instancepb::AccessService::Stub> access_stub_;
   bool storage_spec_created_ = false;
 };
 
