@@ -5,6 +5,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libs/db/db.h"
+#include "libs/db/rows.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
 #include "tests/platform/platform_stack.h"
@@ -133,14 +136,38 @@ TEST_F(InstanceAccessTest, ALinkOpensItsOwnPortOnceAndNothingElse) {
   EXPECT_EQ(Open(token_, "nb-1", 0, access).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
-TEST_F(InstanceAccessTest, ReportsAcceptRunningAndUnknownInstancesAndRefuseBadIds) {
+// A report moves the instance's idle window (last_active_time), which the idle auto-stop reads.
+TEST_F(InstanceAccessTest, ReportsMoveTheIdleWindowAndRefuseBadIds) {
   StartWeb("nb-1");
+  auto pool = MakePool(1);
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  const auto last_active = [&] {
+    int64_t micros = 0;
+    EXPECT_TRUE((*pool)
+                    ->RunInTransaction("read",
+                                       [&](db::Tx& tx) {
+                                         micros = tx.Exec("SELECT " GPUAAS_SQL_MICROS(
+                                                              "last_active_time") " FROM "
+                                                              "instance.instances WHERE "
+                                                              "instance_id = 'nb-1'")
+                                                      .First()
+                                                      ->Get<int64_t>(0);
+                                         return absl::OkStatus();
+                                       })
+                    .ok());
+    return micros;
+  };
+  const int64_t before = last_active();
+  ASSERT_GT(before, 0);
+  absl::SleepFor(absl::Milliseconds(50));
   instancepb::ReportAccessRequest r;
   r.add_instance_ids("nb-1");
   r.add_instance_ids("gone-long-ago");
   instancepb::ReportAccessResponse out;
   EXPECT_TRUE(
       stack_->access().ReportAccess(PlatformStack::Ctx(stack_->admin_token()).get(), r, &out).ok());
+  EXPECT_GT(last_active(), before);
+
   r.add_instance_ids("Bad_Id");
   const grpc::Status bad =
       stack_->access().ReportAccess(PlatformStack::Ctx(stack_->admin_token()).get(), r, &out);
