@@ -36,8 +36,8 @@ ImageStack::ImageStack(const std::string& dsn, fs::path dir, std::vector<AgentSp
   for (const auto& image : fs::directory_iterator(source)) {
     if (!image.is_directory()) continue;
     for (const auto& file : fs::directory_iterator(image.path())) {
-      const fs::path installed = fs::path(kInstalledImages) / image.path().filename() /
-                                 file.path().filename();
+      const fs::path installed =
+          fs::path(kInstalledImages) / image.path().filename() / file.path().filename();
       EXPECT_EQ(ReadWhole(installed), ReadWhole(file.path()))
           << installed << " differs from " << file.path() << ": run tools/install-images";
     }
@@ -52,19 +52,17 @@ void ImageStack::CreateCatalog() {
   const fs::path home = dir_ / "ctl-home";
   fs::create_directories(home);
   // 127.0.0.1: the test's agents advertise loopback (see the script's --bind).
-  const CommandOutput r = RunCommand(
-      {"/bin/bash", absl::StrCat(GPUAAS_SOURCE_DIR, "/tools/images/create-images"), "--bind",
-       "127.0.0.1", GPUAAS_CTL_BINARY, "--auth-addr", platform_->auth().address(),
-       "--instance-addr", platform_->instance().address()},
-      {"HOME=" + home.string(), "XDG_CONFIG_HOME=" + home.string(),
-       "GPUAAS_TOKEN=" + platform_->admin_token()});
+  const CommandOutput r =
+      RunCommand({"/bin/bash", absl::StrCat(GPUAAS_SOURCE_DIR, "/tools/images/create-images"),
+                  "--bind", "127.0.0.1", GPUAAS_CTL_BINARY, "--auth-addr",
+                  platform_->auth().address(), "--instance-addr", platform_->instance().address()},
+                 {"HOME=" + home.string(), "XDG_CONFIG_HOME=" + home.string(),
+                  "GPUAAS_TOKEN=" + platform_->admin_token()});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
 }
 
-instancepb::Instance ImageStack::RunImage(const std::string& token,
-                                          const std::string& instance_id,
-                                          const std::string& image,
-                                          const std::string& storage_id) {
+instancepb::Instance ImageStack::RunImage(const std::string& token, const std::string& instance_id,
+                                          const std::string& image, const std::string& storage_id) {
   instancepb::CreateInstanceRequest req;
   req.set_instance_id(instance_id);
   req.set_spec_name("a100.1x");
@@ -97,8 +95,7 @@ instancepb::Instance ImageStack::Start(const std::string& token, const std::stri
   return WaitState(token, instance_id, instancepb::STATE_RUNNING);
 }
 
-instancepb::Instance ImageStack::WaitState(const std::string& token,
-                                           const std::string& instance_id,
+instancepb::Instance ImageStack::WaitState(const std::string& token, const std::string& instance_id,
                                            instancepb::State state) {
   // A FAILED instance never gets there: stop waiting at once and show why.
   instancepb::Instance i = platform_->WaitInstance(
@@ -126,8 +123,7 @@ std::vector<std::string> ImageStack::AccessFlags(const instancepb::Instance& ins
   return {"--base-url", "http://127.0.0.1:1/"};
 }
 
-CommandOutput ImageStack::RunClient(const std::string& script,
-                                    const std::vector<std::string>& args,
+CommandOutput ImageStack::RunClient(const std::string& script, const std::vector<std::string>& args,
                                     nlohmann::json* json) const {
   std::vector<std::string> argv = {"/usr/bin/python3",
                                    absl::StrCat(GPUAAS_SOURCE_DIR, "/tests/images/", script)};
@@ -147,8 +143,8 @@ std::string ImageStack::S3Get(const std::string& token, const std::string& stora
   req.set_read_only(true);
   req.set_description("tests/images");
   storagepb::CreateAccessorResponse accessor;
-  const grpc::Status s = platform_->storage_stub().CreateAccessor(
-      PlatformStack::Ctx(token).get(), req, &accessor);
+  const grpc::Status s =
+      platform_->storage_stub().CreateAccessor(PlatformStack::Ctx(token).get(), req, &accessor);
   if (!s.ok()) {
     ADD_FAILURE() << "CreateAccessor: " << s.error_message();
     return "";

@@ -5,10 +5,9 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/images/run_command.h"
 #include "tests/platform/platform_stack.h"

@@ -38,7 +38,7 @@ import uuid
 import zlib
 
 import tornado.escape
-import tornado.ioloop
+import tornado.log
 import tornado.web
 import tornado.websocket
 
@@ -47,6 +47,7 @@ MAX_STEPS = 150
 MAX_JOBS_KEPT = 1000
 IMAGE_SIZE = 128
 JOB_ID = re.compile(r"^[a-f0-9]{16}$")
+OUTPUT_PNG = re.compile(r"^[a-f0-9]{16}\.png$")
 
 
 def png_bytes(width, height, rows):
@@ -282,7 +283,7 @@ class GalleryHandler(tornado.web.RequestHandler):
             names = []
         items = "".join('<a href="outputs/%s"><img src="outputs/%s" width="128" height="128" '
                         'alt="%s"></a>' % ((tornado.escape.xhtml_escape(n),) * 3)
-                        for n in names[:200])
+                        for n in names[:200] if OUTPUT_PNG.match(n))
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.finish("<!doctype html><title>webui-demo gallery</title><h1>Outputs</h1>%s"
                     % (items or "<p>Nothing yet.</p>"))
@@ -294,9 +295,12 @@ def page(base_url):
 
 
 def routes(base_url, generator, output_dir, gallery):
-    out = (base_url + "outputs/(.*)", tornado.web.StaticFileHandler, {"path": output_dir})
     if gallery:
-        return [(base_url, GalleryHandler, {"output_dir": output_dir}), out]
+        # Pictures only: the sidecars carry the prompts, which sharing a picture does not share.
+        return [(base_url, GalleryHandler, {"output_dir": output_dir}),
+                (base_url + r"outputs/([a-f0-9]{16}\.png)", tornado.web.StaticFileHandler,
+                 {"path": output_dir})]
+    out = (base_url + "outputs/(.*)", tornado.web.StaticFileHandler, {"path": output_dir})
     g = {"generator": generator}
     return [
         (base_url, PageHandler, {"page": page(base_url)}),
@@ -309,6 +313,7 @@ def routes(base_url, generator, output_dir, gallery):
 
 
 async def main():
+    tornado.log.enable_pretty_logging()  # one line per request on stderr: the instance's logs
     port = int(os.environ["GPUAAS_PORT_7860"])
     gallery_port = os.environ.get("GPUAAS_PORT_7861")
     ip = os.environ.get("WEBUI_IP", "0.0.0.0")
