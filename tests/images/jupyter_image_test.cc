@@ -78,6 +78,7 @@ TEST_F(JupyterImageTest, RunsCellsWritesTheStorageAndKeepsItOnAnotherNode) {
   EXPECT_NE(nb.node_id(), first_node);
   answer = Cell(nb, "print(open('/data/hello.txt').read())");
   EXPECT_EQ(answer.value("stdout", ""), "written by nb-1\n") << answer;
+  EXPECT_EQ(stack_->S3Get(token_, "notebooks", "hello.txt"), "written by nb-1");
 
   // And the kernel's errors come back as errors, not as output.
   std::vector<std::string> args = stack_->AccessFlags(nb, 8888, token_);
