@@ -62,8 +62,10 @@ void ImageStack::CreateCatalog() {
 }
 
 instancepb::Instance ImageStack::RunImage(const std::string& token, const std::string& instance_id,
-                                          const std::string& image, const std::string& storage_id) {
+                                          const std::string& image, const std::string& storage_id,
+                                          const instancepb::Template& tmpl) {
   instancepb::CreateInstanceRequest req;
+  *req.mutable_template_() = tmpl;
   req.set_instance_id(instance_id);
   req.set_spec_name("a100.1x");
   req.set_image(image);
@@ -71,7 +73,10 @@ instancepb::Instance ImageStack::RunImage(const std::string& token, const std::s
   instancepb::Instance created;
   const grpc::Status s =
       platform_->instances().CreateInstance(PlatformStack::Ctx(token).get(), req, &created);
-  EXPECT_TRUE(s.ok()) << s.error_message();
+  if (!s.ok()) {
+    ADD_FAILURE() << "CreateInstance " << instance_id << ": " << s.error_message();
+    return created;
+  }
   return WaitState(token, instance_id, instancepb::STATE_RUNNING);
 }
 

@@ -27,11 +27,12 @@ class ImageStack final {
 
   PlatformStack& platform() { return *platform_; }
 
-  // Creates instance `instance_id` of catalog image `image` (its template all defaults) on
-  // `storage_id` as `token`'s tenant and waits until it is RUNNING; returns it (fails the
-  // test otherwise).
+  // Creates instance `instance_id` of catalog image `image` on `storage_id` as `token`'s tenant,
+  // with `tmpl` (empty: all the image's defaults), and waits until it is RUNNING; returns it
+  // (fails the test otherwise).
   instancepb::Instance RunImage(const std::string& token, const std::string& instance_id,
-                                const std::string& image, const std::string& storage_id);
+                                const std::string& image, const std::string& storage_id,
+                                const instancepb::Template& tmpl = {});
   // Stops it and waits until it is STOPPED.
   void Stop(const std::string& token, const std::string& instance_id);
   // Starts it again and waits until it is RUNNING; returns it.

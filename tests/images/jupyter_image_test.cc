@@ -88,5 +88,35 @@ TEST_F(JupyterImageTest, RunsCellsWritesTheStorageAndKeepsItOnAnotherNode) {
   EXPECT_NE(answer.value("error", "").find("ZeroDivisionError"), std::string::npos) << answer;
 }
 
+// A template moves the port's base_url (the proxy's access URL and the probe follow it) and
+// says the same to Jupyter through JUPYTER_BASE_URL, as the image's README asks.
+TEST_F(JupyterImageTest, ServesUnderTheBaseUrlATemplateGives) {
+  instancepb::Template tmpl;
+  instancepb::Port* port = tmpl.add_ports();
+  port->set_port(8888);
+  port->set_is_probe(true);
+  port->set_base_url("/notebooks");
+  instancepb::Env* env = tmpl.add_envs();
+  env->set_name("JUPYTER_BASE_URL");
+  env->set_value("/notebooks");
+  const instancepb::Instance nb = stack_->RunImage(token_, "nb-2", "jupyter", "notebooks", tmpl);
+  ASSERT_EQ(nb.state(), instancepb::STATE_RUNNING);
+
+  std::vector<std::string> args = stack_->AccessFlags(nb, 8888, token_);
+  const std::string root_url = args.at(1);
+  args.at(1) = root_url + "notebooks/";
+  args.push_back("6*7");
+  nlohmann::json answer;
+  const CommandOutput r = stack_->RunClient("jupyter_exec.py", args, &answer);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(answer.value("result", ""), "42") << answer;
+  // Nothing of Jupyter's API outside it.
+  const CommandOutput outside =
+      RunCommand({"/usr/bin/curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--noproxy", "*",
+                  root_url + "api/kernelspecs"},
+                 {});
+  EXPECT_EQ(outside.out, "404");
+}
+
 }  // namespace
 }  // namespace gpuaas::images_testing

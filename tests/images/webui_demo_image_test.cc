@@ -67,6 +67,22 @@ TEST_F(WebuiDemoImageTest, StreamsAJobsProgressAndWritesItsOutputToTheStorage) {
   EXPECT_EQ(sidecar.value("steps", 0), 12);
   EXPECT_EQ(sidecar.value("instance_id", ""), "sd-1");
 
+  // Bad requests are refused with a reason, and queue nothing.
+  const std::string ui_url = stack_->AccessFlags(sd, 7860, token_).at(1);
+  for (const char* body : {R"({"prompt": "", "steps": 5})", R"({"prompt": "x", "steps": 0})",
+                           R"({"prompt": "x", "steps": "many"})", R"(not json)"}) {
+    const CommandOutput bad =
+        RunCommand({"/usr/bin/curl", "-sS", "-w", " %{http_code}", "--noproxy", "*", "-X", "POST",
+                    "--data", body, ui_url + "api/generate"},
+                   {});
+    EXPECT_NE(bad.out.find("\"error\""), std::string::npos) << body << ": " << bad.out;
+    EXPECT_TRUE(bad.out.ends_with(" 400")) << body << ": " << bad.out;
+  }
+  const CommandOutput unknown = RunCommand({"/usr/bin/curl", "-sS", "-w", " %{http_code}",
+                                            "--noproxy", "*", ui_url + "api/jobs/0123456789abcdef"},
+                                           {});
+  EXPECT_TRUE(unknown.out.ends_with(" 404")) << unknown.out;
+
   // The gallery, the catalog's public port, lists the picture; it has no API to write with.
   ASSERT_EQ(sd.ports_size(), 2);
   const std::vector<std::string> gallery = stack_->AccessFlags(sd, 7861, token_);
