@@ -295,14 +295,18 @@ def page(base_url):
 
 
 def routes(base_url, generator, output_dir, gallery):
+    # A port's base_url has no trailing slash ("/sd"): the probe and the access URL ask for
+    # exactly that, and the page's relative links need the slash.
+    bare = [] if base_url == "/" else [(base_url.rstrip("/"), tornado.web.RedirectHandler,
+                                        {"url": base_url, "permanent": False})]
     if gallery:
         # Pictures only: the sidecars carry the prompts, which sharing a picture does not share.
-        return [(base_url, GalleryHandler, {"output_dir": output_dir}),
-                (base_url + r"outputs/([a-f0-9]{16}\.png)", tornado.web.StaticFileHandler,
-                 {"path": output_dir})]
+        return bare + [(base_url, GalleryHandler, {"output_dir": output_dir}),
+                       (base_url + r"outputs/([a-f0-9]{16}\.png)", tornado.web.StaticFileHandler,
+                        {"path": output_dir})]
     out = (base_url + "outputs/(.*)", tornado.web.StaticFileHandler, {"path": output_dir})
     g = {"generator": generator}
-    return [
+    return bare + [
         (base_url, PageHandler, {"page": page(base_url)}),
         (base_url + "api/generate", GenerateHandler, g),
         (base_url + "api/jobs", JobsHandler, g),
