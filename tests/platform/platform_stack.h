@@ -83,6 +83,8 @@ class PlatformStack final {
   auth::testing::AuthStack& auth() { return *auth_; }
   Daemon& stock() { return *stock_; }
   Daemon& storage() { return *storage_; }
+  // The storage service's S3 endpoint, "http://127.0.0.1:PORT".
+  std::string s3_endpoint() const { return "http://127.0.0.1:" + std::to_string(s3_port_); }
   Daemon& instance(int replica = 0) { return *instances_.at(replica); }
   Daemon& agent(const std::string& node_id) { return *agents_.at(node_id); }
   const std::filesystem::path& dir() const { return dir_; }
@@ -142,6 +144,7 @@ class PlatformStack final {
   std::unique_ptr<instancepb::NodeWorkloadService::Stub> node_workloads_stub_;
   std::unique_ptr<instancepb::AccessService::Stub> access_stub_;
   bool storage_spec_created_ = false;
+  int s3_port_ = 0;
 };
 
 }  // namespace gpuaas::platform_testing
