@@ -4,6 +4,7 @@
 
 #include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "libs/rpc/handler.h"
+#include "services/instance/instance_logs.h"
 #include "services/instance/instance_watches.h"
 #include "services/instance/instances.h"
 
@@ -11,8 +12,10 @@ namespace gpuaas::instance {
 
 class InstanceServiceImpl final : public pb::InstanceService::CallbackService {
  public:
-  InstanceServiceImpl(Instances& instances, InstanceWatches& watches, rpc::Handler& handler)
-      : instances_(instances), watches_(watches), handler_(handler) {}
+  // `logs` may be null: GetInstanceLogs is then UNIMPLEMENTED.
+  InstanceServiceImpl(Instances& instances, InstanceWatches& watches, rpc::Handler& handler,
+                      InstanceLogs* logs = nullptr)
+      : instances_(instances), watches_(watches), handler_(handler), logs_(logs) {}
 
   grpc::ServerUnaryReactor* CreateInstance(grpc::CallbackServerContext* ctx,
                                            const pb::CreateInstanceRequest* req,
@@ -37,11 +40,14 @@ class InstanceServiceImpl final : public pb::InstanceService::CallbackService {
                                       pb::ListUsageResponse* resp) override;
   grpc::ServerWriteReactor<pb::InstanceChange>* WatchInstances(
       grpc::CallbackServerContext* ctx, const pb::WatchInstancesRequest* req) override;
+  grpc::ServerWriteReactor<pb::LogChunk>* GetInstanceLogs(
+      grpc::CallbackServerContext* ctx, const pb::GetInstanceLogsRequest* req) override;
 
  private:
   Instances& instances_;
   InstanceWatches& watches_;
   rpc::Handler& handler_;
+  InstanceLogs* logs_;
 };
 
 class ImageServiceImpl final : public pb::ImageService::CallbackService {

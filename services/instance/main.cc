@@ -17,6 +17,8 @@
 #include "libs/rpc/server.h"
 #include "libs/service/service_flags.h"
 #include "services/instance/grpc_service.h"
+#include "services/instance/instance_logs.h"
+#include "services/instance/instance_logs_relay.h"
 #include "services/instance/instance_watches.h"
 #include "services/instance/instances.h"
 #include "services/instance/migrations.h"
@@ -73,7 +75,15 @@ int Run(const InstanceFlags& f) {
       **pool, {auth, stock, storage}, [&back] { (*back)->reconciler().Kick(); },
       {.lookup_cache_ttl = absl::Seconds(f.lookup_cache_seconds)});
   gpuaas::instance::InstanceWatches watches(**pool, f.common.db_dsn);
-  gpuaas::instance::InstanceServiceImpl instance_service(instances, watches, server.handler());
+  // Logs come from the node agents, called with the service's own token.
+  gpuaas::instance::AgentLogClient agent_logs(
+      [&f](const std::string& address) {
+        return gpuaas::service::OpenPeerChannel(f.common, address);
+      },
+      (*back)->tokens());
+  gpuaas::instance::InstanceLogs logs(**pool, agent_logs);
+  gpuaas::instance::InstanceServiceImpl instance_service(instances, watches, server.handler(),
+                                                         &logs);
   gpuaas::instance::ImageServiceImpl image_service(instances, server.handler());
   server.AddService(&instance_service);
   server.AddService(&image_service);

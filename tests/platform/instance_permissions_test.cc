@@ -26,6 +26,7 @@ using grpc::StatusCode;
 constexpr StatusCode OK = StatusCode::OK;
 constexpr StatusCode PD = StatusCode::PERMISSION_DENIED;
 constexpr StatusCode NF = StatusCode::NOT_FOUND;
+constexpr StatusCode FP = StatusCode::FAILED_PRECONDITION;
 
 class InstancePermissionsTest : public gpuaas::testing::PgTest {
  protected:
@@ -194,6 +195,15 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          return instances.ListUsage(PlatformStack::Ctx(t).get(), r, &out);
        },
        OK, OK, NF, OK, OK},
+      // "owned" never ran (no agents): whoever may read it hears FAILED_PRECONDITION.
+      {"GetInstanceLogs",
+       [&](const std::string& t, int) {
+         instancepb::GetInstanceLogsRequest r;
+         r.set_instance_id("owned");
+         Ctx ctx = PlatformStack::Ctx(t);
+         return FirstOf(*ctx, instances.GetInstanceLogs(ctx.get(), r));
+       },
+       FP, FP, NF, FP, FP},
       {"CreateImage",
        [&](const std::string& t, int n) { return CreateImage(t, absl::StrCat("new-", n)); }, PD, PD,
        PD, PD, OK},
