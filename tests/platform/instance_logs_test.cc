@@ -109,22 +109,23 @@ TEST_F(InstanceLogsTest, TailsAndFollowsARunningWorkload) {
          "i=0; while true; do i=$((i+1)); echo \"tick $i\"; sleep 0.2; done");
   ASSERT_EQ(WaitState("ticker", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING)
       << stack_->instance().Log();
+  // Until five ticks were written (the workload's own pace, whatever the machine's load).
+  Logs five;
   ASSERT_TRUE(Eventually([&] {
-    return Read(token_, Request("ticker", 1, instancepb::LOG_STREAM_STDOUT)).out.find("tick") !=
-           std::string::npos;
-  })) << stack_->agent("node-a").Log();
+    five = Read(token_, Request("ticker", 5, instancepb::LOG_STREAM_STDOUT));
+    return five.out.find("line") == std::string::npos && five.out.find("tick") == 0;
+  })) << five.out
+      << stack_->agent("node-a").Log();
+  ASSERT_TRUE(five.status.ok()) << five.status.error_message();
+  ASSERT_EQ(Lines(five.out).size(), 5u) << five.out;
+  EXPECT_TRUE(five.err.empty()) << "only stdout was asked for";
+  for (const std::string& line : Lines(five.out)) EXPECT_EQ(line.substr(0, 5), "tick ") << line;
 
   // The default tail is 100 lines of each stream; stderr has one.
   Logs tail = Read(token_, Request("ticker", 0, instancepb::LOG_STREAM_UNSPECIFIED));
   ASSERT_TRUE(tail.status.ok()) << tail.status.error_message();
   EXPECT_EQ(Lines(tail.out).size(), 100u) << tail.out;
   EXPECT_EQ(tail.err, "to stderr\n");
-
-  Logs five = Read(token_, Request("ticker", 5, instancepb::LOG_STREAM_STDOUT));
-  ASSERT_TRUE(five.status.ok()) << five.status.error_message();
-  ASSERT_EQ(Lines(five.out).size(), 5u) << five.out;
-  EXPECT_TRUE(five.err.empty()) << "only stdout was asked for";
-  for (const std::string& line : Lines(five.out)) EXPECT_EQ(line.substr(0, 5), "tick ") << line;
 
   // A follow starts at the last line and sees the ticks that come after it.
   Logs followed = Read(token_, Request("ticker", 1, instancepb::LOG_STREAM_STDOUT, true),
