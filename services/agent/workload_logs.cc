@@ -58,10 +58,14 @@ class WorkloadLogReader final : public rpc::PullSource<pb::LogChunk> {
   absl::StatusOr<std::optional<pb::LogChunk>> Next() override {
     for (;;) {
       if (cancelled_) return absl::CancelledError("the client went away");
-      // Asked before reading: whatever a finished workload wrote is in the files by now.
-      const bool done = !follow_ || finished_(workload_id_);
       if (std::optional<pb::LogChunk> chunk = ReadAny(); chunk.has_value()) return chunk;
-      if (done) return std::nullopt;
+      if (!follow_ || drained_) return std::nullopt;
+      // Asked only when nothing is left to read (it lists the runtime's workloads), then read
+      // once more: whatever a finished workload wrote is in the files by now.
+      if (finished_(workload_id_)) {
+        drained_ = true;
+        continue;
+      }
       Wait();
     }
   }
@@ -112,6 +116,7 @@ class WorkloadLogReader final : public rpc::PullSource<pb::LogChunk> {
   int inotify_fd_ = -1;
   size_t next_ = 0;
   bool tailed_ = false;
+  bool drained_ = false;  // the workload finished: what is left to read is all there is
 };
 
 // A workload id names a directory right under the root: never a path.

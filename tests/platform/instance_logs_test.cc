@@ -2,14 +2,17 @@
 // node's real agent serves it (WorkloadLogService) and the instance service relays it: the
 // last lines, a follow that sees lines as they are written, a workload that writes 100 MB
 // (its logs stay under the cap and the tail still works), the logs of a workload that exited
-// (a FAILED instance), and who may read them.
+// (a FAILED instance), who may read them, and `gpuaasctl instances logs`.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gpuaas/instance/v1/workload_logs.grpc.pb.h"
 #include "libs/testing/eventually.h"
@@ -28,6 +31,11 @@ struct Logs {
   std::string out;
   std::string err;
 };
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines = absl::StrSplit(text, '\n');
@@ -160,6 +168,22 @@ TEST_F(InstanceLogsTest, AFailedInstancesLogsStayReadable) {
   Logs followed = Read(token_, Request("crasher", 0, instancepb::LOG_STREAM_STDERR, true));
   ASSERT_TRUE(followed.status.ok()) << followed.status.error_message();
   EXPECT_EQ(followed.err, "bad thing happened\n");
+
+  // gpuaasctl writes each stream to its own: stdout's chunks to stdout, stderr's to stderr.
+  const fs::path out = dir_.path() / "ctl.out";
+  const fs::path err = dir_.path() / "ctl.err";
+  const std::string command = absl::StrCat(
+      "cd '", dir_.path().string(), "' && env -i HOME='", dir_.path().string(),
+      "' GPUAAS_TOKEN=\"$CTL_TOKEN\" GPUAAS_INSTANCE_ADDR=", stack_->instance().address(), " '",
+      GPUAAS_CTL_BINARY, "' instances logs crasher --tail 5 > '", out.string(), "' 2> '",
+      err.string(), "'");
+  // The token goes through the environment, never a command line others can read.
+  setenv("CTL_TOKEN", token_.c_str(), 1);
+  const int code = std::system(command.c_str());
+  unsetenv("CTL_TOKEN");
+  EXPECT_EQ(code, 0) << ReadFile(err);
+  EXPECT_EQ(ReadFile(out), "about to fail\n");
+  EXPECT_EQ(ReadFile(err), "bad thing happened\n");
 }
 
 TEST_F(InstanceLogsTest, AHundredMegabytesStayUnderTheCapAndTailStillWorks) {
