@@ -5,6 +5,8 @@
 // (a FAILED instance), who may read them, and `gpuaasctl instances logs`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -192,6 +194,29 @@ TEST_F(InstanceLogsTest, AHundredMegabytesStayUnderTheCapAndTailStillWorks) {
          "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
          "xxxxxxxxxxxxxxxxxx | head -c 104857600; echo END; exec sleep 3600");
   ASSERT_EQ(WaitState("flood", instancepb::STATE_RUNNING).state(), instancepb::STATE_RUNNING);
+
+  // A follow keeps up through the shim's rotations (or skips what rotated away twice before it
+  // read it: the cap wins) and reaches the last line; only the end is kept here.
+  {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(180));
+    ctx->AddMetadata("authorization", "Bearer " + token_);
+    auto reader = stack_->instances().GetInstanceLogs(
+        ctx.get(), Request("flood", 1, instancepb::LOG_STREAM_STDOUT, true));
+    std::string end;
+    int64_t received = 0;
+    for (instancepb::LogChunk chunk; reader->Read(&chunk);) {
+      received += static_cast<int64_t>(chunk.data().size());
+      end = (end + chunk.data())
+                .substr(std::max<size_t>(end.size() + chunk.data().size(), 200) - 200);
+      if (end.size() >= 4 && end.substr(end.size() - 4) == "END\n") break;
+    }
+    ctx->TryCancel();
+    reader->Finish();
+    ASSERT_GE(end.size(), 4u);
+    EXPECT_EQ(end.substr(end.size() - 4), "END\n") << received << " bytes followed";
+  }
+
   Logs tail;
   ASSERT_TRUE(Eventually(
       [&] {
