@@ -276,6 +276,25 @@ TEST_F(InstanceLogsTest, OnlyTheTenantReadsAndOnlyServicesAskTheAgent) {
             grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(read_agent(stack_->admin_token(), "nobody.1").first.error_code(),
             grpc::StatusCode::NOT_FOUND);
+
+  // The caller's deadline reaches the agent: a follow ends with it instead of hanging.
+  {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    ctx->AddMetadata("authorization", "Bearer " + token_);
+    auto reader = stack_->instances().GetInstanceLogs(
+        ctx.get(), Request("private", 0, instancepb::LOG_STREAM_UNSPECIFIED, true));
+    std::string data;
+    for (instancepb::LogChunk chunk; reader->Read(&chunk);) data += chunk.data();
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    EXPECT_EQ(data, "secret-output\n");
+  }
+
+  // Its node's agent gone: UNAVAILABLE (the workload itself outlives the agent).
+  stack_->agent("node-a").Kill();
+  Logs unreachable = Read(token_, Request("private", 0, instancepb::LOG_STREAM_UNSPECIFIED));
+  EXPECT_EQ(unreachable.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << unreachable.status.error_message();
 }
 
 }  // namespace
