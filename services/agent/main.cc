@@ -60,6 +60,7 @@ struct AgentFlags {
   std::string workload_user = "nobody";
   std::string shim_path;
   std::string advertise_address = "127.0.0.1";
+  std::string grpc_advertise_address;
   std::string port_range = "20000-29999";
   std::string utilization_file;
   std::string keep_finished = "1h";
@@ -142,6 +143,10 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
                  "where clients reach this node's workload ports (reported with each port)")
       ->envname(Env("ADVERTISE_ADDRESS"))
       ->capture_default_str();
+  app.add_option("--grpc-advertise-address", f.grpc_advertise_address,
+                 "the host the instance service reaches this agent's gRPC server at (its logs), "
+                 "with --listen's port (default: --advertise-address)")
+      ->envname(Env("GRPC_ADVERTISE_ADDRESS"));
   app.add_option("--port-range", f.port_range, "host ports handed to workloads, FIRST-LAST")
       ->envname(Env("PORT_RANGE"))
       ->capture_default_str();
@@ -382,7 +387,9 @@ int Run(const AgentFlags& f) {
         agent::WorkloadSync::Options{
             .node_id = identity.node_id,
             .address = f.advertise_address,
-            .agent_address = agent::JoinHostPort(f.advertise_address, server.port()),
+            .agent_address = agent::JoinHostPort(
+                f.grpc_advertise_address.empty() ? f.advertise_address : f.grpc_advertise_address,
+                server.port()),
             .keep_finished = *keep_finished});
   }
 
