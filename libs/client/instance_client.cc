@@ -100,4 +100,22 @@ absl::Status InstanceClient::WatchInstances(
   return rpc::FromGrpcStatus(reader->Finish());
 }
 
+absl::Status InstanceClient::GetInstanceLogs(
+    const instancepb::GetInstanceLogsRequest& req,
+    const std::function<bool(const instancepb::LogChunk&)>& on_chunk,
+    const CallContext& call) const {
+  std::unique_ptr<grpc::ClientContext> ctx = call.NewClientContext(absl::InfiniteDuration());
+  std::unique_ptr<grpc::ClientReaderInterface<instancepb::LogChunk>> reader =
+      instances_->GetInstanceLogs(ctx.get(), req);
+  instancepb::LogChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (!on_chunk(chunk)) {
+      ctx->TryCancel();
+      reader->Finish();
+      return absl::OkStatus();
+    }
+  }
+  return rpc::FromGrpcStatus(reader->Finish());
+}
+
 }  // namespace gpuaas::client

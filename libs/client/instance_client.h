@@ -65,6 +65,13 @@ class InstanceClient final {
       const std::function<bool(const instancepb::InstanceChange&)>& on_change,
       const CallContext& call = {}) const;
 
+  // Streams the instance's log chunks to `on_chunk` until it returns false (then OK), the
+  // stream ends (OK after a tail, or when a followed workload ended; else its status), or the
+  // call's deadline passes (none unless `call` sets one: a follow is long).
+  absl::Status GetInstanceLogs(const instancepb::GetInstanceLogsRequest& req,
+                               const std::function<bool(const instancepb::LogChunk&)>& on_chunk,
+                               const CallContext& call = {}) const;
+
  private:
   using InstanceStub = ::gpuaas::instance::v1::InstanceService::StubInterface;
   using ImageStub = ::gpuaas::instance::v1::ImageService::StubInterface;

@@ -58,4 +58,10 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(std::string_view flag, std::str
   return d;
 }
 
+std::string JoinHostPort(std::string_view host, int port) {
+  const absl::string_view h(host.data(), host.size());
+  if (h.find(':') != absl::string_view::npos) return absl::StrCat("[", h, "]:", port);
+  return absl::StrCat(h, ":", port);
+}
+
 }  // namespace gpuaas::agent

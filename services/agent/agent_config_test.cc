@@ -45,5 +45,11 @@ TEST(AgentConfigTest, ParsesDurations) {
   EXPECT_THAT(ParseDurationFlag("--x", "0"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(AgentConfigTest, JoinHostPortBracketsIpv6) {
+  EXPECT_EQ(JoinHostPort("10.0.0.7", 50061), "10.0.0.7:50061");
+  EXPECT_EQ(JoinHostPort("agent", 50061), "agent:50061");
+  EXPECT_EQ(JoinHostPort("::1", 50061), "[::1]:50061");
+}
+
 }  // namespace
 }  // namespace gpuaas::agent

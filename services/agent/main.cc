@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "libs/authz/grpc_jwks_source.h"
+#include "libs/authz/verifier.h"
 #include "libs/client/access_tokens.h"
 #include "libs/client/auth_client.h"
 #include "libs/client/channel.h"
@@ -30,6 +32,7 @@
 #include "services/agent/runtime/process_runtime.h"
 #include "services/agent/simulated_source.h"
 #include "services/agent/stock_reporter.h"
+#include "services/agent/workload_logs.h"
 #include "services/agent/workload_sync.h"
 
 namespace {
@@ -57,8 +60,10 @@ struct AgentFlags {
   std::string workload_user = "nobody";
   std::string shim_path;
   std::string advertise_address = "127.0.0.1";
+  std::string grpc_advertise_address;
   std::string port_range = "20000-29999";
   std::string utilization_file;
+  std::string keep_finished = "1h";
   std::string log_level = "info";
   gpuaas::rpc::TlsOptions tls;
 };
@@ -138,6 +143,10 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
                  "where clients reach this node's workload ports (reported with each port)")
       ->envname(Env("ADVERTISE_ADDRESS"))
       ->capture_default_str();
+  app.add_option("--grpc-advertise-address", f.grpc_advertise_address,
+                 "the host the instance service reaches this agent's gRPC server at (its logs), "
+                 "with --listen's port (default: --advertise-address)")
+      ->envname(Env("GRPC_ADVERTISE_ADDRESS"));
   app.add_option("--port-range", f.port_range, "host ports handed to workloads, FIRST-LAST")
       ->envname(Env("PORT_RANGE"))
       ->capture_default_str();
@@ -145,6 +154,11 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
                  "simulated GPUs take the utilization this file pins, one '<gpu uuid or index> "
                  "<percent>' per line")
       ->envname(Env("UTILIZATION_FILE"));
+  app.add_option("--keep-finished", f.keep_finished,
+                 "a finished workload that left the node's set keeps its directory (its logs, "
+                 "for GetInstanceLogs) this long")
+      ->envname(Env("KEEP_FINISHED"))
+      ->capture_default_str();
   app.add_option("--log-level", f.log_level)
       ->envname(Env("LOG_LEVEL"))
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -182,6 +196,20 @@ agent::ProcessRuntimeOptions RuntimeOptions(const AgentFlags& f,
   return o;
 }
 
+// Whether the workload has finished, as the runtime knows it; one it does not know (removed,
+// or no runtime at all) has nothing more to write.
+bool Finished(const agent::Runtime* runtime, const std::string& workload_id) {
+  namespace pb = gpuaas::instance::v1;
+  if (runtime == nullptr) return true;
+  for (const pb::WorkloadStatus& s : runtime->List()) {
+    if (s.workload_id() == workload_id) {
+      return s.state() == pb::WORKLOAD_STATE_EXITED || s.state() == pb::WORKLOAD_STATE_STOPPED ||
+             s.state() == pb::WORKLOAD_STATE_FAILED;
+    }
+  }
+  return true;
+}
+
 std::string Hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') {
@@ -209,8 +237,10 @@ int Run(const AgentFlags& f) {
       agent::ParseDurationFlag("--heartbeat-interval", f.heartbeat_interval, true);
   absl::StatusOr<absl::Duration> sample =
       agent::ParseDurationFlag("--sample-interval", f.sample_interval);
-  for (const absl::Status& s :
-       {labels.status(), reprobe.status(), heartbeat.status(), sample.status()}) {
+  absl::StatusOr<absl::Duration> keep_finished =
+      agent::ParseDurationFlag("--keep-finished", f.keep_finished, true);
+  for (const absl::Status& s : {labels.status(), reprobe.status(), heartbeat.status(),
+                                sample.status(), keep_finished.status()}) {
     if (!s.ok()) {
       return fail(s);
     }
@@ -293,14 +323,34 @@ int Run(const AgentFlags& f) {
       [&] { return agent::BuildHeartbeat(identity.node_id, monitor.Snapshot()); },
       {.node_id = identity.node_id, .heartbeat_interval = *heartbeat});
 
+  // Workloads: run by the process runtime (made before serving: the log service reads it).
+  const bool runs_workloads = !f.instance_addr.empty() && f.instance_addr != "none";
+  std::unique_ptr<agent::Runtime> runtime;
+  if (runs_workloads) {
+    absl::StatusOr<std::unique_ptr<agent::Runtime>> made =
+        agent::NewProcessRuntime(RuntimeOptions(f, monitor.Snapshot()));
+    if (!made.ok()) {
+      return fail(made.status());
+    }
+    runtime = *std::move(made);
+  }
+
   // The server's own metrics endpoint is off: ours serves the GPU gauges and the process's.
-  gpuaas::rpc::Server server({.name = "agent",
-                              .listen_address = f.listen,
-                              .metrics_address = "",
-                              .tls = f.tls,
-                              .worker_threads = 2,
-                              .cpu_threads = 1},
-                             nullptr);
+  // Its callers (the instance service, for logs) prove a service role with a token checked
+  // against the auth service's keys, as every service checks its callers.
+  gpuaas::rpc::Server server(
+      {.name = "agent",
+       .listen_address = f.listen,
+       .metrics_address = "",
+       .tls = f.tls,
+       .worker_threads = 2,
+       .cpu_threads = 1},
+      gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock));
+  agent::WorkloadLogs logs({.root = f.workload_root, .finished = [&runtime](const std::string& id) {
+                              return Finished(runtime.get(), id);
+                            }});
+  agent::WorkloadLogServiceImpl log_service(logs, server.handler());
+  server.AddService(&log_service);
   std::unique_ptr<gpuaas::rpc::MetricsEndpoint> metrics;
   if (!f.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<gpuaas::rpc::MetricsEndpoint>> endpoint =
@@ -321,24 +371,26 @@ int Run(const AgentFlags& f) {
   log->info("gpuaas-agent {} serving on port {} (metrics port {}); stock service at {}",
             agent::kAgentVersion, server.port(), metrics ? metrics->port() : 0, f.stock_addr);
 
-  // Workloads: the node's desired set from the instance service, run by the process runtime.
-  std::unique_ptr<agent::Runtime> runtime;
+  // The node's desired set from the instance service, converged on the runtime.
   std::unique_ptr<agent::WorkloadSync> sync;
-  if (!f.instance_addr.empty() && f.instance_addr != "none") {
-    absl::StatusOr<std::unique_ptr<agent::Runtime>> made =
-        agent::NewProcessRuntime(RuntimeOptions(f, monitor.Snapshot()));
+  if (runs_workloads) {
     absl::StatusOr<std::shared_ptr<grpc::Channel>> instance_channel =
         gpuaas::client::OpenChannel(f.instance_addr, client_tls);
-    if (!made.ok() || !instance_channel.ok()) {
-      return fail(!made.ok() ? made.status() : instance_channel.status());
+    if (!instance_channel.ok()) {
+      return fail(instance_channel.status());
     }
-    runtime = *std::move(made);
     sync = std::make_unique<agent::WorkloadSync>(
         *instance_channel, tokens.get(), *runtime,
         [&monitor](const std::vector<std::string>& uuids) {
           return agent::PeakUtilization(monitor.Snapshot(), uuids);
         },
-        agent::WorkloadSync::Options{.node_id = identity.node_id, .address = f.advertise_address});
+        agent::WorkloadSync::Options{
+            .node_id = identity.node_id,
+            .address = f.advertise_address,
+            .agent_address = agent::JoinHostPort(
+                f.grpc_advertise_address.empty() ? f.advertise_address : f.grpc_advertise_address,
+                server.port()),
+            .keep_finished = *keep_finished});
   }
 
   std::thread sampler([&] { monitor.Run(*sample); });

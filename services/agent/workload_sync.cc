@@ -107,6 +107,7 @@ bool WorkloadSync::WatchOnce() {
   pb::WatchWorkloadsRequest req;
   req.set_node_id(options_.node_id);
   req.set_address(options_.address);
+  req.set_agent_address(options_.agent_address);
   std::unique_ptr<grpc::ClientReader<pb::WorkloadSet>> reader =
       stub_->WatchWorkloads(ctx.get(), req);
   pb::WorkloadSet set;
@@ -247,10 +248,13 @@ bool WorkloadSync::Report(bool complete) {
     reported_[s.workload_id()] = fingerprints[s.workload_id()];
   }
   if (complete) peak_utilization_.clear();
-  // Finished workloads that left the set were reported for the last time: forget them.
+  // Finished workloads that left the set were reported for the last time: forget them once
+  // their logs were kept long enough.
+  const absl::Time now = absl::Now();
   for (const pb::WorkloadStatus& s : statuses) {
     if (Finished(s.state()) && !desired_.count(s.workload_id()) &&
-        reported_[s.workload_id()] == fingerprints[s.workload_id()]) {
+        reported_[s.workload_id()] == fingerprints[s.workload_id()] &&
+        now - FromProtoTime(s.state_time()) >= options_.keep_finished) {
       if (runtime_.Remove(s.workload_id()).ok()) {
         reported_.erase(s.workload_id());
         peak_utilization_.erase(s.workload_id());

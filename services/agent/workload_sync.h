@@ -48,6 +48,12 @@ class WorkloadSync final {
     std::string node_id;
     // Where the node's host ports are reached: each port mapping's host.
     std::string address = "127.0.0.1";
+    // Where the agent's own gRPC server (WorkloadLogService) is reached, "host:port"; empty
+    // when it serves none.
+    std::string agent_address;
+    // A finished workload that left the set keeps its directory (its logs) this long before
+    // the runtime forgets it, so the logs of a failed instance can still be read.
+    absl::Duration keep_finished = absl::Hours(1);
     absl::Duration call_timeout = absl::Seconds(5);
     // Until the service's first set says otherwise.
     absl::Duration report_interval = absl::Seconds(10);

@@ -1,6 +1,7 @@
 #include "services/instance/grpc_service.h"
 
 #include "libs/client/call_context.h"
+#include "libs/rpc/pull_stream.h"
 #include "libs/rpc/server_stream.h"
 
 namespace gpuaas::instance {
@@ -75,6 +76,16 @@ grpc::ServerWriteReactor<pb::InstanceChange>* InstanceServiceImpl::WatchInstance
       [this](const authz::Principal& p, const pb::WatchInstancesRequest& r,
              std::shared_ptr<rpc::StreamWriter<pb::InstanceChange>> out) {
         return watches_.Open(p, r, std::move(out));
+      });
+}
+
+grpc::ServerWriteReactor<pb::LogChunk>* InstanceServiceImpl::GetInstanceLogs(
+    grpc::CallbackServerContext* ctx, const pb::GetInstanceLogsRequest* req) {
+  return rpc::RunPullStream<pb::GetInstanceLogsRequest, pb::LogChunk>(
+      handler_, ctx, req,
+      [this](const authz::Principal& p, const pb::GetInstanceLogsRequest& r,
+             grpc::CallbackServerContext& c) -> absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> {
+        return logs_.Open(p, r, c);
       });
 }
 

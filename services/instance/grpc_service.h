@@ -5,6 +5,7 @@
 #include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "libs/rpc/handler.h"
 #include "services/instance/access.h"
+#include "services/instance/instance_logs.h"
 #include "services/instance/instance_metrics.h"
 #include "services/instance/instance_watches.h"
 #include "services/instance/instances.h"
@@ -14,11 +15,12 @@ namespace gpuaas::instance {
 class InstanceServiceImpl final : public pb::InstanceService::CallbackService {
  public:
   InstanceServiceImpl(Instances& instances, InstanceWatches& watches, Access& access,
-                      InstanceMetricsReader& metrics, rpc::Handler& handler)
+                      InstanceMetricsReader& metrics, InstanceLogs& logs, rpc::Handler& handler)
       : instances_(instances),
         watches_(watches),
         access_(access),
         metrics_(metrics),
+        logs_(logs),
         handler_(handler) {}
 
   grpc::ServerUnaryReactor* CreateInstance(grpc::CallbackServerContext* ctx,
@@ -50,12 +52,15 @@ class InstanceServiceImpl final : public pb::InstanceService::CallbackService {
   grpc::ServerUnaryReactor* GetInstanceMetrics(grpc::CallbackServerContext* ctx,
                                                const pb::GetInstanceMetricsRequest* req,
                                                pb::InstanceMetrics* resp) override;
+  grpc::ServerWriteReactor<pb::LogChunk>* GetInstanceLogs(
+      grpc::CallbackServerContext* ctx, const pb::GetInstanceLogsRequest* req) override;
 
  private:
   Instances& instances_;
   InstanceWatches& watches_;
   Access& access_;
   InstanceMetricsReader& metrics_;
+  InstanceLogs& logs_;
   rpc::Handler& handler_;
 };
 

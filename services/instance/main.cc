@@ -17,6 +17,8 @@
 #include "libs/rpc/server.h"
 #include "libs/service/service_flags.h"
 #include "services/instance/grpc_service.h"
+#include "services/instance/instance_logs.h"
+#include "services/instance/instance_logs_relay.h"
 #include "services/instance/instance_watches.h"
 #include "services/instance/instances.h"
 #include "services/instance/migrations.h"
@@ -80,7 +82,14 @@ int Run(const InstanceFlags& f) {
                                            .scheme = f.access_scheme,
                                            .code_ttl = absl::Seconds(f.access_code_ttl_seconds)});
   gpuaas::instance::InstanceMetricsReader metrics(**pool, stock);
-  gpuaas::instance::InstanceServiceImpl instance_service(instances, watches, access, metrics,
+  // Logs come from the node agents, called with the service's own token.
+  gpuaas::instance::AgentLogClient agent_logs(
+      [&f](const std::string& address) {
+        return gpuaas::service::OpenPeerChannel(f.common, address);
+      },
+      (*back)->tokens());
+  gpuaas::instance::InstanceLogs logs(**pool, agent_logs);
+  gpuaas::instance::InstanceServiceImpl instance_service(instances, watches, access, metrics, logs,
                                                          server.handler());
   gpuaas::instance::ImageServiceImpl image_service(instances, server.handler());
   gpuaas::instance::AccessServiceImpl access_service(access, server.handler());

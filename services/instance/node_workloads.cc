@@ -9,6 +9,7 @@
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
 #include "libs/service/validate.h"
+#include "services/instance/repository_logs.h"
 
 namespace gpuaas::instance {
 namespace {
@@ -217,9 +218,11 @@ absl::Status NodeWorkloads::OpenWatch(const authz::Principal& p,
                                       const pb::WatchWorkloadsRequest& req) {
   GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("address", req.address()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("agent_address", req.agent_address()));
   GPUAAS_RETURN_IF_ERROR(RequireAgent(p));
   return pool_.RunInTransaction("instance.open_watch", [&](db::Tx& tx) {
     repo_.SeeNode(tx, req.node_id(), req.address());
+    repo::SetAgentAddress(tx, req.node_id(), req.agent_address());
     return absl::OkStatus();
   });
 }

@@ -78,6 +78,8 @@ class BackHalf final {
 
   grpc::Service* node_workload_service() { return node_service_.get(); }
   Reconciler& reconciler() { return *reconciler_; }
+  // The service's own token (its API key's), for calls to the node agents (logs).
+  client::AccessTokens& tokens() { return *tokens_; }
 
   // Starts the hub and the reconciler. Call once.
   void Start();

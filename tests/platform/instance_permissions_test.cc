@@ -231,6 +231,15 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          return stack_->access().ReportAccess(PlatformStack::Ctx(t).get(), r, &out);
        },
        PD, PD, PD, OK, OK},
+      // "owned" never ran (no agents): whoever may read it hears FAILED_PRECONDITION.
+      {"GetInstanceLogs",
+       [&](const std::string& t, int) {
+         instancepb::GetInstanceLogsRequest r;
+         r.set_instance_id("owned");
+         Ctx ctx = PlatformStack::Ctx(t);
+         return FirstOf(*ctx, instances.GetInstanceLogs(ctx.get(), r));
+       },
+       FP, FP, NF, FP, FP},
       {"CreateImage",
        [&](const std::string& t, int n) { return CreateImage(t, absl::StrCat("new-", n)); }, PD, PD,
        PD, PD, OK},

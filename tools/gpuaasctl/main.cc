@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   gpuaas::ctl::AddAccessorCommands(app, ctx);
   gpuaas::ctl::AddImageCommands(app, ctx);
   gpuaas::ctl::AddInstanceCommands(app, ctx);
+  gpuaas::ctl::AddInstanceLogCommands(app, ctx);
   gpuaas::ctl::AddUsageCommands(app, ctx);
 
   try {

@@ -80,6 +80,15 @@ absl::Status Session::WatchInstances(
   return NameTheService(status, "instance", addresses_.instance);
 }
 
+absl::Status Session::GetInstanceLogs(
+    const client::instancepb::GetInstanceLogsRequest& req,
+    const std::function<bool(const client::instancepb::LogChunk&)>& on_chunk) {
+  GPUAAS_ASSIGN_OR_RETURN(StoredToken token, CurrentToken());
+  absl::Status status = instance_.GetInstanceLogs(
+      req, on_chunk, client::CallContext().set_bearer_token(token.access_token));
+  return NameTheService(status, "instance", addresses_.instance);
+}
+
 absl::StatusOr<StoredToken> Session::CurrentToken() {
   GPUAAS_ASSIGN_OR_RETURN(std::optional<StoredToken> stored, StoredSession());
   if (!stored.has_value()) {

@@ -90,6 +90,11 @@ class Session final {
       const client::instancepb::WatchInstancesRequest& req,
       const std::function<bool(const client::instancepb::InstanceChange&)>& on_change);
 
+  // Follows GetInstanceLogs until `on_chunk` returns false or the stream ends (its status).
+  absl::Status GetInstanceLogs(
+      const client::instancepb::GetInstanceLogsRequest& req,
+      const std::function<bool(const client::instancepb::LogChunk&)>& on_chunk);
+
   // A call without a token (Login, Refresh, ExchangeApiKey). Blocks up to the timeout.
   template <class Req, class Resp>
   absl::StatusOr<Resp> CallPublic(Method<Req, Resp> method, const Req& req) {

@@ -344,6 +344,9 @@ void ProcessRuntime::ShimExited(int pidfd) {
 absl::StatusOr<std::map<int, int>> ProcessRuntime::AllocatePorts(const pb::Workload& w) {
   std::set<int> taken;
   for (const auto& [id, e] : entries_) {
+    // A finished workload whose shim is gone listens on nothing: its ports are free again,
+    // though its entry (and logs) stay for --keep-finished.
+    if (Finished(e.state) && e.pidfd < 0) continue;
     for (const auto& [port, host] : e.host_ports) taken.insert(host);
   }
   const int span = options_.last_port - options_.first_port + 1;

@@ -1,0 +1,113 @@
+#include "services/agent/workload_logs.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "libs/testing/temp_dir.h"
+
+namespace gpuaas::agent {
+namespace {
+
+namespace pb = ::gpuaas::instance::v1;
+
+authz::Principal As(common::v1::Role role) {
+  authz::Principal p;
+  p.user_id = "u";
+  p.role = role;
+  if (role == common::v1::ROLE_MEMBER) p.tenant_id = "t";
+  return p;
+}
+
+class WorkloadLogsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(dir_.path() / "inst-1.1");
+    Append("stdout.log", "a\nb\n");
+    Append("stderr.log", "oops\n");
+  }
+
+  void Append(const std::string& name, const std::string& text) {
+    std::ofstream(dir_.path() / "inst-1.1" / name, std::ios::app) << text;
+  }
+
+  absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> Open(
+      const std::string& id, int tail = 0, bool follow = false,
+      common::v1::Role role = common::v1::ROLE_SERVICE) {
+    pb::ReadWorkloadLogsRequest req;
+    req.set_workload_id(id);
+    req.set_tail_lines(tail);
+    req.set_follow(follow);
+    return logs_.Open(As(role), req);
+  }
+
+  // Every chunk until the source ends: "stdout:" / "stderr:" prefixed.
+  static std::string Drain(rpc::PullSource<pb::LogChunk>& source) {
+    std::string all;
+    for (;;) {
+      absl::StatusOr<std::optional<pb::LogChunk>> next = source.Next();
+      if (!next.ok() || !next->has_value()) return all;
+      all += ((*next)->stream() == pb::LOG_STREAM_STDERR ? "stderr:" : "stdout:") + (*next)->data();
+    }
+  }
+
+  testing::TempDir dir_;
+  std::atomic<bool> finished_{true};
+  WorkloadLogs logs_{{.root = dir_.path().string(),
+                      .finished = [this](const std::string&) { return finished_.load(); },
+                      .max_streams = 2}};
+};
+
+TEST_F(WorkloadLogsTest, OnlyServicesAndPlatformAdminsRead) {
+  EXPECT_EQ(Open("inst-1.1", 0, false, common::v1::ROLE_MEMBER).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Open("inst-1.1", 0, false, common::v1::ROLE_PLATFORM_ADMIN).ok());
+}
+
+TEST_F(WorkloadLogsTest, BadRequestsAreNamedAndPathsAreNotWorkloads) {
+  EXPECT_EQ(Open("inst-1.1", -1).status().message(), "tail_lines: must be 0 to 10000");
+  EXPECT_EQ(Open("inst-1.1", 10001).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Open("").status().code(), absl::StatusCode::kInvalidArgument);
+  for (const char* id : {"../inst-1.1", "inst-1.1/..", "..", ".", "missing.1", "a/b"}) {
+    EXPECT_EQ(Open(id).status().code(), absl::StatusCode::kNotFound) << id;
+  }
+}
+
+TEST_F(WorkloadLogsTest, TailsStdoutThenStderr) {
+  auto source = Open("inst-1.1", 1);
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_EQ(Drain(**source), "stdout:b\nstderr:oops\n");
+}
+
+TEST_F(WorkloadLogsTest, AFollowEndsOnceTheFinishedWorkloadIsDrained) {
+  finished_ = false;
+  auto source = Open("inst-1.1", 0, true);
+  ASSERT_TRUE(source.ok()) << source.status();
+  std::thread writer([&] {
+    Append("stdout.log", "c\n");
+    finished_ = true;  // what it wrote before finishing is still sent
+  });
+  const std::string all = Drain(**source);
+  writer.join();
+  EXPECT_EQ(all.substr(0, 10), "stdout:a\nb") << all;
+  EXPECT_NE(all.find("c\n"), std::string::npos) << all;
+}
+
+TEST_F(WorkloadLogsTest, CancelEndsAFollowAndStreamsAreBounded) {
+  finished_ = false;
+  auto first = Open("inst-1.1", 0, true);
+  auto second = Open("inst-1.1", 0, true);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(Open("inst-1.1").status().code(), absl::StatusCode::kResourceExhausted);
+  (*first)->Cancel();
+  EXPECT_EQ((*first)->Next().status().code(), absl::StatusCode::kCancelled);
+  first->reset();
+  EXPECT_TRUE(Open("inst-1.1").ok()) << "a closed stream frees its place";
+}
+
+}  // namespace
+}  // namespace gpuaas::agent
