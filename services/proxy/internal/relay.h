@@ -14,6 +14,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 
 namespace gpuaas::proxy::internal {
 
@@ -108,15 +110,21 @@ asio::awaitable<void> Tunnel(A& a, beast::flat_buffer& a_pending, B& b,
   beast::get_lowest_layer(b).expires_never();
   asio::steady_timer other_done(executor, asio::steady_timer::time_point::max());
   bool finished = false;
+  // Whichever direction ends first closes both sockets, which ends the other one's read.
+  auto close_both = [&a, &b] {
+    beast::error_code ignored;
+    beast::get_lowest_layer(a).socket().close(ignored);
+    beast::get_lowest_layer(b).socket().close(ignored);
+  };
   asio::co_spawn(executor, Pump(b, b_pending, a), [&](std::exception_ptr) {
     finished = true;
+    close_both();
     other_done.cancel();
   });
   co_await Pump(a, a_pending, b);
-  beast::error_code ignored;
-  beast::get_lowest_layer(a).socket().close(ignored);
-  beast::get_lowest_layer(b).socket().close(ignored);
+  close_both();
   if (!finished) {
+    beast::error_code ignored;
     co_await other_done.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
   }
 }

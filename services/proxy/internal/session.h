@@ -22,6 +22,10 @@ namespace gpuaas::proxy::internal {
 
 using tcp = asio::ip::tcp;
 
+// Not body_limit(boost::none): Beast 1.74 compares the length against the empty optional and
+// refuses every sized body ("body limit exceeded").
+inline constexpr std::uint64_t kNoBodyLimit = std::numeric_limits<std::uint64_t>::max();
+
 // Beast has a string_view of its own (boost::string_view in 1.74).
 inline std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
 
@@ -53,7 +57,7 @@ class Session final {
     for (;;) {
       http::request_parser<http::empty_body> head;
       head.header_limit(static_cast<uint32_t>(shared_.options.header_limit));
-      head.body_limit(boost::none);
+      head.body_limit(kNoBodyLimit);
       beast::get_lowest_layer(client_).expires_after(Chrono(shared_.options.header_timeout));
       co_await http::async_read_header(client_, buffer_, head,
                                        asio::redirect_error(asio::use_awaitable, ec));
@@ -245,6 +249,8 @@ class Session final {
     const bool client_keep = head.get().keep_alive();
     beast::error_code ec = co_await Connect(d.route);
     if (ec) {
+      Logger("proxy")->debug("{}: connecting to the workload: {}", d.host.instance_id,
+                             ec.message());
       shared_.deps.metrics.CountUpstreamError();
       co_return co_await Answer(502, "the workload cannot be reached\n", false, version);
     }
@@ -253,6 +259,7 @@ class Session final {
     ec = co_await RelayBody(client_, buffer_, request, *upstream_.stream, request_out,
                             shared_.options.body_timeout);
     if (ec) {
+      Logger("proxy")->debug("{}: relaying the request: {}", d.host.instance_id, ec.message());
       // Either side failed mid-request: nothing reached the client yet, but its body may be
       // half read, so this connection is done.
       upstream_.stream.reset();
@@ -263,12 +270,14 @@ class Session final {
 
     http::response_parser<http::buffer_body> response;
     response.header_limit(static_cast<uint32_t>(shared_.options.header_limit));
-    response.body_limit(boost::none);
+    response.body_limit(kNoBodyLimit);
     response.skip(is_head);
     upstream_.stream->expires_after(Chrono(shared_.options.upstream_timeout));
     co_await http::async_read_header(*upstream_.stream, upstream_.buffer, response,
                                      asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
+      Logger("proxy")->debug("{}: the workload's response head: {}", d.host.instance_id,
+                             ec.message());
       upstream_.stream.reset();
       shared_.deps.metrics.CountUpstreamError();
       co_await Answer(502, "the workload did not answer\n", false, version);
@@ -313,6 +322,7 @@ class Session final {
     ec = co_await RelayBody(*upstream_.stream, upstream_.buffer, response, client_, response_out,
                             shared_.options.upstream_timeout);
     if (ec) {
+      Logger("proxy")->debug("{}: relaying the response: {}", d.host.instance_id, ec.message());
       // The workload broke off (or the client left): end the client's response by closing.
       upstream_.stream.reset();
       shared_.deps.metrics.CountUpstreamError();
