@@ -22,6 +22,18 @@ absl::StatusOr<instancepb::Instance> InstanceClient::GetInstance(
   return internal::UnaryCall(*instances_, &InstanceStub::GetInstance, req, call, default_timeout_);
 }
 
+absl::StatusOr<instancepb::InstanceAccess> InstanceClient::GetInstanceAccess(
+    const instancepb::GetInstanceAccessRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*instances_, &InstanceStub::GetInstanceAccess, req, call,
+                             default_timeout_);
+}
+
+absl::StatusOr<instancepb::InstanceMetrics> InstanceClient::GetInstanceMetrics(
+    const instancepb::GetInstanceMetricsRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*instances_, &InstanceStub::GetInstanceMetrics, req, call,
+                             default_timeout_);
+}
+
 absl::StatusOr<instancepb::ListInstancesResponse> InstanceClient::ListInstances(
     const instancepb::ListInstancesRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*instances_, &InstanceStub::ListInstances, req, call,

@@ -43,6 +43,10 @@ class InstanceClient final {
                                                     const CallContext& call = {}) const;
   absl::StatusOr<instancepb::Instance> DeleteInstance(const instancepb::DeleteInstanceRequest& req,
                                                       const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::InstanceAccess> GetInstanceAccess(
+      const instancepb::GetInstanceAccessRequest& req, const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::InstanceMetrics> GetInstanceMetrics(
+      const instancepb::GetInstanceMetricsRequest& req, const CallContext& call = {}) const;
   absl::StatusOr<instancepb::ListUsageResponse> ListUsage(const instancepb::ListUsageRequest& req,
                                                           const CallContext& call = {}) const;
   absl::StatusOr<instancepb::Image> CreateImage(const instancepb::CreateImageRequest& req,

@@ -8,10 +8,10 @@ namespace {
 
 // Methods that call other services on the caller's behalf get its credentials, copied on the
 // gRPC thread, where the metadata map is certainly stable.
-template <class Req, class Resp>
+template <class Domain, class Req, class Resp>
 grpc::ServerUnaryReactor* RunAsCaller(
-    rpc::Handler& handler, grpc::CallbackServerContext* ctx, Instances& domain,
-    absl::Status (Instances::*method)(const authz::Principal&, const Caller&, const Req&, Resp&),
+    rpc::Handler& handler, grpc::CallbackServerContext* ctx, Domain& domain,
+    absl::Status (Domain::*method)(const authz::Principal&, const Caller&, const Req&, Resp&),
     const Req* req, Resp* resp) {
   Caller caller{.deadline = client::IncomingDeadline(*ctx)};
   const auto& metadata = ctx->client_metadata();
@@ -100,6 +100,31 @@ grpc::ServerUnaryReactor* ImageServiceImpl::DeleteImage(grpc::CallbackServerCont
                                                         const pb::DeleteImageRequest* req,
                                                         pb::DeleteImageResponse* resp) {
   return rpc::RunDomain(handler_, ctx, instances_, &Instances::DeleteImage, req, resp);
+}
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstanceAccess(
+    grpc::CallbackServerContext* ctx, const pb::GetInstanceAccessRequest* req,
+    pb::InstanceAccess* resp) {
+  return rpc::RunDomain(handler_, ctx, access_, &Access::GetInstanceAccess, req, resp);
+}
+
+grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstanceMetrics(
+    grpc::CallbackServerContext* ctx, const pb::GetInstanceMetricsRequest* req,
+    pb::InstanceMetrics* resp) {
+  return RunAsCaller(handler_, ctx, metrics_, &InstanceMetricsReader::GetInstanceMetrics, req,
+                     resp);
+}
+
+grpc::ServerUnaryReactor* AccessServiceImpl::RedeemAccessCode(
+    grpc::CallbackServerContext* ctx, const pb::RedeemAccessCodeRequest* req,
+    pb::AccessGrant* resp) {
+  return rpc::RunDomain(handler_, ctx, access_, &Access::RedeemAccessCode, req, resp);
+}
+
+grpc::ServerUnaryReactor* AccessServiceImpl::ReportAccess(grpc::CallbackServerContext* ctx,
+                                                          const pb::ReportAccessRequest* req,
+                                                          pb::ReportAccessResponse* resp) {
+  return rpc::RunDomain(handler_, ctx, access_, &Access::ReportAccess, req, resp);
 }
 
 }  // namespace gpuaas::instance

@@ -4,6 +4,8 @@
 
 #include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "libs/rpc/handler.h"
+#include "services/instance/access.h"
+#include "services/instance/instance_metrics.h"
 #include "services/instance/instance_watches.h"
 #include "services/instance/instances.h"
 
@@ -11,8 +13,13 @@ namespace gpuaas::instance {
 
 class InstanceServiceImpl final : public pb::InstanceService::CallbackService {
  public:
-  InstanceServiceImpl(Instances& instances, InstanceWatches& watches, rpc::Handler& handler)
-      : instances_(instances), watches_(watches), handler_(handler) {}
+  InstanceServiceImpl(Instances& instances, InstanceWatches& watches, Access& access,
+                      InstanceMetricsReader& metrics, rpc::Handler& handler)
+      : instances_(instances),
+        watches_(watches),
+        access_(access),
+        metrics_(metrics),
+        handler_(handler) {}
 
   grpc::ServerUnaryReactor* CreateInstance(grpc::CallbackServerContext* ctx,
                                            const pb::CreateInstanceRequest* req,
@@ -37,10 +44,34 @@ class InstanceServiceImpl final : public pb::InstanceService::CallbackService {
                                       pb::ListUsageResponse* resp) override;
   grpc::ServerWriteReactor<pb::InstanceChange>* WatchInstances(
       grpc::CallbackServerContext* ctx, const pb::WatchInstancesRequest* req) override;
+  grpc::ServerUnaryReactor* GetInstanceAccess(grpc::CallbackServerContext* ctx,
+                                              const pb::GetInstanceAccessRequest* req,
+                                              pb::InstanceAccess* resp) override;
+  grpc::ServerUnaryReactor* GetInstanceMetrics(grpc::CallbackServerContext* ctx,
+                                               const pb::GetInstanceMetricsRequest* req,
+                                               pb::InstanceMetrics* resp) override;
 
  private:
   Instances& instances_;
   InstanceWatches& watches_;
+  Access& access_;
+  InstanceMetricsReader& metrics_;
+  rpc::Handler& handler_;
+};
+
+class AccessServiceImpl final : public pb::AccessService::CallbackService {
+ public:
+  AccessServiceImpl(Access& access, rpc::Handler& handler) : access_(access), handler_(handler) {}
+
+  grpc::ServerUnaryReactor* RedeemAccessCode(grpc::CallbackServerContext* ctx,
+                                             const pb::RedeemAccessCodeRequest* req,
+                                             pb::AccessGrant* resp) override;
+  grpc::ServerUnaryReactor* ReportAccess(grpc::CallbackServerContext* ctx,
+                                         const pb::ReportAccessRequest* req,
+                                         pb::ReportAccessResponse* resp) override;
+
+ private:
+  Access& access_;
   rpc::Handler& handler_;
 };
 

@@ -21,10 +21,6 @@ constexpr int kEventsShown = 50;
 
 absl::Status InstanceNotFound() { return absl::NotFoundError("instance not found"); }
 
-client::CallContext OnBehalf(const Caller& caller) {
-  return client::CallContext::FromDeadline(caller.deadline).set_bearer_token(caller.authorization);
-}
-
 // A lookup's failure as this API reports it: what the caller named is "not found" under the
 // field's name; anything else passes through.
 absl::Status Named(absl::Status s, std::string_view field, std::string_view value) {
@@ -107,6 +103,10 @@ pb::Instance NewInstance(const pb::CreateInstanceRequest& req, const std::string
 }
 
 }  // namespace
+
+client::CallContext OnBehalf(const Caller& caller) {
+  return client::CallContext::FromDeadline(caller.deadline).set_bearer_token(caller.authorization);
+}
 
 // A create's lookups: each answered from the cache or a call in flight. Dropping it cancels
 // the calls not waited for.

@@ -37,6 +37,9 @@ struct Caller {
   absl::Time deadline = absl::InfiniteFuture();
 };
 
+// A call context carrying the caller's token and deadline.
+client::CallContext OnBehalf(const Caller& caller);
+
 struct Peers {
   client::AuthClient& auth;
   client::StockClient& stock;

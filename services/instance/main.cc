@@ -31,6 +31,9 @@ struct InstanceFlags {
   gpuaas::service::ServiceFlags common;
   std::string auth_addr = "127.0.0.1:50051";
   double lookup_cache_seconds = 2;
+  std::string access_domain = "gpuaas.localhost:8080";
+  std::string access_scheme = "http";
+  double access_code_ttl_seconds = 60;
   gpuaas::instance::BackHalfFlags back;
 };
 
@@ -73,10 +76,17 @@ int Run(const InstanceFlags& f) {
       **pool, {auth, stock, storage}, [&back] { (*back)->reconciler().Kick(); },
       {.lookup_cache_ttl = absl::Seconds(f.lookup_cache_seconds)});
   gpuaas::instance::InstanceWatches watches(**pool, f.common.db_dsn);
-  gpuaas::instance::InstanceServiceImpl instance_service(instances, watches, server.handler());
+  gpuaas::instance::Access access(**pool, {.domain = f.access_domain,
+                                           .scheme = f.access_scheme,
+                                           .code_ttl = absl::Seconds(f.access_code_ttl_seconds)});
+  gpuaas::instance::InstanceMetricsReader metrics(**pool, stock);
+  gpuaas::instance::InstanceServiceImpl instance_service(instances, watches, access, metrics,
+                                                         server.handler());
   gpuaas::instance::ImageServiceImpl image_service(instances, server.handler());
+  gpuaas::instance::AccessServiceImpl access_service(access, server.handler());
   server.AddService(&instance_service);
   server.AddService(&image_service);
+  server.AddService(&access_service);
   server.AddService((*back)->node_workload_service());
 
   watches.Start();
@@ -105,6 +115,21 @@ int main(int argc, char** argv) {
                  "for every create")
       ->envname(gpuaas::service::EnvName(kInstance.name, "LOOKUP_CACHE_SECONDS"))
       ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
+  app.add_option("--access-domain", flags.access_domain,
+                 "the access proxy's domain in access URLs (<instance>-<port>.<domain>), with "
+                 "its port unless the scheme's default")
+      ->envname(gpuaas::service::EnvName(kInstance.name, "ACCESS_DOMAIN"))
+      ->capture_default_str();
+  app.add_option("--access-scheme", flags.access_scheme,
+                 "http, or https when the access proxy serves TLS")
+      ->envname(gpuaas::service::EnvName(kInstance.name, "ACCESS_SCHEME"))
+      ->check(CLI::IsMember({"http", "https"}))
+      ->capture_default_str();
+  app.add_option("--access-code-ttl", flags.access_code_ttl_seconds,
+                 "seconds a one-time access link stays usable")
+      ->envname(gpuaas::service::EnvName(kInstance.name, "ACCESS_CODE_TTL"))
+      ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
   gpuaas::instance::AddBackHalfFlags(app, kInstance.name, flags.back);
   CLI11_PARSE(app, argc, argv);

@@ -66,9 +66,10 @@ trap 'exit 143' TERM INT HUP
 
 mkdir -p "$checkout/tools"
 chmod 700 "$tmp" "$parent"
-for tool in gpuaas pg-cluster install-deps gen-certs agent-credentials; do
+for tool in gpuaas pg-cluster install-deps install-images gen-certs agent-credentials; do
   cp "$src/tools/$tool" "$checkout/tools/"
 done
+cp -r "$src/tools/images" "$checkout/tools/"
 echo "checkout: $checkout (${#checkout} characters, parent mode $(stat -c %a "$parent"))"
 
 listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
@@ -246,6 +247,25 @@ if [ -f "$state/pids/storage.pid" ] && [ -f "$state/pids/instance.pid" ]; then
   grep -q "web-1" "$walk/stop.txt" || { cat "$walk/stop.txt"; fail "usage has no record of web-1"; }
   ! curl -sf "http://127.0.0.1:$host_port/" >/dev/null || fail "web-1 still serves after stop"
   echo "instance walk-through: web-1 ran on $inode, served its storage on port $host_port, stopped, billed"
+
+  # The catalog `up` seeded (tools/images): the walk-through's Jupyter on the same storage runs a
+  # cell (tests/images/jupyter_exec.py: a kernel over the REST API, the cell over its WebSocket).
+  (cd "$checkout" && "${ctl[@]}" images list) >"$walk/images.txt" 2>&1 \
+    || { cat "$walk/images.txt"; fail "images list"; }
+  for image in jupyter webui-demo; do
+    grep -q "^$image " "$walk/images.txt" || { cat "$walk/images.txt"; fail "up did not seed $image"; }
+  done
+  (cd "$checkout" \
+    && "${ctl[@]}" instances create nb-1 --spec h100.1x --image jupyter --storage models --wait \
+    && "${ctl[@]}" instances get nb-1 -o json >"$walk/nb-1.json") >"$walk/nb.txt" 2>&1 \
+    || { cat "$walk/nb.txt"; tail -n 30 "$state/logs/instance.log"; fail "jupyter walk-through"; }
+  nb_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ports"][0]["host_port"])' "$walk/nb-1.json")
+  cell=$(env -i HOME="$walk/home" /usr/bin/python3 "$src/tests/images/jupyter_exec.py" \
+           --base-url "http://127.0.0.1:$nb_port/" "1+1") || fail "jupyter on port $nb_port: $cell"
+  grep -q '"result": "2"' <<<"$cell" || fail "jupyter ran 1+1 as: $cell"
+  (cd "$checkout" && "${ctl[@]}" instances stop nb-1 --wait) >"$walk/nb-stop.txt" 2>&1 \
+    || { cat "$walk/nb-stop.txt"; fail "stop nb-1"; }
+  echo "jupyter walk-through: nb-1 from the seeded catalog ran 1+1 = 2 on port $nb_port"
 fi
 
 # Twice is harmless: the same processes go on serving.

@@ -1,8 +1,8 @@
-// Every InstanceService, ImageService and NodeWorkloadService RPC × every role, from the tenant
-// the caller acts in and from another: instances and usage are alpha's (its viewers read, its
-// members and tenant admins and the global roles drive them, another tenant finds nothing);
-// images are the platform's catalog (every role reads, platform admins write); node workloads
-// are for agents (services) and platform admins.
+// Every InstanceService, ImageService, NodeWorkloadService and AccessService RPC × every role, from
+// the tenant the caller acts in and from another: instances and usage are alpha's (its viewers
+// read, its members and tenant admins and the global roles drive them, another tenant finds
+// nothing); images are the platform's catalog (every role reads, platform admins write); node
+// workloads and the proxy's access calls are for services and platform admins.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -26,6 +26,7 @@ using grpc::StatusCode;
 constexpr StatusCode OK = StatusCode::OK;
 constexpr StatusCode PD = StatusCode::PERMISSION_DENIED;
 constexpr StatusCode NF = StatusCode::NOT_FOUND;
+constexpr StatusCode FP = StatusCode::FAILED_PRECONDITION;
 
 class InstancePermissionsTest : public gpuaas::testing::PgTest {
  protected:
@@ -194,6 +195,42 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          return instances.ListUsage(PlatformStack::Ctx(t).get(), r, &out);
        },
        OK, OK, NF, OK, OK},
+      // No agents: "owned" stays PENDING, so whoever may open it or read its GPUs learns that it
+      // does not run yet.
+      {"GetInstanceAccess",
+       [&](const std::string& t, int) {
+         instancepb::GetInstanceAccessRequest r;
+         r.set_instance_id("owned");
+         instancepb::InstanceAccess out;
+         return instances.GetInstanceAccess(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, FP, NF, FP, FP},
+      {"GetInstanceMetrics",
+       [&](const std::string& t, int) {
+         instancepb::GetInstanceMetricsRequest r;
+         r.set_instance_id("owned");
+         instancepb::InstanceMetrics out;
+         return instances.GetInstanceMetrics(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       FP, FP, NF, FP, FP},
+      {"RedeemAccessCode",
+       [&](const std::string& t, int) {
+         instancepb::RedeemAccessCodeRequest r;
+         r.set_code("no-such-code");
+         r.set_instance_id("owned");
+         r.set_port(8080);
+         instancepb::AccessGrant out;
+         return stack_->access().RedeemAccessCode(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, PD, PD, NF, NF},
+      {"ReportAccess",
+       [&](const std::string& t, int) {
+         instancepb::ReportAccessRequest r;
+         r.add_instance_ids("owned");
+         instancepb::ReportAccessResponse out;
+         return stack_->access().ReportAccess(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, PD, PD, OK, OK},
       {"CreateImage",
        [&](const std::string& t, int n) { return CreateImage(t, absl::StrCat("new-", n)); }, PD, PD,
        PD, PD, OK},

@@ -101,12 +101,13 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
 
   std::ofstream(dir_ / "storage.key", std::ios::binary) << std::string(32, 's');
   port = FreePort();
+  s3_port_ = FreePort();
   storage_ = std::make_unique<Daemon>(
       "storage",
       With(With({GPUAAS_STORAGE_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
                  "--data-root=" + (dir_ / "storage-data").string(),
                  "--secret-key-file=" + (dir_ / "storage.key").string(),
-                 "--s3-listen=127.0.0.1:" + std::to_string(FreePort()), "--sync-writes=false"},
+                 "--s3-listen=127.0.0.1:" + std::to_string(s3_port_), "--sync-writes=false"},
                 common),
            options_.storage_flags),
       port, dir_ / "storage.log");
@@ -134,6 +135,7 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   image_stub_ = instancepb::ImageService::NewStub(Channel(instances_.at(0)->address()));
   node_workloads_stub_ =
       instancepb::NodeWorkloadService::NewStub(Channel(instances_.at(0)->address()));
+  access_stub_ = instancepb::AccessService::NewStub(Channel(instances_.at(0)->address()));
 }
 
 PlatformStack::~PlatformStack() {

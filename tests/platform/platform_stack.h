@@ -83,6 +83,8 @@ class PlatformStack final {
   auth::testing::AuthStack& auth() { return *auth_; }
   Daemon& stock() { return *stock_; }
   Daemon& storage() { return *storage_; }
+  // The storage service's S3 endpoint, "http://127.0.0.1:PORT".
+  std::string s3_endpoint() const { return "http://127.0.0.1:" + std::to_string(s3_port_); }
   Daemon& instance(int replica = 0) { return *instances_.at(replica); }
   Daemon& agent(const std::string& node_id) { return *agents_.at(node_id); }
   const std::filesystem::path& dir() const { return dir_; }
@@ -96,6 +98,7 @@ class PlatformStack final {
   }
   instancepb::ImageService::Stub& images() { return *image_stub_; }
   instancepb::NodeWorkloadService::Stub& node_workloads() { return *node_workloads_stub_; }
+  instancepb::AccessService::Stub& access() { return *access_stub_; }
 
   const std::string& admin_token() const { return admin_token_; }
   // A context with a 20 s deadline and the bearer token.
@@ -139,7 +142,9 @@ class PlatformStack final {
   std::vector<std::unique_ptr<instancepb::InstanceService::Stub>> instance_stubs_;
   std::unique_ptr<instancepb::ImageService::Stub> image_stub_;
   std::unique_ptr<instancepb::NodeWorkloadService::Stub> node_workloads_stub_;
+  std::unique_ptr<instancepb::AccessService::Stub> access_stub_;
   bool storage_spec_created_ = false;
+  int s3_port_ = 0;
 };
 
 }  // namespace gpuaas::platform_testing

@@ -118,6 +118,14 @@ void AddAuthCommands(CLI::App& root, Context& ctx) {
 
   sub = root.add_subcommand("whoami", "show who the current token belongs to");
   OnRun(sub, ctx, [&ctx](Session& s) { return WhoAmI(ctx, s); });
+
+  // For curl and scripts: `curl -H "Authorization: Bearer $(gpuaasctl token)" ...`.
+  sub = root.add_subcommand("token", "print a current access token (refreshed when expired)");
+  OnRun(sub, ctx, [](Session& s) -> absl::Status {
+    GPUAAS_ASSIGN_OR_RETURN(StoredToken token, s.CurrentToken());
+    std::cout << token.access_token << "\n";
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace gpuaas::ctl

@@ -1,4 +1,4 @@
-// instances create|get|list|start|stop|delete|watch, and usage
+// instances create|get|list|start|stop|delete|open|metrics|watch, and usage
 #include <unistd.h>
 
 #include <cstdio>
@@ -222,6 +222,37 @@ void AddInstanceCommands(CLI::App& root, Context& ctx) {
   AddLifecycle<instancepb::DeleteInstanceRequest>(group, ctx, "delete",
                                                   "stop and forget an instance (its usage stays)",
                                                   &InstanceClient::DeleteInstance, false);
+
+  auto open = std::make_shared<std::pair<std::string, int32_t>>();
+  sub = group->add_subcommand(
+      "open", "print a one-time link that opens a port of the instance in a browser");
+  sub->add_option("instance", open->first, "instance id")->required();
+  sub->add_option("--port", open->second,
+                  "a template port (default: the probe port, else the first HTTP port)");
+  OnRun(sub, ctx, [&ctx, open](Session& s) -> absl::Status {
+    instancepb::GetInstanceAccessRequest req;
+    req.set_instance_id(open->first);
+    req.set_port(open->second);
+    GPUAAS_ASSIGN_OR_RETURN(instancepb::InstanceAccess resp,
+                            s.Call(&InstanceClient::GetInstanceAccess, req));
+    // The link alone on stdout, for `xdg-open "$(gpuaasctl instances open ID)"`.
+    return ctx.Print(resp, [&] {
+      std::cerr << "one use, until " << FormatTimestamp(resp.expire_time())
+                << "; with a Bearer token: " << resp.access_url() << "\n";
+      return resp.url() + "\n";
+    });
+  });
+
+  auto metrics = std::make_shared<std::string>();
+  sub = group->add_subcommand("metrics", "the latest readings of an instance's GPUs");
+  sub->add_option("instance", *metrics, "instance id")->required();
+  OnRun(sub, ctx, [&ctx, metrics](Session& s) -> absl::Status {
+    instancepb::GetInstanceMetricsRequest req;
+    req.set_instance_id(*metrics);
+    GPUAAS_ASSIGN_OR_RETURN(instancepb::InstanceMetrics resp,
+                            s.Call(&InstanceClient::GetInstanceMetrics, req));
+    return ctx.Print(resp, [&] { return InstanceMetricsTable(resp); });
+  });
 
   auto watch = std::make_shared<int64_t>(0);
   sub = group->add_subcommand("watch", "follow instance changes until interrupted");

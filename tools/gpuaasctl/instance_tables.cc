@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -181,6 +182,18 @@ std::string InstanceTable(const google::protobuf::RepeatedPtrField<instancepb::I
               FormatTimestamp(i.create_time()), i.name()});
   }
   return t.Render();
+}
+
+std::string InstanceMetricsTable(const instancepb::InstanceMetrics& m) {
+  Table t({"GPU", "MODEL", "UTIL", "MEMORY", "TEMP", "POWER"});
+  for (const instancepb::GpuReading& g : m.gpus()) {
+    t.AddRow({g.gpu_uuid(), g.model(), absl::StrFormat("%.0f%%", g.utilization_percent()),
+              absl::StrFormat("%d/%d MiB", g.memory_used_mib(), g.memory_total_mib()),
+              absl::StrFormat("%.0f C", g.temperature_celsius()),
+              absl::StrFormat("%.0f W", g.power_watts())});
+  }
+  return absl::StrCat(t.Render(), "node ", m.node_id(), ", read ", FormatTimestamp(m.read_time()),
+                      "\n");
 }
 
 std::string InstanceDetail(const instancepb::Instance& i) {

@@ -44,6 +44,9 @@ std::string InstanceTable(const google::protobuf::RepeatedPtrField<instancepb::I
 // One instance: its fields, its template, where its ports are, and its events.
 std::string InstanceDetail(const instancepb::Instance& instance);
 // One watch line: REVISION TYPE INSTANCE STATE REASON NODE.
+// One row per GPU: its readings.
+std::string InstanceMetricsTable(const instancepb::InstanceMetrics& m);
+
 std::string InstanceChangeLine(const instancepb::InstanceChange& change);
 
 // IMAGE VERSION PORTS CREATED DESCRIPTION.

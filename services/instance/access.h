@@ -1,0 +1,49 @@
+// Reaching an instance's ports: the one-time links GetInstanceAccess hands out, their
+// redemption by the access proxy (AccessService), and the proxy's activity reports, which keep
+// an instance in use from its idle auto-stop.
+//
+// A link is `<scheme>://<instance_id>-<port>.<domain>/.gpuaas/access?code=<code>`. The code is
+// 32 random bytes; only its SHA-256 is stored, with the instance, port and user it was made
+// for, and redeeming deletes the row, so a code works once, and only on its own host.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gpuaas/instance/v1/instance.pb.h"
+#include "libs/authz/principal.h"
+#include "libs/db/db.h"
+
+namespace gpuaas::instance {
+
+namespace pb = ::gpuaas::instance::v1;
+
+struct AccessOptions {
+  // The access proxy's domain, with its port when not the scheme's ("gpuaas.localhost:8080").
+  std::string domain = "gpuaas.localhost:8080";
+  // "http", or "https" when the proxy serves TLS.
+  std::string scheme = "http";
+  // How long a link's code stays redeemable.
+  absl::Duration code_ttl = absl::Minutes(1);
+};
+
+class Access final {
+ public:
+  Access(db::Pool& pool, AccessOptions options);
+
+  // InstanceService.GetInstanceAccess: MEMBER and above, of the instance's tenant.
+  absl::Status GetInstanceAccess(const authz::Principal& p, const pb::GetInstanceAccessRequest& req,
+                                 pb::InstanceAccess& out);
+  // AccessService: the proxy's calls (SERVICE, PLATFORM_ADMIN).
+  absl::Status RedeemAccessCode(const authz::Principal& p, const pb::RedeemAccessCodeRequest& req,
+                                pb::AccessGrant& out);
+  absl::Status ReportAccess(const authz::Principal& p, const pb::ReportAccessRequest& req,
+                            pb::ReportAccessResponse& out);
+
+ private:
+  db::Pool& pool_;
+  AccessOptions options_;
+};
+
+}  // namespace gpuaas::instance
