@@ -42,6 +42,8 @@ struct ProxyFlags {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;
+  std::string tls_client_cert;
+  std::string tls_client_key;
   std::string metrics_listen = "0.0.0.0:9105";
   std::string report_interval = "30s";
   std::string header_timeout = "30s";
@@ -85,6 +87,13 @@ void DefineFlags(CLI::App& app, ProxyFlags& f) {
       ->check(CLI::ExistingFile);
   app.add_option("--tls-ca", f.tls_ca, "CA (PEM) verifying the auth and instance services")
       ->envname(Env("TLS_CA"))
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-cert", f.tls_client_cert,
+                 "certificate (PEM) presented to the auth and instance services (mutual TLS)")
+      ->envname(Env("TLS_CLIENT_CERT"))
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-key", f.tls_client_key, "private key (PEM) of --tls-client-cert")
+      ->envname(Env("TLS_CLIENT_KEY"))
       ->check(CLI::ExistingFile);
   app.add_option("--metrics-listen", f.metrics_listen, "Prometheus /metrics address ('' = off)")
       ->envname(Env("METRICS_LISTEN"))
@@ -168,7 +177,11 @@ int Run(const ProxyFlags& f) {
     return fail(static_routes.status());
   }
 
-  const gpuaas::client::TlsOptions client_tls{.ca_file = f.tls_ca};
+  if (f.tls_client_cert.empty() != f.tls_client_key.empty()) {
+    return fail(absl::InvalidArgumentError("--tls-client-cert and --tls-client-key go together"));
+  }
+  const gpuaas::client::TlsOptions client_tls{
+      .ca_file = f.tls_ca, .cert_file = f.tls_client_cert, .key_file = f.tls_client_key};
   absl::StatusOr<std::shared_ptr<grpc::Channel>> auth_channel =
       gpuaas::client::OpenChannel(f.auth_addr, client_tls);
   absl::StatusOr<std::shared_ptr<grpc::Channel>> instance_channel =
