@@ -152,6 +152,43 @@ TEST_F(ProxyAccessTest, TheAccessMatrix) {
   EXPECT_TRUE(WebSocketEcho(port(), web, "/ws", "", {"hi"}).starts_with("error"));
 }
 
+TEST_F(ProxyAccessTest, AOneTimeLinkSetsAHostOnlyCookieOnce) {
+  instancepb::GetInstanceAccessRequest req;
+  req.set_instance_id("web-1");
+  req.set_port(8080);
+  instancepb::InstanceAccess access;
+  grpc::Status s =
+      stack_->instances().GetInstanceAccess(PlatformStack::Ctx(token_a_).get(), req, &access);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  // http://web-1-8080.gpuaas.localhost:8080/.gpuaas/access?code=...: the proxy ignores the
+  // Host's port.
+  const std::string url = access.url();
+  const size_t host_start = url.find("://") + 3;
+  const size_t path_start = url.find('/', host_start);
+  const std::string host = url.substr(host_start, path_start - host_start);
+  const std::string path = url.substr(path_start);
+
+  // The link on another instance port's host does not redeem it (and leaves it unused).
+  EXPECT_EQ(HttpGet(port(), HostOf("web-1", 9090), path).status, 404);
+
+  HttpResponse redeemed = HttpGet(port(), host, path);
+  ASSERT_EQ(redeemed.status, 302) << proxy_->Log();
+  EXPECT_EQ(redeemed.Header("location"), "/");
+  const std::string set_cookie = redeemed.Header("set-cookie");
+  EXPECT_TRUE(absl::StrContains(set_cookie, "HttpOnly")) << set_cookie;
+  EXPECT_TRUE(absl::StrContains(set_cookie, "SameSite=Lax")) << set_cookie;
+  EXPECT_FALSE(absl::StrContains(set_cookie, "Domain")) << set_cookie;
+  const std::string cookie = set_cookie.substr(0, set_cookie.find(';'));
+
+  HttpResponse with_cookie = HttpGet(port(), host, "/headers", "Cookie: " + cookie + "\r\n");
+  EXPECT_EQ(with_cookie.status, 200);
+  EXPECT_FALSE(absl::StrContains(with_cookie.body, "gpuaas_access")) << with_cookie.body;
+  // The cookie carried to another instance port grants nothing there.
+  EXPECT_EQ(HttpGet(port(), HostOf("web-1", 8081), "/", "Cookie: " + cookie + "\r\n").status, 401);
+  // The link works once.
+  EXPECT_EQ(HttpGet(port(), host, path).status, 404);
+}
+
 TEST_F(ProxyAccessTest, AStoppedInstanceRoutesNoMore) {
   const std::string web = HostOf("web-1", 8080);
   instancepb::StopInstanceRequest stop;
