@@ -1,4 +1,4 @@
-// gpuaas-proxy over loopback against a trivial upstream (tests/proxy/upstream.py), each number
+// gpuaas-proxy over loopback against a trivial upstream (trivial_upstream.cc), each number
 // side by side with the same requests sent straight to the upstream:
 //   latency   p50/p99 of keep-alive GETs paced at --rate requests/s for --seconds
 //   download  one --download-bytes chunked download, MB/s
@@ -137,20 +137,6 @@ int main(int argc, char** argv) {
     if (f == "--ws") ws = static_cast<int>(v);
     if (f == "--idle") idle = static_cast<int>(v);
   }
-  for (auto [name, port] : {std::pair{"direct", upstream}, std::pair{"proxy", proxy}}) {
-    std::vector<double> l = Latencies(port, rate, seconds);
-    printf("latency %-6s %d req/s x %d s: p50 %.3f ms  p99 %.3f ms  (n=%zu)\n", name, rate, seconds,
-           Percentile(l, 0.5), Percentile(l, 0.99), l.size());
-  }
-  for (auto [name, port] : {std::pair{"direct", upstream}, std::pair{"proxy", proxy}}) {
-    printf("download %-6s %lld bytes: %.0f MB/s\n", name, static_cast<long long>(download),
-           DownloadMBps(port, download));
-  }
-  for (auto [name, port] : {std::pair{"direct", upstream}, std::pair{"proxy", proxy}}) {
-    std::vector<double> e = WebSocketEchoes(port, ws);
-    printf("websocket %-6s %d held: echo p50 %.3f ms  p99 %.3f ms\n", name, ws, Percentile(e, 0.5),
-           Percentile(e, 0.99));
-  }
   {
     const long before = RssKib(pid);
     std::vector<std::unique_ptr<HttpConnection>> conns;
@@ -164,6 +150,20 @@ int main(int argc, char** argv) {
         "idle    proxy RSS %ld KiB -> %ld KiB with %d idle keep-alive connections: %.1f KiB "
         "each\n",
         before, after, idle, static_cast<double>(after - before) / idle);
+  }
+  for (auto [name, port] : {std::pair{"direct", upstream}, std::pair{"proxy", proxy}}) {
+    std::vector<double> l = Latencies(port, rate, seconds);
+    printf("latency %-6s %d req/s x %d s: p50 %.3f ms  p99 %.3f ms  (n=%zu)\n", name, rate, seconds,
+           Percentile(l, 0.5), Percentile(l, 0.99), l.size());
+  }
+  for (auto [name, port] : {std::pair{"direct", upstream}, std::pair{"proxy", proxy}}) {
+    printf("download %-6s %lld bytes: %.0f MB/s\n", name, static_cast<long long>(download),
+           DownloadMBps(port, download));
+  }
+  for (auto [name, port] : {std::pair{"direct", upstream}, std::pair{"proxy", proxy}}) {
+    std::vector<double> e = WebSocketEchoes(port, ws);
+    printf("websocket %-6s %d held: echo p50 %.3f ms  p99 %.3f ms\n", name, ws, Percentile(e, 0.5),
+           Percentile(e, 0.99));
   }
   return 0;
 }

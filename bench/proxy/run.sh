@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The proxy benchmark (bench/RESULTS.md, "proxy"): starts tests/proxy/upstream.py and
+# The proxy benchmark (bench/RESULTS.md, "proxy"): starts proxy_bench_upstream (a trivial Beast server) and
 # gpuaas-proxy with a static route to it (--static-route-for-benchmarks, a public port so the
 # load generator sends no token; private routes are verified the same way), runs proxy_bench,
 # stops both.
@@ -13,7 +13,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 UP=$(free_port)
 PX=$(free_port)
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-python3 "$ROOT/tests/proxy/upstream.py" "$UP" >"$tmp/upstream.log" 2>&1 &
+"$BUILD/bench/proxy/proxy_bench_upstream" "$UP" >"$tmp/upstream.log" 2>&1 &
 up_pid=$!
 echo unused.unused >"$tmp/api-key"
 openssl rand -hex 32 >"$tmp/cookie"
