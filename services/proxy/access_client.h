@@ -1,0 +1,52 @@
+// The proxy's calls to the instance service's AccessService, with its own service token:
+// trading a one-time link's code for a grant, and reporting which instances were reached.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "gpuaas/instance/v1/instance.grpc.pb.h"
+#include "libs/authz/workload_access.h"
+#include "libs/client/access_tokens.h"
+
+namespace gpuaas::proxy {
+
+// The seam the HTTP side redeems codes through (tests may fake it).
+class CodeRedeemer {
+ public:
+  virtual ~CodeRedeemer() = default;
+  // The grant of `code` for this instance port, consuming the code. NOT_FOUND when the code
+  // is unknown, used, expired or for another instance or port; UNAVAILABLE when the instance
+  // service cannot be reached. Blocks on the RPC (at most `timeout`).
+  virtual absl::StatusOr<authz::WorkloadGrant> Redeem(const std::string& code,
+                                                      const std::string& instance_id,
+                                                      int32_t port) = 0;
+};
+
+class AccessClient final : public CodeRedeemer {
+ public:
+  // `tokens` must outlive this object.
+  AccessClient(std::shared_ptr<grpc::Channel> instance_channel, client::AccessTokens& tokens,
+               absl::Duration timeout = absl::Seconds(5));
+
+  absl::StatusOr<authz::WorkloadGrant> Redeem(const std::string& code,
+                                              const std::string& instance_id,
+                                              int32_t port) override;
+
+  // ReportAccess(instance_ids). Blocks on the RPC. Errors as the RPC's.
+  absl::Status Report(const std::vector<std::string>& instance_ids);
+
+ private:
+  std::unique_ptr<grpc::ClientContext> Context(const std::string& token) const;
+
+  std::unique_ptr<::gpuaas::instance::v1::AccessService::Stub> stub_;
+  client::AccessTokens& tokens_;
+  const absl::Duration timeout_;
+};
+
+}  // namespace gpuaas::proxy

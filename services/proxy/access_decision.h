@@ -1,0 +1,80 @@
+// What the proxy does with one request head, decided apart from any I/O so every answer of the
+// access matrix is testable on its own:
+//
+//   /.gpuaas/healthz on any host        200 once routes synced, else 503
+//   not origin-form, several Hosts      400 (never guess which instance was meant)
+//   a Host that names no instance port  404
+//   routes not synced yet               503
+//   /.gpuaas/access?code=C              redeem the one-time link (RedeemAccessCode)
+//   a public port                       forward, no credentials
+//   no valid credentials                401 (none, forged, expired; unknown hosts alike)
+//   another tenant, unknown or stopped
+//   instance, unknown port              404, one body for all, so nothing hints it exists
+//   a role without Power::kUse          403
+//   else                                forward
+//
+// Credentials: the proxy's cookie (access_cookie.h) for this very host, else
+// `Authorization: Bearer <access token>`. The cookie wins, so a workload's own Authorization
+// scheme still reaches it when a browser holds the cookie. The decisions themselves are
+// authz::AuthorizeWorkloadAccess.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/time/time.h"
+#include "libs/authz/verifier.h"
+#include "services/proxy/access_cookie.h"
+#include "services/proxy/access_host.h"
+#include "services/proxy/route_table.h"
+
+namespace gpuaas::proxy {
+
+inline constexpr std::string_view kHealthPath = "/.gpuaas/healthz";
+inline constexpr std::string_view kAccessPath = "/.gpuaas/access";
+
+// The parts of a request head the decision reads.
+struct RequestHead {
+  std::string_view method;
+  std::string_view target;
+  int host_fields = 0;  // how many Host header fields came
+  std::string_view host;
+  std::string_view authorization;
+  std::string_view cookie;  // every Cookie field, joined with "; "
+};
+
+struct Decision {
+  enum class Action {
+    kRespond,  // answer `status` with `body`
+    kForward,  // forward to `route`
+    kRedeem,   // trade `code` for a cookie, then redirect to route.base_url
+  };
+  Action action = Action::kRespond;
+  unsigned status = 404;
+  std::string body;
+  AccessHost host;
+  PortRoute route;
+  std::string code;
+  // The request's Authorization was our bearer token: the workload must not see it.
+  bool strip_authorization = false;
+};
+
+struct DecisionContext {
+  const RouteTable& routes;
+  authz::Authenticator& authenticator;
+  const AccessCookieSigner& cookies;
+  std::string_view access_domain;
+  absl::Time now;
+};
+
+// Never blocks, except that a bearer token may make the authenticator fetch the JWKS (at most
+// once per refetch interval, see verifier.h).
+Decision Decide(const RequestHead& head, const DecisionContext& ctx);
+
+// The path of an origin-form target (without its query).
+std::string_view TargetPath(std::string_view target);
+
+// The value of `name` in the target's query ("" when absent).
+std::string_view QueryParam(std::string_view target, std::string_view name);
+
+}  // namespace gpuaas::proxy

@@ -1,0 +1,344 @@
+// One client connection: read a request head, decide (access_decision.h), answer or forward,
+// and again while both sides keep the connection alive. A template over the client stream so
+// plain TCP and TLS share every line. Runs on the connection's strand.
+#pragma once
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "libs/common/logging.h"
+#include "services/proxy/access_decision.h"
+#include "services/proxy/internal/relay.h"
+#include "services/proxy/proxy_server.h"
+
+namespace gpuaas::proxy::internal {
+
+using tcp = asio::ip::tcp;
+
+// Not body_limit(boost::none): Beast 1.74 compares the length against the empty optional and
+// refuses every sized body ("body limit exceeded").
+inline constexpr std::uint64_t kNoBodyLimit = std::numeric_limits<std::uint64_t>::max();
+
+// Beast has a string_view of its own (boost::string_view in 1.74).
+inline std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+// What every session shares, owned by the server.
+struct SessionShared {
+  const ProxyOptions& options;
+  const ProxyDeps& deps;
+  asio::thread_pool& blocking;  // for RPCs, off the I/O threads
+  bool tls = false;
+};
+
+// The connection to the workload, kept while both sides keep it alive.
+struct Upstream {
+  std::optional<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+  std::string host;
+  int32_t port = 0;
+};
+
+template <class ClientStream>
+class Session final {
+ public:
+  Session(ClientStream& client, SessionShared& shared) : client_(client), shared_(shared) {}
+
+  asio::awaitable<void> Run() {
+    beast::error_code ec;
+    const auto remote = beast::get_lowest_layer(client_).socket().remote_endpoint(ec);
+    client_ip_ = ec ? "" : remote.address().to_string();
+    for (;;) {
+      http::request_parser<http::empty_body> head;
+      head.header_limit(static_cast<uint32_t>(shared_.options.header_limit));
+      head.body_limit(kNoBodyLimit);
+      beast::get_lowest_layer(client_).expires_after(Chrono(shared_.options.header_timeout));
+      co_await http::async_read_header(client_, buffer_, head,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+      if (ec == http::error::header_limit) {
+        co_await Answer(431, "request header too large\n", false, 11);
+        co_return;
+      }
+      if (ec) {
+        // EOF between requests, a timeout (idle or slowloris), a malformed head: close.
+        if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+            ec != asio::error::eof) {
+          co_await Answer(400, "bad request\n", false, 11);
+        }
+        co_return;
+      }
+      const bool keep = co_await Handle(head);
+      if (!keep) {
+        co_return;
+      }
+    }
+  }
+
+ private:
+  // One request; true when the connection may serve another.
+  asio::awaitable<bool> Handle(http::request_parser<http::empty_body>& head) {
+    auto& req = head.get();
+    std::string cookies;
+    for (auto it = req.find(http::field::cookie);
+         it != req.end() && it->name() == http::field::cookie; ++it) {
+      if (!cookies.empty()) {
+        cookies += "; ";
+      }
+      cookies.append(it->value().data(), it->value().size());
+    }
+    auto host_it = req.find(http::field::host);
+    const RequestHead view{.method = Sv(req.method_string()),
+                           .target = Sv(req.target()),
+                           .host_fields = static_cast<int>(req.count(http::field::host)),
+                           .host = host_it == req.end() ? std::string_view() : Sv(host_it->value()),
+                           .authorization = Sv(req[http::field::authorization]),
+                           .cookie = cookies};
+    Decision d = Decide(view, {.routes = shared_.deps.routes,
+                               .authenticator = shared_.deps.authenticator,
+                               .cookies = shared_.deps.cookies,
+                               .access_domain = shared_.options.access_domain,
+                               .now = shared_.deps.clock.Now()});
+    // A body we do not read would be taken for the next request: close after answering.
+    const bool has_body = head.chunked() || head.content_length().value_or(0) > 0;
+    const bool keep_if_answered = req.keep_alive() && !has_body;
+    switch (d.action) {
+      case Decision::Action::kRespond:
+        co_return co_await Answer(d.status, d.body, keep_if_answered, req.version(),
+                                  d.status == 401);
+      case Decision::Action::kRedeem:
+        co_return co_await Redeem(d, keep_if_answered, req.version());
+      case Decision::Action::kForward:
+        break;
+    }
+    if (shared_.deps.activity != nullptr) {
+      shared_.deps.activity->Note(d.host.instance_id);
+    }
+    Rewrite(req, d, cookies, std::string_view(view.host));
+    co_return co_await Forward(head, d);
+  }
+
+  // What the workload sees: no proxy cookie, no verified token, where the request came from.
+  void Rewrite(http::request<http::empty_body>& req, const Decision& d, const std::string& cookies,
+               std::string_view host) {
+    req.erase(http::field::cookie);
+    if (std::string rest = WithoutCookie(cookies, kAccessCookieName); !rest.empty()) {
+      req.set(http::field::cookie, rest);
+    }
+    if (d.strip_authorization) {
+      req.erase(http::field::authorization);
+    }
+    // The proxy answers Expect: 100-continue itself by reading the body (see Forward).
+    req.erase(http::field::expect);
+    std::string xff(req["X-Forwarded-For"]);
+    req.set("X-Forwarded-For", xff.empty() ? client_ip_ : xff + ", " + client_ip_);
+    req.set("X-Forwarded-Proto", shared_.tls ? "https" : "http");
+    req.set("X-Forwarded-Host", std::string(host));
+  }
+
+  asio::awaitable<bool> Answer(unsigned status, std::string_view body, bool keep, unsigned version,
+                               bool challenge = false,
+                               std::vector<std::pair<std::string, std::string>> extra = {}) {
+    http::response<http::string_body> res{static_cast<http::status>(status), version};
+    res.set(http::field::server, "gpuaas-proxy");
+    res.set(http::field::content_type, "text/plain; charset=utf-8");
+    res.set(http::field::cache_control, "no-store");
+    if (challenge) {
+      res.set(http::field::www_authenticate, "Bearer realm=\"gpuaas\"");
+    }
+    for (auto& [name, value] : extra) {
+      res.set(name, value);
+    }
+    res.body() = std::string(body);
+    res.keep_alive(keep);
+    res.prepare_payload();
+    shared_.deps.metrics.CountResponse(status);
+    beast::error_code ec;
+    beast::get_lowest_layer(client_).expires_after(Chrono(shared_.options.body_timeout));
+    co_await http::async_write(client_, res, asio::redirect_error(asio::use_awaitable, ec));
+    co_return !ec && keep;
+  }
+
+  // /.gpuaas/access?code=C: the redemption runs on the blocking pool; a grant for this very
+  // host becomes the cookie, anything else the same 404 as an unknown instance.
+  asio::awaitable<bool> Redeem(const Decision& d, bool keep, unsigned version) {
+    CodeRedeemer& redeemer = shared_.deps.redeemer;
+    const std::string code = d.code;
+    const AccessHost host = d.host;
+    absl::StatusOr<authz::WorkloadGrant> grant = co_await asio::co_spawn(
+        shared_.blocking,
+        [&]() -> asio::awaitable<absl::StatusOr<authz::WorkloadGrant>> {
+          co_return redeemer.Redeem(code, host.instance_id, host.port);
+        },
+        asio::use_awaitable);
+    if (grant.ok()) {
+      if (absl::Status s = authz::AuthorizeWorkloadAccess(*grant, host.instance_id, host.port,
+                                                          d.route.tenant_id);
+          !s.ok()) {
+        grant = s;
+      }
+    }
+    if (!grant.ok()) {
+      if (grant.status().code() == absl::StatusCode::kUnavailable ||
+          grant.status().code() == absl::StatusCode::kDeadlineExceeded) {
+        Logger("proxy")->warn("redeeming an access code: {}", grant.status().ToString());
+        co_return co_await Answer(503, "try again\n", keep, version);
+      }
+      co_return co_await Answer(404, "not found\n", keep, version);
+    }
+    const absl::Time now = shared_.deps.clock.Now();
+    absl::StatusOr<std::string> value =
+        shared_.deps.cookies.Sign(*grant, now + shared_.options.cookie_ttl);
+    if (!value.ok()) {
+      co_return co_await Answer(404, "not found\n", keep, version);
+    }
+    // Host-only (no Domain), so the browser sends it to this instance port and nowhere else.
+    std::string cookie = std::string(kAccessCookieName) + "=" + *value + "; Path=/; Max-Age=" +
+                         std::to_string(absl::ToInt64Seconds(shared_.options.cookie_ttl)) +
+                         "; HttpOnly; SameSite=Lax" + (shared_.tls ? "; Secure" : "");
+    if (shared_.deps.activity != nullptr) {
+      shared_.deps.activity->Note(host.instance_id);
+    }
+    // Built before the co_await: GCC 12 miscompiles braced lists in a coroutine's call.
+    std::vector<std::pair<std::string, std::string>> extra;
+    extra.emplace_back("Set-Cookie", std::move(cookie));
+    extra.emplace_back("Location", d.route.base_url);
+    extra.emplace_back("Referrer-Policy", "no-referrer");
+    co_return co_await Answer(302, "", keep, version, false, std::move(extra));
+  }
+
+  asio::awaitable<beast::error_code> Connect(const PortRoute& route) {
+    beast::error_code ec;
+    if (upstream_.stream && upstream_.host == route.host && upstream_.port == route.host_port &&
+        upstream_.stream->socket().is_open()) {
+      co_return ec;
+    }
+    upstream_.stream.reset();
+    upstream_.buffer.clear();
+    auto executor = co_await asio::this_coro::executor;
+    tcp::resolver resolver(executor);
+    auto endpoints = co_await resolver.async_resolve(route.host, std::to_string(route.host_port),
+                                                     asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      co_return ec;
+    }
+    upstream_.stream.emplace(executor);
+    upstream_.stream->expires_after(Chrono(shared_.options.connect_timeout));
+    co_await upstream_.stream->async_connect(endpoints,
+                                             asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      upstream_.stream.reset();
+      co_return ec;
+    }
+    upstream_.stream->socket().set_option(tcp::no_delay(true), ec);
+    upstream_.host = route.host;
+    upstream_.port = route.host_port;
+    co_return beast::error_code{};
+  }
+
+  // Forwards the request (body streamed), then the response (body streamed); a 101 turns the
+  // connection into a tunnel. True when both sides keep the connection alive.
+  asio::awaitable<bool> Forward(http::request_parser<http::empty_body>& head, const Decision& d) {
+    const unsigned version = head.get().version();
+    const bool is_head = head.get().method() == http::verb::head;
+    const bool client_keep = head.get().keep_alive();
+    beast::error_code ec = co_await Connect(d.route);
+    if (ec) {
+      Logger("proxy")->debug("{}: connecting to the workload: {}", d.host.instance_id,
+                             ec.message());
+      shared_.deps.metrics.CountUpstreamError();
+      co_return co_await Answer(502, "the workload cannot be reached\n", false, version);
+    }
+    http::request_parser<http::buffer_body> request{std::move(head)};
+    http::request_serializer<http::buffer_body> request_out{request.get()};
+    ec = co_await RelayBody(client_, buffer_, request, *upstream_.stream, request_out,
+                            shared_.options.body_timeout);
+    if (ec) {
+      Logger("proxy")->debug("{}: relaying the request: {}", d.host.instance_id, ec.message());
+      // Either side failed mid-request: nothing reached the client yet, but its body may be
+      // half read, so this connection is done.
+      upstream_.stream.reset();
+      shared_.deps.metrics.CountUpstreamError();
+      co_await Answer(502, "the workload cannot be reached\n", false, version);
+      co_return false;
+    }
+
+    http::response_parser<http::buffer_body> response;
+    response.header_limit(static_cast<uint32_t>(shared_.options.header_limit));
+    response.body_limit(kNoBodyLimit);
+    response.skip(is_head);
+    upstream_.stream->expires_after(Chrono(shared_.options.upstream_timeout));
+    co_await http::async_read_header(*upstream_.stream, upstream_.buffer, response,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      Logger("proxy")->debug("{}: the workload's response head: {}", d.host.instance_id,
+                             ec.message());
+      upstream_.stream.reset();
+      shared_.deps.metrics.CountUpstreamError();
+      co_await Answer(502, "the workload did not answer\n", false, version);
+      co_return false;
+    }
+    shared_.deps.metrics.CountResponse(response.get().result_int());
+    const bool upgraded = response.get().result() == http::status::switching_protocols;
+    http::response_serializer<http::buffer_body> response_out{response.get()};
+    if (upgraded) {
+      response.get().body().data = nullptr;
+      response.get().body().size = 0;
+      response.get().body().more = false;
+      beast::get_lowest_layer(client_).expires_after(Chrono(shared_.options.body_timeout));
+      co_await http::async_write_header(client_, response_out,
+                                        asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec) {
+        shared_.deps.metrics.tunnels().Increment();
+        co_await Tunnel(client_, buffer_, *upstream_.stream, upstream_.buffer);
+        shared_.deps.metrics.tunnels().Decrement();
+      }
+      upstream_.stream.reset();
+      co_return false;
+    }
+    // The client's keep-alive does not depend on the workload's (python's http.server answers
+    // HTTP/1.0 and closes): a body delimited only by the workload closing goes out chunked to
+    // an HTTP/1.1 client, so its connection survives.
+    auto& res = response.get();
+    const bool upstream_keep = res.keep_alive();
+    const unsigned code = res.result_int();
+    const bool delimited = res.has_content_length() || res.chunked() || is_head ||
+                           code / 100 == 1 || code == 204 || code == 304;
+    bool keep = client_keep;
+    if (!delimited) {
+      if (version >= 11) {
+        res.chunked(true);
+      } else {
+        keep = false;
+      }
+    }
+    res.version(version >= 11 ? 11 : 10);
+    res.keep_alive(keep);
+    ec = co_await RelayBody(*upstream_.stream, upstream_.buffer, response, client_, response_out,
+                            shared_.options.upstream_timeout);
+    if (ec) {
+      Logger("proxy")->debug("{}: relaying the response: {}", d.host.instance_id, ec.message());
+      // The workload broke off (or the client left): end the client's response by closing.
+      upstream_.stream.reset();
+      shared_.deps.metrics.CountUpstreamError();
+      co_return false;
+    }
+    if (!upstream_keep) {
+      upstream_.stream.reset();
+    }
+    co_return keep;
+  }
+
+  ClientStream& client_;
+  SessionShared& shared_;
+  beast::flat_buffer buffer_;
+  Upstream upstream_;
+  std::string client_ip_;
+};
+
+}  // namespace gpuaas::proxy::internal

@@ -1,0 +1,50 @@
+// Keeps a RouteTable current from one WatchInstances stream of every tenant's instances (the
+// proxy's service token). After a break it resumes from the last revision seen; when the
+// service no longer remembers that far back (OUT_OF_RANGE) it lists every instance again and
+// watches from the list's revision. The stream is reopened with a fresh token once the old
+// one is due for refresh, so an expired token never ends the watch.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gpuaas/instance/v1/instance.grpc.pb.h"
+#include "libs/client/access_tokens.h"
+#include "services/proxy/route_table.h"
+
+namespace gpuaas::proxy {
+
+class RouteWatcher final {
+ public:
+  // `tokens` and `routes` must outlive this object.
+  RouteWatcher(std::shared_ptr<grpc::Channel> instance_channel, client::AccessTokens& tokens,
+               RouteTable& routes);
+
+  // Watches until Stop(); retries with backoff (up to 5 s) after errors. Blocks.
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends Run() soon; thread-safe.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  // One stream: true when it ended for a reason worth retrying at once (token refresh).
+  absl::Status WatchOnce(const std::string& token);
+  // ListInstances every page into the table; sets revision_ to the list's revision.
+  absl::Status ListAll(const std::string& token);
+  // Sleeps `d` unless stopped first; false when stopped.
+  bool Sleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
+
+  std::unique_ptr<::gpuaas::instance::v1::InstanceService::Stub> stub_;
+  client::AccessTokens& tokens_;
+  RouteTable& routes_;
+  int64_t revision_ = 0;
+
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace gpuaas::proxy
