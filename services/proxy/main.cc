@@ -136,6 +136,14 @@ absl::StatusOr<absl::Duration> Duration(const std::string& flag, const std::stri
 }
 
 int Run(const ProxyFlags& f) {
+  // SIGTERM and SIGINT end the process cleanly; blocked before any thread starts (gRPC's,
+  // civetweb's, ours) so every thread inherits the mask and only the sigwait below sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   auto log = gpuaas::Logger("proxy");
   auto fail = [&](const absl::Status& s) {
     log->critical("{}", s.ToString());
@@ -229,14 +237,6 @@ int Run(const ProxyFlags& f) {
     }
     metrics_endpoint = *std::move(endpoint);
   }
-
-  // SIGTERM and SIGINT end the process cleanly; block them before any thread starts so only
-  // the sigwait below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   if (absl::Status s = server.Start(); !s.ok()) {
     log->critical("{}", s.ToString());

@@ -201,6 +201,15 @@ TEST_F(ProxyAccessTest, AStoppedInstanceRoutesNoMore) {
   EXPECT_EQ(Status(HostOf("web-1", 9090)), 401);  // not public any more: nothing routes
 }
 
+TEST_F(ProxyAccessTest, TheWatchResumesAfterTheInstanceServiceRestarts) {
+  stack_->instance().Kill();
+  // Routes stay served from memory meanwhile.
+  EXPECT_EQ(Status(HostOf("web-1", 8080), Bearer(token_a_)), 200);
+  stack_->instance().Start();
+  CreateWeb("web-2");  // waits until the proxy routes it
+  EXPECT_EQ(Status(HostOf("web-1", 8080), Bearer(token_a_)), 200);
+}
+
 TEST_F(ProxyAccessTest, ALostNodeTakesItsRoutes) {
   const std::string web = HostOf("web-1", 8080);
   stack_->agent("node-a").Kill();

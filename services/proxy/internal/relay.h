@@ -41,8 +41,10 @@ asio::awaitable<beast::error_code> RelayBody(
   auto chunk = std::make_unique<char[]>(kRelayChunk);
   // Beast reads at most the buffer's free capacity (but at least 512 bytes): a buffer sized
   // for a request head would move a body in sub-kilobyte reads, one syscall each. Reserved
-  // here, so idle connections do not pay for it.
-  in_buffer.reserve(kRelayChunk);
+  // here, and only for a body, so bodiless requests and idle connections do not pay for it.
+  if (!parser.is_done()) {
+    in_buffer.reserve(kRelayChunk);
+  }
   beast::error_code ec;
   do {
     auto& body = parser.get().body();
