@@ -101,7 +101,8 @@ for attempt in 1 2 3; do
   free_ports 1; export GPUAAS_STORAGE_PORT=$port
   free_ports 1; export GPUAAS_S3_PORT=$port
   free_ports 1; export GPUAAS_INSTANCE_PORT=$port
-  free_ports 4; export GPUAAS_METRICS_PORT=$port
+  free_ports 5; export GPUAAS_METRICS_PORT=$port   # the four services and the proxy
+  free_ports 1; export GPUAAS_PROXY_PORT=$port
   free_ports 3; export GPUAAS_AGENT_PORT=$port
   free_ports 3; export GPUAAS_AGENT_METRICS_PORT=$port
   if (cd "$tmp" && "$gpuaas" up) >"$tmp/up.log" 2>&1; then
@@ -257,15 +258,41 @@ if [ -f "$state/pids/storage.pid" ] && [ -f "$state/pids/instance.pid" ]; then
   done
   (cd "$checkout" \
     && "${ctl[@]}" instances create nb-1 --spec h100.1x --image jupyter --storage models --wait \
-    && "${ctl[@]}" instances get nb-1 -o json >"$walk/nb-1.json") >"$walk/nb.txt" 2>&1 \
+    && "${ctl[@]}" instances open nb-1 >"$walk/nb-link.txt") >"$walk/nb.txt" 2>&1 \
     || { cat "$walk/nb.txt"; tail -n 30 "$state/logs/instance.log"; fail "jupyter walk-through"; }
-  nb_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ports"][0]["host_port"])' "$walk/nb-1.json")
+  # Through the access proxy, as the README does: the one-time link in a browser (curl with a
+  # cookie jar) lands on the notebook UI, once; a Bearer token runs a cell over the WebSocket.
+  proxy=127.0.0.1:$GPUAAS_PROXY_PORT
+  link=$(cat "$walk/nb-link.txt")
+  [[ "$link" == "http://nb-1-8888.gpuaas.localhost:$GPUAAS_PROXY_PORT/.gpuaas/access?code="* ]] \
+    || fail "instances open printed: $link"
+  opened=$(curl -s -L -c "$walk/jar" -b "$walk/jar" -o "$walk/tree.html" -w "%{http_code}" \
+             --resolve "nb-1-8888.gpuaas.localhost:$GPUAAS_PROXY_PORT:127.0.0.1" "$link")
+  [ "$opened" = 200 ] && grep -q "<title>Home" "$walk/tree.html" \
+    || fail "the link opened $opened: $(head -c 300 "$walk/tree.html")"
+  again=$(curl -s -o /dev/null -w "%{http_code}" \
+            --resolve "nb-1-8888.gpuaas.localhost:$GPUAAS_PROXY_PORT:127.0.0.1" "$link")
+  [ "$again" = 404 ] || fail "the link's second use answered $again, want 404"
+  token=$(cd "$checkout" && "${ctl[@]}" token) || fail "gpuaasctl token"
   cell=$(env -i HOME="$walk/home" /usr/bin/python3 "$src/tests/images/jupyter_exec.py" \
-           --base-url "http://127.0.0.1:$nb_port/" "1+1") || fail "jupyter on port $nb_port: $cell"
+           --base-url "http://$proxy/" --host "nb-1-8888.gpuaas.localhost:$GPUAAS_PROXY_PORT" \
+           --header "Authorization: Bearer $token" "1+1") || fail "jupyter through the proxy: $cell"
   grep -q '"result": "2"' <<<"$cell" || fail "jupyter ran 1+1 as: $cell"
-  (cd "$checkout" && "${ctl[@]}" instances stop nb-1 --wait) >"$walk/nb-stop.txt" 2>&1 \
-    || { cat "$walk/nb-stop.txt"; fail "stop nb-1"; }
-  echo "jupyter walk-through: nb-1 from the seeded catalog ran 1+1 = 2 on port $nb_port"
+  anon=$(curl -s -o /dev/null -w "%{http_code}" -H "Host: nb-1-8888.gpuaas.localhost" "http://$proxy/api/status")
+  [ "$anon" = 401 ] || fail "nb-1 without credentials answered $anon, want 401"
+  (cd "$checkout" && "${ctl[@]}" instances logs nb-1 --tail 50) >"$walk/nb-logs.txt" 2>&1 \
+    || { cat "$walk/nb-logs.txt"; fail "instances logs nb-1"; }
+  grep -q "Jupyter Server" "$walk/nb-logs.txt" || { cat "$walk/nb-logs.txt"; fail "nb-1's logs"; }
+  (cd "$checkout" && "${ctl[@]}" instances metrics nb-1) >"$walk/nb-metrics.txt" 2>&1 \
+    || { cat "$walk/nb-metrics.txt"; fail "instances metrics nb-1"; }
+  grep -q "H100-80GB" "$walk/nb-metrics.txt" || { cat "$walk/nb-metrics.txt"; fail "nb-1's metrics"; }
+  (cd "$checkout" && "${ctl[@]}" instances stop nb-1 --wait && "${ctl[@]}" usage --instance nb-1) \
+    >"$walk/nb-stop.txt" 2>&1 || { cat "$walk/nb-stop.txt"; fail "stop nb-1"; }
+  grep -q "nb-1" "$walk/nb-stop.txt" || { cat "$walk/nb-stop.txt"; fail "usage has no record of nb-1"; }
+  stopped=$(curl -s -o /dev/null -w "%{http_code}" -H "Host: nb-1-8888.gpuaas.localhost" \
+              -H "Authorization: Bearer $token" "http://$proxy/api/status")
+  [ "$stopped" = 404 ] || fail "stopped nb-1 answered $stopped through the proxy, want 404"
+  echo "jupyter walk-through: nb-1 opened by a one-time link, ran 1+1 = 2 through the proxy, logs, metrics, stopped, billed"
 fi
 
 # Twice is harmless: the same processes go on serving.
