@@ -45,6 +45,9 @@ ImageStack::ImageStack(const std::string& dsn, fs::path dir, std::vector<AgentSp
   platform_testing::PlatformOptions options;
   options.agents = std::move(agents);
   platform_ = std::make_unique<PlatformStack>(dsn, dir_, std::move(options));
+  proxy_ = std::make_unique<proxy_testing::ProxyProcess>(dir_, platform_->instance().address(),
+                                                         platform_->auth().address(),
+                                                         (dir_ / "service-api-key").string());
   CreateCatalog();
 }
 
@@ -118,11 +121,10 @@ std::vector<std::string> ImageStack::AccessFlags(const instancepb::Instance& ins
                                                  const std::string& token) const {
   for (const instancepb::PortMapping& m : instance.ports()) {
     if (m.port() != port) continue;
-    // Straight to the workload's host port. Through the access proxy this becomes
-    // {"--base-url", proxy_url, "--host", absl::StrCat(instance.instance_id(), "-", port,
-    //  ".", domain), "--header", "Authorization: Bearer " + token}.
-    (void)token;
-    return {"--base-url", absl::StrCat("http://", m.host(), ":", m.host_port(), "/")};
+    // Through the access proxy, as a tenant's client: it routes on the Host header.
+    return {"--base-url", absl::StrCat("http://127.0.0.1:", proxy_->port(), "/"),
+            "--host",     proxy_testing::HostOf(instance.instance_id(), port),
+            "--header",   "Authorization: Bearer " + token};
   }
   ADD_FAILURE() << "instance " << instance.instance_id() << " has no port " << port;
   return {"--base-url", "http://127.0.0.1:1/"};

@@ -11,6 +11,7 @@
 
 #include "tests/images/run_command.h"
 #include "tests/platform/platform_stack.h"
+#include "tests/proxy/proxy_process.h"
 
 namespace gpuaas::images_testing {
 
@@ -38,8 +39,8 @@ class ImageStack final {
   // Starts it again and waits until it is RUNNING; returns it.
   instancepb::Instance Start(const std::string& token, const std::string& instance_id);
 
-  // The flags that point a tests/images client at `port` of `instance` for `token`'s tenant:
-  // --base-url, and --host/--header once the access proxy is in front.
+  // The flags that point a tests/images client at `port` of `instance` for `token`'s tenant,
+  // through the access proxy: --base-url (the proxy), --host and the Bearer --header.
   std::vector<std::string> AccessFlags(const instancepb::Instance& instance, int port,
                                        const std::string& token) const;
   // Runs tests/images/`script` with `args`; its stdout parsed as JSON (null when it is not).
@@ -58,6 +59,7 @@ class ImageStack final {
 
   std::filesystem::path dir_;
   std::unique_ptr<PlatformStack> platform_;
+  std::unique_ptr<proxy_testing::ProxyProcess> proxy_;
   int accessors_ = 0;
 };
 

@@ -110,10 +110,13 @@ TEST_F(JupyterImageTest, ServesUnderTheBaseUrlATemplateGives) {
   const CommandOutput r = stack_->RunClient("jupyter_exec.py", args, &answer);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(answer.value("result", ""), "42") << answer;
-  // Nothing of Jupyter's API outside it.
+  // Nothing of Jupyter's API outside it (through the proxy, as the owner: args holds --host H
+  // --header "Authorization: ...").
+  ASSERT_EQ(args.at(2), "--host");
+  ASSERT_EQ(args.at(4), "--header");
   const CommandOutput outside =
       RunCommand({"/usr/bin/curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--noproxy", "*",
-                  root_url + "api/kernelspecs"},
+                  "-H", "Host: " + args.at(3), "-H", args.at(5), root_url + "api/kernelspecs"},
                  {});
   EXPECT_EQ(outside.out, "404");
 }

@@ -67,31 +67,45 @@ TEST_F(WebuiDemoImageTest, StreamsAJobsProgressAndWritesItsOutputToTheStorage) {
   EXPECT_EQ(sidecar.value("steps", 0), 12);
   EXPECT_EQ(sidecar.value("instance_id", ""), "sd-1");
 
+  // curl through the proxy with the Host of `flags` (AccessFlags) and, unless `anonymous`, the
+  // tenant's token, then `args`.
+  const auto curl = [](const std::vector<std::string>& flags, bool anonymous,
+                       std::vector<std::string> args) {
+    std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "--noproxy", "*"};
+    for (size_t i = 0; i + 1 < flags.size(); i += 2) {
+      if (flags[i] == "--host") argv.insert(argv.end(), {"-H", "Host: " + flags[i + 1]});
+      if (flags[i] == "--header" && !anonymous) argv.insert(argv.end(), {"-H", flags[i + 1]});
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, {});
+  };
+
   // Bad requests are refused with a reason, and queue nothing.
-  const std::string ui_url = stack_->AccessFlags(sd, 7860, token_).at(1);
+  const std::vector<std::string> ui = stack_->AccessFlags(sd, 7860, token_);
+  const std::string ui_url = ui.at(1);
   for (const char* body : {R"({"prompt": "", "steps": 5})", R"({"prompt": "x", "steps": 0})",
                            R"({"prompt": "x", "steps": "many"})", R"(not json)"}) {
-    const CommandOutput bad =
-        RunCommand({"/usr/bin/curl", "-sS", "-w", " %{http_code}", "--noproxy", "*", "-X", "POST",
-                    "--data", body, ui_url + "api/generate"},
-                   {});
+    const CommandOutput bad = curl(
+        ui, false, {"-w", " %{http_code}", "-X", "POST", "--data", body, ui_url + "api/generate"});
     EXPECT_NE(bad.out.find("\"error\""), std::string::npos) << body << ": " << bad.out;
     EXPECT_TRUE(bad.out.ends_with(" 400")) << body << ": " << bad.out;
   }
-  const CommandOutput unknown = RunCommand({"/usr/bin/curl", "-sS", "-w", " %{http_code}",
-                                            "--noproxy", "*", ui_url + "api/jobs/0123456789abcdef"},
-                                           {});
+  const CommandOutput unknown =
+      curl(ui, false, {"-w", " %{http_code}", ui_url + "api/jobs/0123456789abcdef"});
   EXPECT_TRUE(unknown.out.ends_with(" 404")) << unknown.out;
+  // The WebUI's port is private: without the token the proxy answers 401.
+  EXPECT_EQ(curl(ui, true, {"-o", "/dev/null", "-w", "%{http_code}", ui_url}).out, "401");
 
-  // The gallery, the catalog's public port, lists the picture; it has no API to write with.
+  // The gallery, the catalog's public port, lists the picture to anyone (no token through the
+  // proxy); it has no API to write with.
   ASSERT_EQ(sd.ports_size(), 2);
   const std::vector<std::string> gallery = stack_->AccessFlags(sd, 7861, token_);
   const std::string page_url = gallery.at(1);
-  CommandOutput page = RunCommand({"/usr/bin/curl", "-sS", "--noproxy", "*", page_url}, {});
+  CommandOutput page = curl(gallery, true, {page_url});
   EXPECT_NE(page.out.find("outputs/" + job_id + ".png"), std::string::npos) << page.out;
-  page = RunCommand({"/usr/bin/curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--noproxy",
-                     "*", "-X", "POST", "--data", "{}", page_url + "api/generate"},
-                    {});
+  page = curl(gallery, true,
+              {"-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "--data", "{}",
+               page_url + "api/generate"});
   EXPECT_EQ(page.out, "404");
 }
 
