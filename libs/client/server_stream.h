@@ -17,7 +17,10 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "libs/client/access_tokens.h"
+#include "libs/client/call_context.h"
 #include "libs/client/cancellation.h"
 #include "libs/client/internal/service_token.h"
 #include "libs/rpc/status.h"
