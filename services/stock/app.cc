@@ -34,7 +34,8 @@ absl::StatusOr<std::unique_ptr<StockApp>> StockApp::Create(const StockAppOptions
       authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), app->clock_));
   app->stock_service_ = std::make_unique<StockServiceImpl>(*app->specs_, *app->stocks_,
                                                            *app->nodes_, app->server_->handler());
-  app->agent_service_ = std::make_unique<NodeAgentServiceImpl>(*app->nodes_, app->server_->handler());
+  app->agent_service_ =
+      std::make_unique<NodeAgentServiceImpl>(*app->nodes_, app->server_->handler());
   app->server_->AddService(app->stock_service_.get());
   app->server_->AddService(app->agent_service_.get());
   return app;

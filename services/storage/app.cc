@@ -110,8 +110,8 @@ StorageApp::~StorageApp() { Stop(); }
 absl::Status StorageApp::StartDataPlane() {
   if (absl::Status s = s3_->Start(); !s.ok()) return service::StartupError("S3 endpoint", s);
   Logger("storage")->info("S3 endpoint on {}:{}", s3_base_url_, s3_->port());
-  expirer_ = std::thread(
-      [this] { ExpireUploads(*backend_, clock_, upload_expiry_, stop_expiring_); });
+  expirer_ =
+      std::thread([this] { ExpireUploads(*backend_, clock_, upload_expiry_, stop_expiring_); });
   return absl::OkStatus();
 }
 
