@@ -51,11 +51,11 @@ COPY --from=builder /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-heal
 # A named volume mounted here starts with this directory's owner and mode: the API key stays
 # readable by the agent's user only.
 VOLUME /var/lib/gpuaas-agent
-ENV GPUAAS_AGENT_LISTEN=0.0.0.0:50061 \
+ENV GPUAAS_AGENT_LISTEN=0.0.0.0:17061 \
     GPUAAS_AGENT_METRICS_LISTEN=0.0.0.0:9161 \
     GPUAAS_AGENT_API_KEY_FILE=/var/lib/gpuaas-agent/api-key \
     GPUAAS_AGENT_WORKLOAD_ROOT=/var/lib/gpuaas-workloads
-EXPOSE 50061 9161
+EXPOSE 17061 9161
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["gpuaas-health", "127.0.0.1:50061"]
+  CMD ["gpuaas-health", "127.0.0.1:17061"]
 ENTRYPOINT ["gpuaas-agent"]

@@ -37,11 +37,11 @@ RUN apt-get update -q \
  && useradd --system --uid 10001 --gid gpuaas --no-create-home --shell /usr/sbin/nologin gpuaas
 COPY --from=builder /out/gpuaas-auth /out/gpuaas-health /usr/local/bin/
 USER 10001:10001
-ENV GPUAAS_AUTH_LISTEN=0.0.0.0:50051 \
+ENV GPUAAS_AUTH_LISTEN=0.0.0.0:17051 \
     GPUAAS_AUTH_METRICS_LISTEN=0.0.0.0:9101
-EXPOSE 50051 9101
+EXPOSE 17051 9101
 # grpc.health.v1 over plaintext loopback. With TLS on (GPUAAS_AUTH_TLS_*), override the check
-# with `gpuaas-health 127.0.0.1:50051 --ca ... [--cert ... --key ...]`.
+# with `gpuaas-health 127.0.0.1:17051 --ca ... [--cert ... --key ...]`.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["gpuaas-health", "127.0.0.1:50051"]
+  CMD ["gpuaas-health", "127.0.0.1:17051"]
 ENTRYPOINT ["gpuaas-auth"]

@@ -34,11 +34,11 @@ COPY --from=builder /out/gpuaas-instance /out/gpuaas-health /usr/local/bin/
 USER 10001:10001
 # The reconciler calls the stock and storage services with a service-role API key: mount it and
 # point GPUAAS_INSTANCE_API_KEY_FILE at it.
-ENV GPUAAS_INSTANCE_LISTEN=0.0.0.0:50054 \
+ENV GPUAAS_INSTANCE_LISTEN=0.0.0.0:17054 \
     GPUAAS_INSTANCE_METRICS_LISTEN=0.0.0.0:9104
-EXPOSE 50054 9104
+EXPOSE 17054 9104
 # grpc.health.v1 over plaintext loopback. With TLS on (GPUAAS_INSTANCE_TLS_*), override the check
-# with `gpuaas-health 127.0.0.1:50054 --ca ... [--cert ... --key ...]`.
+# with `gpuaas-health 127.0.0.1:17054 --ca ... [--cert ... --key ...]`.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["gpuaas-health", "127.0.0.1:50054"]
+  CMD ["gpuaas-health", "127.0.0.1:17054"]
 ENTRYPOINT ["gpuaas-instance"]

@@ -32,11 +32,11 @@ RUN apt-get update -q \
  && useradd --system --uid 10001 --gid gpuaas --no-create-home --shell /usr/sbin/nologin gpuaas
 COPY --from=builder /out/gpuaas-stock /out/gpuaas-health /usr/local/bin/
 USER 10001:10001
-ENV GPUAAS_STOCK_LISTEN=0.0.0.0:50052 \
+ENV GPUAAS_STOCK_LISTEN=0.0.0.0:17052 \
     GPUAAS_STOCK_METRICS_LISTEN=0.0.0.0:9102
-EXPOSE 50052 9102
+EXPOSE 17052 9102
 # grpc.health.v1 over plaintext loopback. With TLS on (GPUAAS_STOCK_TLS_*), override the check
-# with `gpuaas-health 127.0.0.1:50052 --ca ... [--cert ... --key ...]`.
+# with `gpuaas-health 127.0.0.1:17052 --ca ... [--cert ... --key ...]`.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["gpuaas-health", "127.0.0.1:50052"]
+  CMD ["gpuaas-health", "127.0.0.1:17052"]
 ENTRYPOINT ["gpuaas-stock"]

@@ -34,14 +34,14 @@ COPY --from=builder /out/gpuaas-storage /out/gpuaas-health /usr/local/bin/
 USER 10001:10001
 # The volumes' bytes live under the data root: mount a volume there. The S3 data plane listens
 # on 9000.
-ENV GPUAAS_STORAGE_LISTEN=0.0.0.0:50053 \
+ENV GPUAAS_STORAGE_LISTEN=0.0.0.0:17053 \
     GPUAAS_STORAGE_METRICS_LISTEN=0.0.0.0:9103 \
     GPUAAS_STORAGE_S3_LISTEN=0.0.0.0:9000 \
     GPUAAS_STORAGE_DATA_ROOT=/var/lib/gpuaas-storage
 VOLUME /var/lib/gpuaas-storage
-EXPOSE 50053 9103 9000
+EXPOSE 17053 9103 9000
 # grpc.health.v1 over plaintext loopback. With TLS on (GPUAAS_STORAGE_TLS_*), override the check
-# with `gpuaas-health 127.0.0.1:50053 --ca ... [--cert ... --key ...]`.
+# with `gpuaas-health 127.0.0.1:17053 --ca ... [--cert ... --key ...]`.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["gpuaas-health", "127.0.0.1:50053"]
+  CMD ["gpuaas-health", "127.0.0.1:17053"]
 ENTRYPOINT ["gpuaas-storage"]

@@ -25,8 +25,8 @@ namespace {
 namespace pb = ::gpuaas::stock::v1;
 
 struct Flags {
-  std::string stock_addr = "127.0.0.1:50052";
-  std::string auth_addr = "127.0.0.1:50051";
+  std::string stock_addr = "127.0.0.1:17052";
+  std::string auth_addr = "127.0.0.1:17051";
   std::string user = "admin";
   std::string password_file;
   int agents = 1000;

@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
                  ".gpuaas/stack.env, localhost:5005x)");
   app.add_option("--auth-addr", f.auth_addr,
                  "auth service for the token when the method is another service's (default: "
-                 "$GPUAAS_AUTH_ADDR, .gpuaas/stack.env, localhost:50051)");
+                 "$GPUAAS_AUTH_ADDR, .gpuaas/stack.env, localhost:17051)");
   app.add_option("--storage", f.storage_id, "storage id for GetStorage");
   app.add_option("--instance", f.instance_id,
                  "instance id for GetInstance; the id prefix of CreateInstance's instances");

@@ -14,12 +14,12 @@ struct ServiceInfo {
   std::string_view default_address;
 };
 
-// design.md: default ports auth 50051, stock 50052, storage 50053, instance 50054.
+// design.md: default ports auth 17051, stock 17052, storage 17053, instance 17054.
 constexpr std::array<ServiceInfo, 4> kServices = {{
-    {Service::kAuth, "auth", "GPUAAS_AUTH_ADDR", "localhost:50051"},
-    {Service::kStock, "stock", "GPUAAS_STOCK_ADDR", "localhost:50052"},
-    {Service::kStorage, "storage", "GPUAAS_STORAGE_ADDR", "localhost:50053"},
-    {Service::kInstance, "instance", "GPUAAS_INSTANCE_ADDR", "localhost:50054"},
+    {Service::kAuth, "auth", "GPUAAS_AUTH_ADDR", "localhost:17051"},
+    {Service::kStock, "stock", "GPUAAS_STOCK_ADDR", "localhost:17052"},
+    {Service::kStorage, "storage", "GPUAAS_STORAGE_ADDR", "localhost:17053"},
+    {Service::kInstance, "instance", "GPUAAS_INSTANCE_ADDR", "localhost:17054"},
 }};
 
 // Info() indexes the table by enumerator, so the rows must follow the enum's order.

@@ -1,7 +1,7 @@
 // Where a downstream service is and how to reach it, resolved by the order of settings.h:
 //
 //   address   --<service>-addr flag, GPUAAS_<SERVICE>_ADDR, stack.env, the design default
-//             (auth localhost:50051, stock :50052, storage :50053, instance :50054)
+//             (auth localhost:17051, stock :17052, storage :17053, instance :17054)
 //   TLS       --ca/--cert/--key flags, GPUAAS_TLS_CA / GPUAAS_TLS_CERT / GPUAAS_TLS_KEY,
 //             stack.env; no CA = plaintext
 //
@@ -34,7 +34,7 @@ std::string_view ServiceName(Service service);
 // "GPUAAS_AUTH_ADDR" ...: the variable that names the service's address.
 std::string_view AddressEnvVar(Service service);
 
-// "localhost:50051" ...: the dev stack's address of the service (design.md, Config).
+// "localhost:17051" ...: the dev stack's address of the service (design.md, Config).
 std::string_view DefaultAddress(Service service);
 
 struct Endpoint {

@@ -25,10 +25,10 @@ Settings SettingsWith(const TempDir& dir, std::map<std::string, std::string> env
 TEST(EndpointTest, EveryServiceHasItsVariableAndDesignPort) {
   const std::vector<std::tuple<Service, std::string_view, std::string_view, std::string_view>>
       want = {
-          {Service::kAuth, "auth", "GPUAAS_AUTH_ADDR", "localhost:50051"},
-          {Service::kStock, "stock", "GPUAAS_STOCK_ADDR", "localhost:50052"},
-          {Service::kStorage, "storage", "GPUAAS_STORAGE_ADDR", "localhost:50053"},
-          {Service::kInstance, "instance", "GPUAAS_INSTANCE_ADDR", "localhost:50054"},
+          {Service::kAuth, "auth", "GPUAAS_AUTH_ADDR", "localhost:17051"},
+          {Service::kStock, "stock", "GPUAAS_STOCK_ADDR", "localhost:17052"},
+          {Service::kStorage, "storage", "GPUAAS_STORAGE_ADDR", "localhost:17053"},
+          {Service::kInstance, "instance", "GPUAAS_INSTANCE_ADDR", "localhost:17054"},
       };
   for (const auto& [service, name, var, address] : want) {
     EXPECT_EQ(ServiceName(service), name);
@@ -50,19 +50,19 @@ TEST(EndpointTest, AddressFlagBeatsEnvBeatsStackEnvBeatsDefault) {
   ASSERT_OK_AND_ASSIGN(Endpoint from_file, ResolveEndpoint(Service::kStorage, {}, settings));
   EXPECT_EQ(from_file.address, "file:2");
   ASSERT_OK_AND_ASSIGN(Endpoint fallback, ResolveEndpoint(Service::kInstance, {}, settings));
-  EXPECT_EQ(fallback.address, "localhost:50054");
+  EXPECT_EQ(fallback.address, "localhost:17054");
 }
 
 TEST(EndpointTest, TlsFilesComeFromStackEnvUnlessGiven) {
   TempDir dir;
   Settings settings = SettingsWith(dir, {{"GPUAAS_TLS_CERT", "/env/client.crt"}},
-                                   "GPUAAS_AUTH_ADDR=127.0.0.1:50051\nGPUAAS_TLS_CA=/s/ca.crt\n"
+                                   "GPUAAS_AUTH_ADDR=127.0.0.1:17051\nGPUAAS_TLS_CA=/s/ca.crt\n"
                                    "GPUAAS_TLS_CERT=/s/client.crt\nGPUAAS_TLS_KEY=/s/client.key\n");
   Endpoint flags;
   flags.tls.key_file = "/flag/client.key";
   flags.tls.server_name_override = "auth";
   ASSERT_OK_AND_ASSIGN(Endpoint e, ResolveEndpoint(Service::kAuth, flags, settings));
-  EXPECT_EQ(e.address, "127.0.0.1:50051");
+  EXPECT_EQ(e.address, "127.0.0.1:17051");
   EXPECT_EQ(e.tls.ca_file, "/s/ca.crt");
   EXPECT_EQ(e.tls.cert_file, "/env/client.crt");
   EXPECT_EQ(e.tls.key_file, "/flag/client.key");
@@ -73,7 +73,7 @@ TEST(EndpointTest, PlaintextDefaultWithoutAnySetting) {
   TempDir dir;
   Settings settings = SettingsWith(dir, {}, "");
   ASSERT_OK_AND_ASSIGN(Endpoint e, ResolveEndpoint(Service::kAuth, {}, settings));
-  EXPECT_EQ(e.address, "localhost:50051");
+  EXPECT_EQ(e.address, "localhost:17051");
   EXPECT_TRUE(e.tls.ca_file.empty());
   EXPECT_TRUE(e.tls.cert_file.empty());
   EXPECT_TRUE(e.tls.key_file.empty());

@@ -20,7 +20,7 @@ struct TlsOptions {
   std::string cert_file;
   std::string key_file;
   // The name the server's certificate must carry when it differs from the host dialled
-  // (e.g. "auth" while dialling 10.0.0.5:50051). Empty = the dialled host.
+  // (e.g. "auth" while dialling 10.0.0.5:17051). Empty = the dialled host.
   std::string server_name_override;
 };
 

@@ -4,7 +4,7 @@
 // streams (libs/rpc/stream.h), and graceful shutdown on SIGTERM/SIGINT.
 //
 //   int main(int argc, char** argv) {
-//     rpc::ServerOptions options{.name = "auth", .listen_address = "0.0.0.0:50051"};
+//     rpc::ServerOptions options{.name = "auth", .listen_address = "0.0.0.0:17051"};
 //     rpc::Server server(options, authz::NewJwksAuthenticator(std::move(jwks), clock));
 //     AuthServiceImpl auth(server.handler(), domain);   // a CallbackService using Handler
 //     server.AddService(&auth);
@@ -32,7 +32,7 @@ namespace gpuaas::rpc {
 
 struct ServerOptions {
   std::string name;                              // "auth": logger and log-line prefix
-  std::string listen_address = "0.0.0.0:50051";  // port 0 picks a free port
+  std::string listen_address = "0.0.0.0:17051";  // port 0 picks a free port
   std::string metrics_address = "0.0.0.0:9101";  // IPv4; empty = no metrics endpoint; port 0 = free
   TlsOptions tls;
   int worker_threads = 8;  // handler pool (blocking database work runs here)

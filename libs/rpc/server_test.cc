@@ -336,9 +336,9 @@ TEST(ServerWithoutAuthenticatorTest, RefusesAuthenticatedMethods) {
 }
 
 TEST(PeerAddressTest, StripsSchemeAndPort) {
-  EXPECT_EQ(PeerAddress("ipv4:127.0.0.1:50051"), "127.0.0.1");
-  EXPECT_EQ(PeerAddress("ipv6:[::1]:50051"), "::1");
-  EXPECT_EQ(PeerAddress("ipv6:%5B::1%5D:50051"), "::1");
+  EXPECT_EQ(PeerAddress("ipv4:127.0.0.1:17051"), "127.0.0.1");
+  EXPECT_EQ(PeerAddress("ipv6:[::1]:17051"), "::1");
+  EXPECT_EQ(PeerAddress("ipv6:%5B::1%5D:17051"), "::1");
   EXPECT_EQ(PeerAddress("unix:/run/gpuaas.sock"), "/run/gpuaas.sock");
 }
 

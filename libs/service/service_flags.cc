@@ -23,7 +23,7 @@ void AddServiceFlags(CLI::App& app, const ServiceIdentity& id, ServiceFlags& f) 
   const std::string name(id.name);
   f.listen = "0.0.0.0:" + std::to_string(id.grpc_port);
   f.metrics_listen = "0.0.0.0:" + std::to_string(id.metrics_port);
-  f.db_dsn = "postgresql://gpuaas_" + name + "@127.0.0.1:55432/gpuaas";
+  f.db_dsn = "postgresql://gpuaas_" + name + "@127.0.0.1:15432/gpuaas";
   auto env = [&](std::string_view flag) { return EnvName(id.name, flag); };
   app.add_option("--listen", f.listen, "gRPC listen address")->envname(env("LISTEN"));
   app.add_option("--metrics-listen", f.metrics_listen, "Prometheus /metrics address ('' = off)")

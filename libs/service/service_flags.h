@@ -26,7 +26,7 @@ class App;
 namespace gpuaas::service {
 
 // The parts that differ per service: its name (logger, schema, role, environment prefix) and
-// its default ports (design: auth 50051 / 9101, stock 50052 / 9102, ...).
+// its default ports (design: auth 17051 / 9101, stock 17052 / 9102, ...).
 struct ServiceIdentity {
   std::string_view name;  // "auth"
   int grpc_port = 0;

@@ -12,16 +12,16 @@ namespace {
 
 using ::gpuaas::testing::StatusIs;
 
-constexpr ServiceIdentity kStock{.name = "stock", .grpc_port = 50052, .metrics_port = 9102};
+constexpr ServiceIdentity kStock{.name = "stock", .grpc_port = 17052, .metrics_port = 9102};
 
 TEST(ServiceFlags, DefaultsMatchTheDevStack) {
   CLI::App app;
   ServiceFlags f;
   AddServiceFlags(app, kStock, f);
   app.parse(std::vector<std::string>{});
-  EXPECT_EQ(f.listen, "0.0.0.0:50052");
+  EXPECT_EQ(f.listen, "0.0.0.0:17052");
   EXPECT_EQ(f.metrics_listen, "0.0.0.0:9102");
-  EXPECT_EQ(f.db_dsn, "postgresql://gpuaas_stock@127.0.0.1:55432/gpuaas");
+  EXPECT_EQ(f.db_dsn, "postgresql://gpuaas_stock@127.0.0.1:15432/gpuaas");
   EXPECT_EQ(ServerOptionsFor(kStock, f).name, "stock");
 }
 

@@ -23,7 +23,7 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(std::string_view 
 absl::StatusOr<absl::Duration> ParseDurationFlag(std::string_view flag, std::string_view text,
                                                  bool allow_zero = false);
 
-// "host:port", with an IPv6 literal in brackets ("[::1]:50061").
+// "host:port", with an IPv6 literal in brackets ("[::1]:17061").
 std::string JoinHostPort(std::string_view host, int port);
 
 }  // namespace gpuaas::agent

@@ -46,9 +46,9 @@ TEST(AgentConfigTest, ParsesDurations) {
 }
 
 TEST(AgentConfigTest, JoinHostPortBracketsIpv6) {
-  EXPECT_EQ(JoinHostPort("10.0.0.7", 50061), "10.0.0.7:50061");
-  EXPECT_EQ(JoinHostPort("agent", 50061), "agent:50061");
-  EXPECT_EQ(JoinHostPort("::1", 50061), "[::1]:50061");
+  EXPECT_EQ(JoinHostPort("10.0.0.7", 17061), "10.0.0.7:17061");
+  EXPECT_EQ(JoinHostPort("agent", 17061), "agent:17061");
+  EXPECT_EQ(JoinHostPort("::1", 17061), "[::1]:17061");
 }
 
 }  // namespace

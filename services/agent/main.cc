@@ -42,10 +42,10 @@ namespace agent = gpuaas::agent;
 struct AgentFlags {
   std::string node_id;
   std::string labels;
-  std::string stock_addr = "127.0.0.1:50052";
-  std::string auth_addr = "127.0.0.1:50051";
+  std::string stock_addr = "127.0.0.1:17052";
+  std::string auth_addr = "127.0.0.1:17051";
   std::string api_key_file;
-  std::string listen = "0.0.0.0:50061";
+  std::string listen = "0.0.0.0:17061";
   std::string metrics_listen = "0.0.0.0:9161";
   std::string simulate_gpus;
   std::string fault_file;
@@ -55,7 +55,7 @@ struct AgentFlags {
   std::string sample_interval = "1s";
   agent::CapacityOverrides capacity;
   std::string disk_path = "/";
-  std::string instance_addr = "127.0.0.1:50054";
+  std::string instance_addr = "127.0.0.1:17054";
   std::string workload_root = "/var/lib/gpuaas-agent/workloads";
   std::string workload_user = "nobody";
   std::string shim_path;

@@ -33,7 +33,7 @@ struct AuthAppOptions {
 class AuthApp final {
  public:
   static constexpr service::ServiceIdentity kIdentity{
-      .name = "auth", .grpc_port = 50051, .metrics_port = 9101};
+      .name = "auth", .grpc_port = 17051, .metrics_port = 9101};
 
   // Opens and migrates the database, loads the signing keys, bootstraps the admin, and
   // registers AuthService. Serves nothing yet. Blocks while PostgreSQL comes up. Errors:

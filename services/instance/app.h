@@ -29,7 +29,7 @@ namespace gpuaas::instance {
 // What main.cc reads from its flags.
 struct InstanceAppOptions {
   service::ServiceFlags common;
-  std::string auth_addr = "127.0.0.1:50051";
+  std::string auth_addr = "127.0.0.1:17051";
   double lookup_cache_seconds = 2;
   std::string access_domain = "gpuaas.localhost:8080";
   std::string access_scheme = "http";
@@ -40,7 +40,7 @@ struct InstanceAppOptions {
 class InstanceApp final {
  public:
   static constexpr service::ServiceIdentity kIdentity{
-      .name = "instance", .grpc_port = 50054, .metrics_port = 9104};
+      .name = "instance", .grpc_port = 17054, .metrics_port = 9104};
 
   // Opens the peers' channels and the database (migrating), builds the back half and the API
   // and registers every service. Serves nothing yet. Blocks while PostgreSQL comes up. Errors:

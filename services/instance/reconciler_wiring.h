@@ -45,8 +45,8 @@ class App;
 namespace gpuaas::instance {
 
 struct BackHalfFlags {
-  std::string stock_addr = "127.0.0.1:50052";
-  std::string storage_addr = "127.0.0.1:50053";
+  std::string stock_addr = "127.0.0.1:17052";
+  std::string storage_addr = "127.0.0.1:17053";
   // A ROLE_SERVICE API key ("<api_key_id>.<secret>") for the calls to stock and storage.
   std::string api_key_file;
   int reconciler_workers = 4;

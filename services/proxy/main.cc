@@ -34,8 +34,8 @@ namespace proxy = gpuaas::proxy;
 struct ProxyFlags {
   std::string listen = "0.0.0.0:8080";
   std::string access_domain = "gpuaas.localhost";
-  std::string instance_addr = "127.0.0.1:50054";
-  std::string auth_addr = "127.0.0.1:50051";
+  std::string instance_addr = "127.0.0.1:17054";
+  std::string auth_addr = "127.0.0.1:17051";
   std::string api_key_file;
   std::string cookie_secret_file;
   std::string cookie_ttl = "12h";

@@ -25,7 +25,7 @@ namespace gpuaas::stock {
 // What main.cc reads from its flags.
 struct StockAppOptions {
   service::ServiceFlags common;
-  std::string auth_addr = "127.0.0.1:50051";
+  std::string auth_addr = "127.0.0.1:17051";
   std::string placement_policy = "fgd-pack";
   double heartbeat_interval_seconds = 2;
   double node_timeout_seconds = 10;
@@ -36,7 +36,7 @@ struct StockAppOptions {
 class StockApp final {
  public:
   static constexpr service::ServiceIdentity kIdentity{
-      .name = "stock", .grpc_port = 50052, .metrics_port = 9102};
+      .name = "stock", .grpc_port = 17052, .metrics_port = 9102};
 
   // Opens and migrates the database, loads nodes and stocks, and registers both services.
   // Serves nothing yet. Blocks while PostgreSQL comes up. Errors: INVALID_ARGUMENT naming the

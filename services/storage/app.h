@@ -31,7 +31,7 @@ namespace gpuaas::storage {
 // What main.cc reads from its flags.
 struct StorageAppOptions {
   service::ServiceFlags common;
-  std::string auth_addr = "127.0.0.1:50051";
+  std::string auth_addr = "127.0.0.1:17051";
   std::string data_root = ".gpuaas/storage";
   std::string secret_key_file = ".gpuaas/storage-secret.key";
   std::string s3_listen = "127.0.0.1:9000";
@@ -44,7 +44,7 @@ struct StorageAppOptions {
 class StorageApp final {
  public:
   static constexpr service::ServiceIdentity kIdentity{
-      .name = "storage", .grpc_port = 50053, .metrics_port = 9103};
+      .name = "storage", .grpc_port = 17053, .metrics_port = 9103};
 
   // Reads the sealing key, opens the backend and the database (migrating), finishes
   // interrupted creates and deletes, and registers StorageService. Serves nothing yet. Blocks

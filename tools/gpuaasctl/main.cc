@@ -27,16 +27,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.add_option("--auth-addr", o.auth_addr,
                  "auth service host:port (default: $GPUAAS_AUTH_ADDR, .gpuaas/stack.env, "
-                 "localhost:50051)");
+                 "localhost:17051)");
   app.add_option("--stock-addr", o.stock_addr,
                  "stock service host:port, for specs, stocks and nodes (default: "
-                 "$GPUAAS_STOCK_ADDR, .gpuaas/stack.env, localhost:50052)");
+                 "$GPUAAS_STOCK_ADDR, .gpuaas/stack.env, localhost:17052)");
   app.add_option("--storage-addr", o.storage_addr,
                  "storage service host:port, for storage specs, storages and accessors (default: "
-                 "$GPUAAS_STORAGE_ADDR, .gpuaas/stack.env, localhost:50053)");
+                 "$GPUAAS_STORAGE_ADDR, .gpuaas/stack.env, localhost:17053)");
   app.add_option("--instance-addr", o.instance_addr,
                  "instance service host:port, for instances, images and usage (default: "
-                 "$GPUAAS_INSTANCE_ADDR, .gpuaas/stack.env, localhost:50054)");
+                 "$GPUAAS_INSTANCE_ADDR, .gpuaas/stack.env, localhost:17054)");
   app.add_option("-o,--output", o.output, "output format")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--timeout", o.timeout, "deadline of each call");
   app.add_option("--ca", o.ca_file, "CA certificate: use TLS (default: $GPUAAS_TLS_CA, stack.env)")

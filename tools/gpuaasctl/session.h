@@ -142,7 +142,7 @@ class Session final {
 };
 
 // With several services in play, a failure that is about the service rather than the request says
-// which service it is: UNAVAILABLE becomes "stock service at localhost:50052: failed to
+// which service it is: UNAVAILABLE becomes "stock service at localhost:17052: failed to
 // connect ...", and an UNIMPLEMENTED without a message (a server older than this gpuaasctl)
 // says so. Every other status is returned as it is.
 absl::Status NameTheService(absl::Status status, std::string_view service,

@@ -21,7 +21,7 @@ mode_t ModeOf(const std::filesystem::path& p) {
 
 StoredToken SampleToken() {
   StoredToken t;
-  t.auth_addr = "127.0.0.1:50051";
+  t.auth_addr = "127.0.0.1:17051";
   t.user_name = "alice";
   t.tenant_id = "studio-a";
   t.role = "tenant-admin";
@@ -60,7 +60,7 @@ TEST(TokenStoreTest, RoundTrips) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_TRUE(loaded->has_value());
   const StoredToken& t = **loaded;
-  EXPECT_EQ(t.auth_addr, "127.0.0.1:50051");
+  EXPECT_EQ(t.auth_addr, "127.0.0.1:17051");
   EXPECT_EQ(t.user_name, "alice");
   EXPECT_EQ(t.tenant_id, "studio-a");
   EXPECT_EQ(t.role, "tenant-admin");

@@ -1,7 +1,7 @@
 // gpuaas-health: asks a server's grpc.health.v1.Health for a service's status, the way a
 // probe or the dev stack script does. Exit 0 when SERVING, 1 otherwise, 2 on bad usage.
 //
-//   gpuaas-health 127.0.0.1:50051 [service] [--ca ca.crt --cert client.crt --key client.key]
+//   gpuaas-health 127.0.0.1:17051 [service] [--ca ca.crt --cert client.crt --key client.key]
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
