@@ -19,7 +19,8 @@ TEST(BackoffTest, DoublesWithJitterUpToTheCap) {
 }
 
 TEST(BackoffTest, WithoutJitterWaitsExactlyTheCeiling) {
-  Backoff backoff({.initial = absl::Milliseconds(100), .max = absl::Milliseconds(500), .jitter = 0});
+  Backoff backoff(
+      {.initial = absl::Milliseconds(100), .max = absl::Milliseconds(500), .jitter = 0});
   EXPECT_EQ(backoff.Next(), absl::Milliseconds(100));
   EXPECT_EQ(backoff.Next(), absl::Milliseconds(200));
   EXPECT_EQ(backoff.Next(), absl::Milliseconds(400));

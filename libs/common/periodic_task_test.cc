@@ -18,7 +18,8 @@ TEST(PeriodicTaskTest, RunsImmediatelyWhenAsked) {
     ++runs;
   });
   absl::MutexLock lock(&mu);
-  mu.Await(absl::Condition(+[](int* n) { return *n > 0; }, &runs));
+  mu.Await(absl::Condition(
+      +[](int* n) { return *n > 0; }, &runs));
   EXPECT_EQ(runs, 1);
 }
 
@@ -30,7 +31,8 @@ TEST(PeriodicTaskTest, RunsEveryInterval) {
     ++runs;
   });
   absl::MutexLock lock(&mu);
-  mu.Await(absl::Condition(+[](int* n) { return *n >= 3; }, &runs));
+  mu.Await(absl::Condition(
+      +[](int* n) { return *n >= 3; }, &runs));
 }
 
 TEST(PeriodicTaskTest, StopEndsTheWaitAtOnceAndJoinWaits) {
