@@ -2,7 +2,20 @@
 
 #include <algorithm>
 
+#include "absl/random/random.h"
+
 namespace gpuaas {
+
+namespace {
+
+uint64_t NewSeed() {
+  thread_local absl::BitGen gen;
+  return absl::Uniform<uint64_t>(gen);
+}
+
+}  // namespace
+
+Backoff::Backoff(Options options) : Backoff(options, NewSeed()) {}
 
 Backoff::Backoff(Options options, uint64_t seed) : options_(options), rng_(seed) {
   options_.jitter = std::clamp(options_.jitter, 0.0, 1.0);

@@ -20,8 +20,10 @@ class Backoff final {
     double jitter = 0.5;
   };
 
+  // Seeded from a cheap per-thread generator: constructing one per call is fine.
+  explicit Backoff(Options options);
   // `seed` makes the jitter repeatable in tests.
-  explicit Backoff(Options options, uint64_t seed = std::random_device{}());
+  Backoff(Options options, uint64_t seed);
 
   // The wait before the next attempt; each call doubles the next ceiling, up to max. Never
   // blocks (the caller sleeps, typically with StopSignal::WaitFor).

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.pb.h"
 #include "libs/authz/principal.h"
+#include "libs/common/periodic_task.h"
 #include "libs/db/db.h"
 #include "services/stock/repository.h"
 #include "services/stock/view_keeper.h"
@@ -65,8 +66,11 @@ class NodeInventory final {
   // Marks the nodes silent for longer than the timeout NOT_READY and their stocks UNAVAILABLE.
   // The service runs it periodically (every replica may: it is idempotent).
   absl::Status MarkLostNodes();
-  // Runs MarkLostNodes a few times per node timeout until `stop` is notified. Blocks: give it a
-  // thread.
+  // Runs MarkLostNodes a few times per node timeout on the returned task's thread, until the
+  // task is stopped or destroyed. Never blocks.
+  std::unique_ptr<PeriodicTask> StartHeartbeatWatch();
+  // StartHeartbeatWatch() until `stop` is notified. Blocks. Only for main.cc, which gives it a
+  // thread: the service's wiring should hold StartHeartbeatWatch()'s task instead.
   void WatchHeartbeats(absl::Notification& stop);
 
  private:

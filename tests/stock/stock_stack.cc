@@ -39,13 +39,11 @@ StockStack::StockStack(const std::string& dsn, const std::string& auth_address,
   auto channel = *client::OpenChannel(address(), {});
   stub_ = pb::StockService::NewStub(channel);
   agent_stub_ = pb::NodeAgentService::NewStub(channel);
-  if (options.watch_heartbeats)
-    watcher_ = std::thread([this] { nodes_->WatchHeartbeats(stop_watching_); });
+  if (options.watch_heartbeats) heartbeat_watch_ = nodes_->StartHeartbeatWatch();
 }
 
 StockStack::~StockStack() {
-  stop_watching_.Notify();
-  if (watcher_.joinable()) watcher_.join();
+  heartbeat_watch_.reset();
   server_->Shutdown();
 }
 

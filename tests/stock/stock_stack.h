@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
@@ -54,8 +53,7 @@ class StockStack final {
   std::unique_ptr<NodeAgentServiceImpl> agent_service_;
   std::unique_ptr<pb::StockService::Stub> stub_;
   std::unique_ptr<pb::NodeAgentService::Stub> agent_stub_;
-  absl::Notification stop_watching_;
-  std::thread watcher_;
+  std::unique_ptr<PeriodicTask> heartbeat_watch_;
 };
 
 // A node as an agent with simulated GPUs registers it: `gpus` × `model`, UUIDs
