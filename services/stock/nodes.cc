@@ -178,9 +178,4 @@ std::unique_ptr<PeriodicTask> NodeInventory::StartHeartbeatWatch() {
       });
 }
 
-void NodeInventory::WatchHeartbeats(absl::Notification& stop) {
-  const std::unique_ptr<PeriodicTask> watch = StartHeartbeatWatch();
-  stop.WaitForNotification();
-}
-
 }  // namespace gpuaas::stock

@@ -13,7 +13,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.pb.h"
 #include "libs/authz/principal.h"
@@ -69,9 +68,6 @@ class NodeInventory final {
   // Runs MarkLostNodes a few times per node timeout on the returned task's thread, until the
   // task is stopped or destroyed. Never blocks.
   std::unique_ptr<PeriodicTask> StartHeartbeatWatch();
-  // StartHeartbeatWatch() until `stop` is notified. Blocks. Only for main.cc, which gives it a
-  // thread: the service's wiring should hold StartHeartbeatWatch()'s task instead.
-  void WatchHeartbeats(absl::Notification& stop);
 
  private:
   // Cordons or uncordons, deleting the node's unclaimed stocks when draining.
