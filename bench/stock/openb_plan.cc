@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "libs/common/quantity.h"
-#include "libs/sched/gpu_models.h"
+#include "libs/gpu/gpu_models.h"
 #include "libs/sched/replay/trace_replay.h"
 
 namespace gpuaas::stock::bench {
@@ -74,7 +74,7 @@ pb::Node ToNode(const TraceNode& t, const std::string& node_id, int64_t disk_byt
   n.set_memory(FormatBytes(t.memory_mib * kMiB));
   n.set_disk(FormatBytes(disk_bytes));
   n.set_agent_version("stock-bench");
-  const sched::GpuModel* model = sched::FindGpuModel(t.model);
+  const gpu::GpuModel* model = gpu::FindGpuModel(t.model);
   for (int32_t i = 0; i < t.gpus; ++i) {
     pb::Gpu* g = n.add_gpus();
     g->set_uuid(PlannedGpuUuid(node_id, i));
@@ -155,7 +155,7 @@ absl::StatusOr<OpenbPlan> MakeOpenbPlan(const std::vector<TraceNode>& nodes,
   for (const TraceNode& n : nodes) {
     if (n.gpus <= 0) continue;
     if (gpu_node++ % options.node_stride != 0) continue;
-    if (sched::FindGpuModel(n.model) == nullptr) {
+    if (gpu::FindGpuModel(n.model) == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("node ", n.name, ": model ", n.model, " is not a libs/sched model"));
     }

@@ -30,6 +30,16 @@ absl::Time DeriveDeadline(absl::Time now, absl::Duration timeout, absl::Time par
   return std::min(own, parent_deadline - kDeadlineMargin);
 }
 
+CallerCredentials CallerCredentials::FromIncoming(const grpc::ServerContextBase& incoming) {
+  CallerCredentials caller{.deadline = IncomingDeadline(incoming)};
+  const auto& metadata = incoming.client_metadata();
+  auto it = metadata.find(grpc::string_ref(kAuthorizationKey.data(), kAuthorizationKey.size()));
+  if (it != metadata.end()) {
+    caller.authorization.assign(it->second.data(), it->second.size());
+  }
+  return caller;
+}
+
 CallContext CallContext::FromIncoming(const grpc::ServerContextBase& incoming) {
   CallContext call;
   call.incoming_ = &incoming;
@@ -41,6 +51,10 @@ CallContext CallContext::FromDeadline(absl::Time deadline) {
   CallContext call;
   call.parent_deadline_ = deadline;
   return call;
+}
+
+CallContext CallContext::OnBehalf(const CallerCredentials& caller) {
+  return FromDeadline(caller.deadline).set_bearer_token(caller.authorization);
 }
 
 CallContext& CallContext::set_bearer_token(std::string_view token) {

@@ -42,6 +42,17 @@ absl::Time IncomingDeadline(const grpc::ServerContextBase& incoming);
 // its answer would come too late to be used.
 absl::Time DeriveDeadline(absl::Time now, absl::Duration timeout, absl::Time parent_deadline);
 
+// The credentials of the call being served, as values: what domain code needs to call other
+// services on its caller's behalf (the caller's token and deadline) without gRPC types.
+struct CallerCredentials {
+  std::string authorization;  // the caller's `authorization` header, "Bearer <token>"; or empty
+  absl::Time deadline = absl::InfiniteFuture();
+
+  // Copied off `incoming`. Call it on the gRPC thread, where the metadata map is certainly
+  // stable (rpc::RunAsCaller does). Never blocks.
+  static CallerCredentials FromIncoming(const grpc::ServerContextBase& incoming);
+};
+
 class CallContext final {
  public:
   // A call on its own behalf: deadline now + timeout.
@@ -56,6 +67,9 @@ class CallContext final {
   // A call made for work that must be done by `deadline`: the deadline is derived from it as
   // from an incoming call's (cancellation is not propagated: there is no call to follow).
   static CallContext FromDeadline(absl::Time deadline);
+
+  // A call on `caller`'s behalf: its token, and a deadline derived from its deadline.
+  static CallContext OnBehalf(const CallerCredentials& caller);
 
   // Sends `authorization: Bearer <token>`; a token already starting with "Bearer " is sent as
   // is, an empty one sends no header.

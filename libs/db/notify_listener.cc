@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 #include <utility>
 
+#include "libs/common/backoff.h"
 #include "libs/common/logging.h"
 #include "libs/db/db.h"
 
@@ -40,7 +41,7 @@ void NotifyListener::Start() {
 }
 
 void NotifyListener::Stop() {
-  if (!stop_.HasBeenNotified()) stop_.Notify();
+  stop_.Stop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -48,9 +49,9 @@ bool NotifyListener::connected() const { return connected_.load(); }
 
 void NotifyListener::Run() {
   auto log = Logger("db");
-  absl::Duration backoff = options_.initial_backoff;
+  Backoff backoff({.initial = options_.initial_backoff, .max = options_.max_backoff, .jitter = 0});
   const int64_t wake_us = absl::ToInt64Microseconds(options_.wake_interval);
-  while (!stop_.HasBeenNotified()) {
+  while (!stop_.stopped()) {
     try {
       pqxx::connection conn(dsn_);
       std::vector<std::unique_ptr<Receiver>> receivers;
@@ -62,9 +63,9 @@ void NotifyListener::Run() {
       conn.get_notifs();
       pqxx::nontransaction(conn).exec("SELECT 1");
       connected_ = true;
-      backoff = options_.initial_backoff;
+      backoff.Reset();
       if (callbacks_.on_connect) callbacks_.on_connect();
-      while (!stop_.HasBeenNotified()) {
+      while (!stop_.stopped()) {
         conn.await_notification(wake_us / 1'000'000, wake_us % 1'000'000);
         if (!conn.is_open()) throw pqxx::broken_connection("listener connection closed");
       }
@@ -72,11 +73,11 @@ void NotifyListener::Run() {
       return;
     } catch (const std::exception& e) {
       connected_ = false;
+      const absl::Duration wait = backoff.Next();
       log->warn("listener: {}; reconnecting in {}", std::string(MapException(e).message()),
-                absl::FormatDuration(backoff));
+                absl::FormatDuration(wait));
+      if (stop_.WaitFor(wait)) return;
     }
-    if (stop_.WaitForNotificationWithTimeout(backoff)) return;
-    backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }
 

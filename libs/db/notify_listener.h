@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "libs/common/stop_signal.h"
 
 namespace gpuaas::db {
 
@@ -68,7 +68,7 @@ class NotifyListener final {
   const std::vector<std::string> channels_;
   const NotifyCallbacks callbacks_;
   const NotifyOptions options_;
-  absl::Notification stop_;
+  StopSignal stop_;
   std::atomic<bool> connected_{false};
   std::thread thread_;
 };

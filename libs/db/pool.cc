@@ -5,9 +5,9 @@
 #include <string>
 #include <utility>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "libs/common/backoff.h"
 #include "libs/common/logging.h"
 #include "libs/db/db.h"
 #include "libs/db/dsn.h"
@@ -112,7 +112,9 @@ absl::Status Pool::RunInTransaction(std::string_view name,
                                     const std::function<absl::Status(Tx&)>& fn, bool serializable,
                                     RetryOptions retry) {
   const int max_attempts = std::max(1, retry.max_attempts);
-  absl::Duration backoff = retry.initial_backoff;
+  // Jitter keeps conflicting transactions from colliding again in lockstep: attempt n waits
+  // between initial_backoff * 2^(n-1) and twice that.
+  Backoff backoff({.initial = 2 * retry.initial_backoff, .max = absl::InfiniteDuration()});
   for (int attempt = 1;; ++attempt) {
     Attempt result = AcquireAndRun(*impl_, name, fn, serializable);
     if (result.status.ok() || !result.retryable || attempt >= max_attempts) {
@@ -120,10 +122,7 @@ absl::Status Pool::RunInTransaction(std::string_view name,
     }
     Logger("db")->debug("transaction {}: attempt {} failed ({}), retrying", name, attempt,
                         result.status.ToString());
-    // Jitter keeps conflicting transactions from colliding again in lockstep.
-    thread_local absl::BitGen gen;
-    absl::SleepFor(backoff * absl::Uniform(gen, 1.0, 2.0));
-    backoff *= 2;
+    absl::SleepFor(backoff.Next());
   }
 }
 

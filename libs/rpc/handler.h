@@ -133,6 +133,19 @@ grpc::ServerUnaryReactor* RunDomain(Handler& handler, grpc::CallbackServerContex
   });
 }
 
+// As RunDomain, for methods that call other services on the caller's behalf: they also get the
+// caller's credentials, `Caller::FromIncoming(*ctx)` (client::CallerCredentials), taken on the
+// gRPC thread, where the metadata map is certainly stable.
+template <class Domain, class Caller, class Req, class Resp>
+grpc::ServerUnaryReactor* RunAsCaller(
+    Handler& handler, grpc::CallbackServerContext* ctx, Domain& domain,
+    absl::Status (Domain::*method)(const authz::Principal&, const Caller&, const Req&, Resp&),
+    const Req* req, Resp* resp) {
+  return handler.Run(
+      ctx, [&domain, method, req, resp, caller = Caller::FromIncoming(*ctx)](
+               const authz::Principal& p) { return (domain.*method)(p, caller, *req, *resp); });
+}
+
 // "user@tenant" (or "user" for a principal without a tenant): how logs name a caller.
 std::string PrincipalLabel(const authz::Principal& p);
 

@@ -6,14 +6,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <exception>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "libs/common/periodic_task.h"
 
 namespace gpuaas::rpc {
 namespace {
@@ -105,16 +103,10 @@ MetricsEndpoint::~MetricsEndpoint() {
   // so ~Exposer alone takes up to 2 s, in every Server::Shutdown. A connection ends the
   // slice at once; as the flag is set inside ~Exposer, knock until it has returned. A knock
   // accepted before the flag is set is an empty request that civetweb drops.
-  std::atomic<bool> stopped{false};
-  std::thread knocker([this, &stopped] {
-    while (!stopped.load(std::memory_order_acquire)) {
-      Knock(local_host_, port_);
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  });
+  PeriodicTask knocker({.interval = absl::Milliseconds(1), .run_immediately = true},
+                       [this] { Knock(local_host_, port_); });
   exposer_.reset();
-  stopped.store(true, std::memory_order_release);
-  knocker.join();
+  knocker.Join();
 }
 
 }  // namespace gpuaas::rpc

@@ -1,5 +1,6 @@
 #include "libs/service/validate.h"
 
+#include <algorithm>
 #include <string>
 
 namespace gpuaas::service {
@@ -113,6 +114,15 @@ absl::Status ValidateServerId(std::string_view field, std::string_view v) {
     if (!IsLowerAlnum(c) && c != '_') {
       return InvalidField(field, "malformed id");
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateNodeId(std::string_view field, std::string_view id) {
+  if (id.empty() || id.size() > 253 || !IsLowerAlnum(id.front()) || !IsLowerAlnum(id.back()) ||
+      !std::all_of(id.begin(), id.end(),
+                   [](char c) { return IsLowerAlnum(c) || c == '-' || c == '.'; })) {
+    return InvalidField(field, "a DNS name: 1 to 253 characters of [a-z0-9.-]");
   }
   return absl::OkStatus();
 }

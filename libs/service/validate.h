@@ -32,6 +32,10 @@ absl::Status ValidateRequestId(std::string_view field, std::string_view value);
 // An id the server issued ("usr_4f..."): 1 to 64 characters of [a-z0-9_].
 absl::Status ValidateServerId(std::string_view field, std::string_view value);
 
+// A node id, as the stock service registers it: a DNS name, 1 to 253 characters of [a-z0-9.-],
+// starting and ending with a letter or digit.
+absl::Status ValidateNodeId(std::string_view field, std::string_view id);
+
 // >= 0.
 absl::Status ValidateNonNegative(std::string_view field, int64_t value);
 

@@ -50,6 +50,18 @@ TEST(ValidateRequestId, OptionalPrintable) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(ValidateNodeId, DnsNamesOnly) {
+  EXPECT_OK(ValidateNodeId("node_id", "sim-a100-1"));
+  EXPECT_OK(ValidateNodeId("node_id", "gpu-7.rack-2.example"));
+  EXPECT_THAT(ValidateNodeId("node_id", "a b"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node_id: a DNS name")));
+  EXPECT_THAT(ValidateNodeId("node_id", ""), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ValidateNodeId("node_id", "Node-1"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ValidateNodeId("node_id", "-node"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ValidateNodeId("node_id", std::string(254, 'a')),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST(ValidateServerId, OurIdsOnly) {
   EXPECT_OK(ValidateServerId("user_id", "usr_0a9f"));
   EXPECT_THAT(ValidateServerId("user_id", ""),

@@ -21,7 +21,7 @@ struct GpuInfo {
   int minor = 0;
   std::string uuid;       // "GPU-8f6c..."
   std::string nvml_name;  // as NVML names it: "NVIDIA A100-SXM4-80GB"
-  std::string model;      // canonical (libs/sched/gpu_models.h), else nvml_name
+  std::string model;      // canonical (libs/gpu/gpu_models.h), else nvml_name
   int64_t memory_mib = 0;
   bool mig_enabled = false;
 };

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libs/common/logging.h"
-#include "libs/sched/gpu_models.h"
+#include "libs/gpu/gpu_models.h"
 #include "services/agent/internal/nvml_api.h"
 
 namespace gpuaas::agent {
@@ -156,7 +156,7 @@ absl::StatusOr<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
     info.minor = static_cast<int>(minor);
     info.uuid = uuid;
     info.nvml_name = name;
-    std::optional<std::string_view> model = sched::CanonicalGpuModel(info.nvml_name);
+    std::optional<std::string_view> model = gpu::CanonicalGpuModel(info.nvml_name);
     info.model = model ? std::string(*model) : info.nvml_name;
     info.memory_mib = static_cast<int64_t>(memory.total / (1024 * 1024));
     info.mig_enabled = mig;

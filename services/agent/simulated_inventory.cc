@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "libs/sched/gpu_models.h"
+#include "libs/gpu/gpu_models.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -94,7 +94,7 @@ absl::StatusOr<std::vector<GpuInfo>> ParseSimulatedGpus(std::string_view spec,
     }
     const std::string model = g.substr(x + 1);
     const SimulatedModel* sim = FindSimulatedModel(model);
-    const sched::GpuModel* known = sched::FindGpuModel(model);
+    const gpu::GpuModel* known = gpu::FindGpuModel(model);
     if (sim == nullptr || known == nullptr) {
       return Bad(g, absl::StrCat("unknown GPU model \"", model, "\"; known: ", KnownModels()));
     }

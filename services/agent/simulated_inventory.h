@@ -29,7 +29,7 @@ struct SimulatedModel {
 const SimulatedModel* FindSimulatedModel(std::string_view model);
 
 // Parses --simulate-gpus: comma-separated "<count>x<model>" groups, count 1..64 in all, model
-// canonical (libs/sched/gpu_models.h), into the GPUs in index order, UUIDs derived from
+// canonical (libs/gpu/gpu_models.h), into the GPUs in index order, UUIDs derived from
 // `node_id`. Errors: INVALID_ARGUMENT naming --simulate-gpus and the bad group.
 absl::StatusOr<std::vector<GpuInfo>> ParseSimulatedGpus(std::string_view spec,
                                                         std::string_view node_id);

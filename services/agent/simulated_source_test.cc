@@ -6,7 +6,7 @@
 #include <fstream>
 #include <set>
 
-#include "libs/sched/gpu_models.h"
+#include "libs/gpu/gpu_models.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/fault_file.h"
@@ -70,14 +70,14 @@ TEST(SimulatedInventoryTest, RefusesBadSpecsNamingTheFlag) {
 }
 
 TEST(SimulatedInventoryTest, EverySimulatedModelIsCanonicalUnderItsNvmlName) {
-  for (const sched::GpuModel& m : sched::KnownGpuModels()) {
+  for (const gpu::GpuModel& m : gpu::KnownGpuModels()) {
     const SimulatedModel* sim = FindSimulatedModel(m.name);
     if (m.memory_gib == 0) {
       EXPECT_EQ(sim, nullptr) << m.name;  // the trace's anonymised models
       continue;
     }
     ASSERT_NE(sim, nullptr) << m.name;
-    EXPECT_EQ(sched::CanonicalGpuModel(sim->nvml_name), m.name);
+    EXPECT_EQ(gpu::CanonicalGpuModel(sim->nvml_name), m.name);
     EXPECT_LT(sim->idle_watts, sim->max_watts);
   }
 }

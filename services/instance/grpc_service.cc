@@ -5,32 +5,10 @@
 #include "libs/rpc/server_stream.h"
 
 namespace gpuaas::instance {
-namespace {
-
-// Methods that call other services on the caller's behalf get its credentials, copied on the
-// gRPC thread, where the metadata map is certainly stable.
-template <class Domain, class Req, class Resp>
-grpc::ServerUnaryReactor* RunAsCaller(
-    rpc::Handler& handler, grpc::CallbackServerContext* ctx, Domain& domain,
-    absl::Status (Domain::*method)(const authz::Principal&, const Caller&, const Req&, Resp&),
-    const Req* req, Resp* resp) {
-  Caller caller{.deadline = client::IncomingDeadline(*ctx)};
-  const auto& metadata = ctx->client_metadata();
-  if (auto it = metadata.find("authorization"); it != metadata.end()) {
-    caller.authorization.assign(it->second.data(), it->second.size());
-  }
-  return handler.Run(
-      ctx, [&domain, method, req, resp, caller = std::move(caller)](const authz::Principal& p) {
-        return (domain.*method)(p, caller, *req, *resp);
-      });
-}
-
-}  // namespace
-
 grpc::ServerUnaryReactor* InstanceServiceImpl::CreateInstance(grpc::CallbackServerContext* ctx,
                                                               const pb::CreateInstanceRequest* req,
                                                               pb::Instance* resp) {
-  return RunAsCaller(handler_, ctx, instances_, &Instances::CreateInstance, req, resp);
+  return rpc::RunAsCaller(handler_, ctx, instances_, &Instances::CreateInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstance(grpc::CallbackServerContext* ctx,
@@ -48,7 +26,7 @@ grpc::ServerUnaryReactor* InstanceServiceImpl::ListInstances(grpc::CallbackServe
 grpc::ServerUnaryReactor* InstanceServiceImpl::StartInstance(grpc::CallbackServerContext* ctx,
                                                              const pb::StartInstanceRequest* req,
                                                              pb::Instance* resp) {
-  return RunAsCaller(handler_, ctx, instances_, &Instances::StartInstance, req, resp);
+  return rpc::RunAsCaller(handler_, ctx, instances_, &Instances::StartInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::StopInstance(grpc::CallbackServerContext* ctx,
@@ -122,8 +100,8 @@ grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstanceAccess(
 grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstanceMetrics(
     grpc::CallbackServerContext* ctx, const pb::GetInstanceMetricsRequest* req,
     pb::InstanceMetrics* resp) {
-  return RunAsCaller(handler_, ctx, metrics_, &InstanceMetricsReader::GetInstanceMetrics, req,
-                     resp);
+  return rpc::RunAsCaller(handler_, ctx, metrics_, &InstanceMetricsReader::GetInstanceMetrics, req,
+                          resp);
 }
 
 grpc::ServerUnaryReactor* AccessServiceImpl::RedeemAccessCode(

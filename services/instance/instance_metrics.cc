@@ -9,7 +9,7 @@
 namespace gpuaas::instance {
 
 absl::Status InstanceMetricsReader::GetInstanceMetrics(const authz::Principal& p,
-                                                       const Caller& caller,
+                                                       const client::CallerCredentials& caller,
                                                        const pb::GetInstanceMetricsRequest& req,
                                                        pb::InstanceMetrics& out) {
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("instance_id", req.instance_id()));
@@ -27,7 +27,8 @@ absl::Status InstanceMetricsReader::GetInstanceMetrics(const authz::Principal& p
   }
   stock::v1::GetNodeRequest node_req;
   node_req.set_node_id(instance.node_id());
-  GPUAAS_ASSIGN_OR_RETURN(stock::v1::Node node, stock_.GetNode(node_req, OnBehalf(caller)));
+  GPUAAS_ASSIGN_OR_RETURN(stock::v1::Node node,
+                          stock_.GetNode(node_req, client::CallContext::OnBehalf(caller)));
   out.set_instance_id(instance.instance_id());
   out.set_node_id(node.node_id());
   *out.mutable_read_time() = node.heartbeat_time();

@@ -15,7 +15,8 @@ class InstanceMetricsReader final {
  public:
   InstanceMetricsReader(db::Pool& pool, client::StockClient& stock) : pool_(pool), stock_(stock) {}
 
-  absl::Status GetInstanceMetrics(const authz::Principal& p, const Caller& caller,
+  absl::Status GetInstanceMetrics(const authz::Principal& p,
+                                  const client::CallerCredentials& caller,
                                   const pb::GetInstanceMetricsRequest& req,
                                   pb::InstanceMetrics& out);
 

@@ -104,10 +104,6 @@ pb::Instance NewInstance(const pb::CreateInstanceRequest& req, const std::string
 
 }  // namespace
 
-client::CallContext OnBehalf(const Caller& caller) {
-  return client::CallContext::FromDeadline(caller.deadline).set_bearer_token(caller.authorization);
-}
-
 // A create's lookups: each answered from the cache or a call in flight. Dropping it cancels
 // the calls not waited for.
 struct Instances::CreateLookups {
@@ -129,10 +125,10 @@ Instances::Instances(db::Pool& pool, Peers peers, std::function<void()> on_work,
               options.lookup_cache_capacity) {}
 
 absl::StatusOr<auth::v1::Quota> Instances::ReadQuota(const std::string& tenant,
-                                                     const Caller& caller) {
+                                                     const client::CallerCredentials& caller) {
   auth::v1::GetTenantRequest req;
   req.set_tenant_id(tenant);
-  return KeepQuota(peers_.auth.GetTenant(req, OnBehalf(caller)), tenant);
+  return KeepQuota(peers_.auth.GetTenant(req, client::CallContext::OnBehalf(caller)), tenant);
 }
 
 absl::StatusOr<auth::v1::Quota> Instances::KeepQuota(const absl::StatusOr<auth::v1::Tenant>& t,
@@ -154,10 +150,10 @@ absl::Status Instances::CheckQuota(db::Tx& tx, const std::string& tenant,
 }
 
 Instances::CreateLookups Instances::StartCreateLookups(const authz::Principal& p,
-                                                       const Caller& caller,
+                                                       const client::CallerCredentials& caller,
                                                        const std::string& tenant,
                                                        const pb::CreateInstanceRequest& req) {
-  const client::CallContext call = OnBehalf(caller);
+  const client::CallContext call = client::CallContext::OnBehalf(caller);
   CreateLookups lookups;
   if (MayReadSpecs(p)) lookups.cached_spec = specs_.Find(req.spec_name());
   if (!lookups.cached_spec) {
@@ -241,7 +237,8 @@ absl::Status Instances::ApplyRequestedImage(const pb::CreateInstanceRequest& req
   return absl::OkStatus();
 }
 
-absl::Status Instances::CreateInstance(const authz::Principal& p, const Caller& caller,
+absl::Status Instances::CreateInstance(const authz::Principal& p,
+                                       const client::CallerCredentials& caller,
                                        const pb::CreateInstanceRequest& req, pb::Instance& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateTemplate("template", req.template_(), false));
   if (!req.tenant_id().empty()) {
@@ -343,7 +340,8 @@ absl::Status Instances::SetDesired(
   return absl::OkStatus();
 }
 
-absl::Status Instances::StartInstance(const authz::Principal& p, const Caller& caller,
+absl::Status Instances::StartInstance(const authz::Principal& p,
+                                      const client::CallerCredentials& caller,
                                       const pb::StartInstanceRequest& req, pb::Instance& out) {
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("instance_id", req.instance_id()));
   // The quota is read up front (a network call), then checked under the tenant's lock.

@@ -31,15 +31,6 @@ namespace gpuaas::instance {
 
 namespace pb = ::gpuaas::instance::v1;
 
-// The caller's "authorization" header and deadline, for the lookups made on its behalf.
-struct Caller {
-  std::string authorization;
-  absl::Time deadline = absl::InfiniteFuture();
-};
-
-// A call context carrying the caller's token and deadline.
-client::CallContext OnBehalf(const Caller& caller);
-
 struct Peers {
   client::AuthClient& auth;
   client::StockClient& stock;
@@ -71,13 +62,13 @@ class Instances final {
   // deprecated spec is read again, and a create the cached quota refuses is checked again
   // against a fresh one, so a quota raised takes effect at once. Storages are never cached.
   // StartInstance always reads the quota afresh.
-  absl::Status CreateInstance(const authz::Principal& p, const Caller& caller,
+  absl::Status CreateInstance(const authz::Principal& p, const client::CallerCredentials& caller,
                               const pb::CreateInstanceRequest& req, pb::Instance& out);
   absl::Status GetInstance(const authz::Principal& p, const pb::GetInstanceRequest& req,
                            pb::Instance& out);
   absl::Status ListInstances(const authz::Principal& p, const pb::ListInstancesRequest& req,
                              pb::ListInstancesResponse& out);
-  absl::Status StartInstance(const authz::Principal& p, const Caller& caller,
+  absl::Status StartInstance(const authz::Principal& p, const client::CallerCredentials& caller,
                              const pb::StartInstanceRequest& req, pb::Instance& out);
   absl::Status StopInstance(const authz::Principal& p, const pb::StopInstanceRequest& req,
                             pb::Instance& out);
@@ -101,7 +92,8 @@ class Instances final {
   absl::Status CheckQuota(db::Tx& tx, const std::string& tenant, const auth::v1::Quota& quota,
                           const std::string& instance_id, int gpus, bool new_instance);
   // The tenant's quota from the auth service (and into the cache).
-  absl::StatusOr<auth::v1::Quota> ReadQuota(const std::string& tenant, const Caller& caller);
+  absl::StatusOr<auth::v1::Quota> ReadQuota(const std::string& tenant,
+                                            const client::CallerCredentials& caller);
   // GetTenant's answer `t` as a quota, kept in the cache.
   absl::StatusOr<auth::v1::Quota> KeepQuota(const absl::StatusOr<auth::v1::Tenant>& t,
                                             const std::string& tenant);
@@ -113,7 +105,8 @@ class Instances final {
   struct CreateLookups;
   // The spec, storage and quota lookups of a create, started at once; cached answers where
   // the caller may have them.
-  CreateLookups StartCreateLookups(const authz::Principal& p, const Caller& caller,
+  CreateLookups StartCreateLookups(const authz::Principal& p,
+                                   const client::CallerCredentials& caller,
                                    const std::string& tenant, const pb::CreateInstanceRequest& req);
   absl::StatusOr<stock::v1::Spec> AwaitSpec(CreateLookups& lookups, const std::string& spec_name);
   absl::StatusOr<auth::v1::Quota> AwaitQuota(CreateLookups& lookups, const std::string& tenant);

@@ -16,24 +16,12 @@ namespace {
 
 constexpr int kMaxStatusesPerReport = 10000;
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// Node ids are DNS names, as the stock service registers them.
-absl::Status ValidateNodeId(std::string_view field, std::string_view id) {
-  if (id.empty() || id.size() > 253 || !IsLowerAlnum(id.front()) || !IsLowerAlnum(id.back()) ||
-      !std::all_of(id.begin(), id.end(),
-                   [](char c) { return IsLowerAlnum(c) || c == '-' || c == '.'; })) {
-    return service::InvalidField(field, "a DNS name: 1 to 253 characters of [a-z0-9.-]");
-  }
-  return absl::OkStatus();
-}
-
 absl::Status RequireAgent(const authz::Principal& p) {
   return authz::RequirePower(p, authz::Power::kServiceCalls, "node workloads");
 }
 
 absl::Status ValidateReport(const pb::ReportWorkloadsRequest& req) {
-  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
   if (req.workloads_size() > kMaxStatusesPerReport) {
     return service::InvalidField("workloads", absl::StrCat("at most ", kMaxStatusesPerReport));
   }
@@ -216,7 +204,7 @@ absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
 
 absl::Status NodeWorkloads::OpenWatch(const authz::Principal& p,
                                       const pb::WatchWorkloadsRequest& req) {
-  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("address", req.address()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("agent_address", req.agent_address()));
   GPUAAS_RETURN_IF_ERROR(RequireAgent(p));

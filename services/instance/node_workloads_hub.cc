@@ -32,7 +32,7 @@ void NodeSetHub::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
-  stopping_.Notify();
+  stopping_.Stop();
   if (listener_) listener_->Stop();
   if (sender_.joinable()) sender_.join();
 }
@@ -73,7 +73,7 @@ int NodeSetHub::open_streams() const {
 void NodeSetHub::SendLoop() {
   auto log = Logger("instance");
   absl::Time next_touch = absl::Now();
-  while (!stopping_.HasBeenNotified()) {
+  while (!stopping_.stopped()) {
     std::string node_id;
     std::vector<std::string> open_nodes;
     {
@@ -104,7 +104,7 @@ void NodeSetHub::SendLoop() {
     if (!set.ok()) {
       log->warn("reading the workload set of node {}: {}", node_id, set.status().ToString());
       NodeChanged(node_id);
-      stopping_.WaitForNotificationWithTimeout(options_.retry_interval);
+      stopping_.WaitFor(options_.retry_interval);
       continue;
     }
     std::vector<Writer> writers;

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gpuaas/instance/v1/instance.pb.h"
+#include "libs/common/stop_signal.h"
 #include "libs/db/notify_listener.h"
 #include "libs/rpc/server_stream.h"
 #include "services/instance/node_workloads.h"
@@ -76,7 +76,7 @@ class NodeSetHub final {
   std::map<int64_t, Stream> streams_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> dirty_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Notification stopping_;
+  StopSignal stopping_;
   std::thread sender_;
 };
 

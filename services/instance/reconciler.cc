@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "libs/common/backoff.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
 
@@ -26,7 +27,12 @@ void Reconciler::Start() {
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
     threads_.emplace_back([this] { WorkLoop(); });
   }
-  threads_.emplace_back([this] { SweepLoop(); });
+  sweeper_ = std::make_unique<PeriodicTask>(
+      PeriodicTask::Options{.interval = options_.poll_interval, .run_immediately = true}, [this] {
+        absl::StatusOr<int> changed = SweepOnce();
+        if (!changed.ok())
+          Logger("instance")->warn("reconciler sweep: {}", changed.status().ToString());
+      });
 }
 
 void Reconciler::Stop() {
@@ -35,8 +41,9 @@ void Reconciler::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
-  stopping_.Notify();
+  stopping_.Stop();
   if (listener_) listener_->Stop();
+  sweeper_.reset();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
 }
@@ -56,7 +63,7 @@ int64_t Reconciler::WaitForWork(int64_t seen) {
 
 void Reconciler::WorkLoop() {
   auto log = Logger("instance");
-  while (!stopping_.HasBeenNotified()) {
+  while (!stopping_.stopped()) {
     int64_t seen;
     {
       // Read before looking, so that a kick while we look is not lost.
@@ -65,19 +72,11 @@ void Reconciler::WorkLoop() {
     }
     absl::StatusOr<bool> worked = RunOnce();
     if (worked.ok() && *worked) continue;
-    if (!worked.ok() && !stopping_.HasBeenNotified()) {
+    if (!worked.ok() && !stopping_.stopped()) {
       log->warn("reconciler: {}", worked.status().ToString());
     }
     WaitForWork(seen);
   }
-}
-
-void Reconciler::SweepLoop() {
-  auto log = Logger("instance");
-  do {
-    absl::StatusOr<int> changed = SweepOnce();
-    if (!changed.ok()) log->warn("reconciler sweep: {}", changed.status().ToString());
-  } while (!stopping_.WaitForNotificationWithTimeout(options_.poll_interval));
 }
 
 absl::StatusOr<bool> Reconciler::RunOnce() {
@@ -157,9 +156,8 @@ absl::StatusOr<int> Reconciler::SweepOnce() {
 }
 
 absl::Duration Reconciler::BackoffFor(int32_t attempts) const {
-  absl::Duration d = options_.initial_backoff;
-  for (int32_t i = 0; i < attempts && d < options_.max_backoff; ++i) d *= 2;
-  return std::min(d, options_.max_backoff);
+  return Backoff::Ceiling({.initial = options_.initial_backoff, .max = options_.max_backoff},
+                          attempts);
 }
 
 }  // namespace gpuaas::instance

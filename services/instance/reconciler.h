@@ -23,11 +23,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "libs/client/access_tokens.h"
 #include "libs/client/stock_client.h"
 #include "libs/client/storage_client.h"
+#include "libs/common/periodic_task.h"
+#include "libs/common/stop_signal.h"
 #include "libs/db/db.h"
 #include "libs/db/notify_listener.h"
 #include "services/instance/reconciler_plan.h"
@@ -95,7 +96,6 @@ class Reconciler final {
   enum class Outcome { kDone, kRetry };
 
   void WorkLoop();
-  void SweepLoop();
   // Waits until Kick() after `seen`, the poll interval, or Stop(); returns the kick count.
   int64_t WaitForWork(int64_t seen);
 
@@ -121,7 +121,8 @@ class Reconciler final {
   ReconcileRepository repo_;
   std::unique_ptr<db::NotifyListener> listener_;
 
-  absl::Notification stopping_;
+  StopSignal stopping_;
+  std::unique_ptr<PeriodicTask> sweeper_;
   absl::Mutex mu_;
   int64_t kicks_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

@@ -34,17 +34,17 @@ class PauseHook final : public StepHook {
       : marker_(std::move(marker)), points_(std::move(points)), spent_(points_.size(), false) {}
 
   absl::Status BeforeStep(std::string_view instance_id, Step step,
-                          const absl::Notification& stopping) override {
+                          const StopSignal& stopping) override {
     return PauseIfArmed({.at_commit = false, .step = step}, instance_id, stopping);
   }
   absl::Status BeforeCommit(std::string_view instance_id, Step step,
-                            const absl::Notification& stopping) override {
+                            const StopSignal& stopping) override {
     return PauseIfArmed({.at_commit = true, .step = step}, instance_id, stopping);
   }
 
  private:
   absl::Status PauseIfArmed(PausePoint at, std::string_view instance_id,
-                            const absl::Notification& stopping) {
+                            const StopSignal& stopping) {
     if (!Disarm(at)) return absl::OkStatus();
     // One pause at a time: they share the marker file.
     absl::MutexLock pausing(&pause_mu_);
@@ -53,7 +53,7 @@ class PauseHook final : public StepHook {
                      std::string(StepName(at.step)), " of ", std::string(instance_id));
     Logger("instance")->warn("test hook: paused {}", where);
     const bool releasable = !marker_.empty() && WriteMarker(instance_id);
-    while (!stopping.WaitForNotificationWithTimeout(kReleasePoll)) {
+    while (!stopping.WaitFor(kReleasePoll)) {
       if (releasable && !std::filesystem::exists(marker_)) {
         Logger("instance")->warn("test hook: released {}", where);
         return absl::OkStatus();

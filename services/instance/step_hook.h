@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/notification.h"
+#include "libs/common/stop_signal.h"
 #include "services/instance/reconciler_plan.h"
 
 namespace gpuaas::instance {
@@ -20,14 +20,14 @@ class StepHook {
 
   // Before `step` of `instance_id` runs: its row is locked, nothing of the step is done. A
   // non-OK status abandons the step as a crash would (the transaction rolls back). May block;
-  // `stopping` is notified when the reconciler stops, and a blocked hook must then return.
+  // `stopping` is raised when the reconciler stops, and a blocked hook must then return.
   virtual absl::Status BeforeStep(std::string_view instance_id, Step step,
-                                  const absl::Notification& stopping) = 0;
+                                  const StopSignal& stopping) = 0;
   // After the step's calls to other services and its writes, before the commit: a non-OK
   // status rolls the writes back while the calls stay done (a crash between a call and its
   // commit). Same rules as BeforeStep.
   virtual absl::Status BeforeCommit(std::string_view instance_id, Step step,
-                                    const absl::Notification& stopping) = 0;
+                                    const StopSignal& stopping) = 0;
 };
 
 // The hook gpuaas-instance installs when GPUAAS_INSTANCE_PAUSE_AT is set (crash drills): one or

@@ -45,7 +45,7 @@ StockApp::~StockApp() { Stop(); }
 
 void StockApp::StartWatcher() {
   if (watch_heartbeats_) {
-    watcher_ = std::thread([this] { nodes_->WatchHeartbeats(stop_watching_); });
+    heartbeat_watch_ = nodes_->StartHeartbeatWatch();
   }
 }
 
@@ -63,8 +63,7 @@ int StockApp::Run() {
 }
 
 void StockApp::Stop() {
-  if (!stop_watching_.HasBeenNotified()) stop_watching_.Notify();
-  if (watcher_.joinable()) watcher_.join();
+  heartbeat_watch_.reset();
   if (server_) server_->Shutdown();
 }
 

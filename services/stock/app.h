@@ -6,11 +6,10 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/notification.h"
 #include "libs/common/clock.h"
+#include "libs/common/periodic_task.h"
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
 #include "libs/service/service_flags.h"
@@ -72,8 +71,7 @@ class StockApp final {
   std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<StockServiceImpl> stock_service_;
   std::unique_ptr<NodeAgentServiceImpl> agent_service_;
-  absl::Notification stop_watching_;
-  std::thread watcher_;
+  std::unique_ptr<PeriodicTask> heartbeat_watch_;
 };
 
 }  // namespace gpuaas::stock

@@ -43,17 +43,8 @@ absl::Status ValidateLabel(const std::string& key, const std::string& value) {
 
 }  // namespace
 
-absl::Status ValidateNodeId(std::string_view field, std::string_view id) {
-  if (id.empty() || id.size() > 253 || !IsLowerAlnum(id.front()) || !IsLowerAlnum(id.back()) ||
-      !std::all_of(id.begin(), id.end(),
-                   [](char c) { return IsLowerAlnum(c) || c == '-' || c == '.'; })) {
-    return service::InvalidField(field, "a DNS name: 1 to 253 characters of [a-z0-9.-]");
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<NodeCapacity> ValidateNodeRegistration(const pb::Node& node) {
-  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node.node_id", node.node_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node.node_id", node.node_id()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("node.hostname", node.hostname()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("node.agent_version", node.agent_version()));
   if (node.gpus_size() > kMaxGpusPerNode) {

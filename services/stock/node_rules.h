@@ -25,7 +25,4 @@ struct NodeCapacity {
 // [a-zA-Z0-9._/-] keys up to 63 and display-text values; cpu, memory and disk quantities.
 absl::StatusOr<NodeCapacity> ValidateNodeRegistration(const pb::Node& node);
 
-// node_id alone, for the calls that name a node.
-absl::Status ValidateNodeId(std::string_view field, std::string_view node_id);
-
 }  // namespace gpuaas::stock

@@ -50,7 +50,7 @@ absl::StatusOr<std::unique_ptr<NodeInventory::HeartbeatStream>> NodeInventory::O
 
 absl::Status NodeInventory::HeartbeatStream::OnHeartbeat(const pb::HeartbeatRequest& req,
                                                          pb::HeartbeatResponse& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
   if (!node_id_.empty() && req.node_id() != node_id_) {
     return service::InvalidField("node_id", "one stream carries one node's heartbeats");
   }
@@ -113,7 +113,7 @@ absl::Status NodeInventory::ListNodes(const authz::Principal& p, const pb::ListN
 
 absl::Status NodeInventory::GetNode(const authz::Principal& p, const pb::GetNodeRequest& req,
                                     pb::Node& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
   GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_UNSPECIFIED));
   return pool_.RunInTransaction("stock.get_node", [&](db::Tx& tx) -> absl::Status {
     std::optional<pb::Node> node = repo_.GetNode(tx, req.node_id());
@@ -125,7 +125,7 @@ absl::Status NodeInventory::GetNode(const authz::Principal& p, const pb::GetNode
 
 absl::Status NodeInventory::SetCordon(const authz::Principal& p, const std::string& node_id,
                                       bool cordoned, bool drain, pb::Node& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", node_id));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", node_id));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePlatformAdmin(p));
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("stock.cordon_node", [&](db::Tx& tx) {
     if (!repo_.SetCordon(tx, node_id, cordoned, drain)) return NodeNotFound(node_id);
@@ -167,13 +167,15 @@ absl::Status NodeInventory::MarkLostNodes() {
   return keeper_.Reload(lost);
 }
 
-void NodeInventory::WatchHeartbeats(absl::Notification& stop) {
-  const absl::Duration period = std::max(timings_.node_timeout / 4, absl::Milliseconds(50));
-  while (!stop.WaitForNotificationWithTimeout(period)) {
-    if (absl::Status s = MarkLostNodes(); !s.ok()) {
-      Logger("stock")->warn("node timeout check: {}", s.ToString());
-    }
-  }
+std::unique_ptr<PeriodicTask> NodeInventory::StartHeartbeatWatch() {
+  return std::make_unique<PeriodicTask>(
+      PeriodicTask::Options{.interval =
+                                std::max(timings_.node_timeout / 4, absl::Milliseconds(50))},
+      [this] {
+        if (absl::Status s = MarkLostNodes(); !s.ok()) {
+          Logger("stock")->warn("node timeout check: {}", s.ToString());
+        }
+      });
 }
 
 }  // namespace gpuaas::stock

@@ -13,10 +13,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.pb.h"
 #include "libs/authz/principal.h"
+#include "libs/common/periodic_task.h"
 #include "libs/db/db.h"
 #include "services/stock/repository.h"
 #include "services/stock/view_keeper.h"
@@ -65,9 +65,9 @@ class NodeInventory final {
   // Marks the nodes silent for longer than the timeout NOT_READY and their stocks UNAVAILABLE.
   // The service runs it periodically (every replica may: it is idempotent).
   absl::Status MarkLostNodes();
-  // Runs MarkLostNodes a few times per node timeout until `stop` is notified. Blocks: give it a
-  // thread.
-  void WatchHeartbeats(absl::Notification& stop);
+  // Runs MarkLostNodes a few times per node timeout on the returned task's thread, until the
+  // task is stopped or destroyed. Never blocks.
+  std::unique_ptr<PeriodicTask> StartHeartbeatWatch();
 
  private:
   // Cordons or uncordons, deleting the node's unclaimed stocks when draining.

@@ -5,7 +5,7 @@
 
 #include "libs/common/quantity.h"
 #include "libs/common/status_macros.h"
-#include "libs/sched/gpu_models.h"
+#include "libs/gpu/gpu_models.h"
 #include "libs/sched/mig.h"
 #include "libs/service/validate.h"
 
@@ -20,7 +20,7 @@ std::string Join(std::string_view field, std::string_view name) {
 
 std::string KnownModels() {
   std::string out;
-  for (const sched::GpuModel& m : sched::KnownGpuModels()) {
+  for (const gpu::GpuModel& m : gpu::KnownGpuModels()) {
     out += out.empty() ? "" : ", ";
     out += m.name;
   }
@@ -29,7 +29,7 @@ std::string KnownModels() {
 
 // gpu_num, gpu_share_milli and mig_profile together, against `model`.
 absl::Status ValidateGpuAsk(std::string_view field, const pb::Spec& spec,
-                            const sched::GpuModel& model) {
+                            const gpu::GpuModel& model) {
   if (spec.gpu_num() < 1 || spec.gpu_num() > kMaxGpusPerSpec) {
     return InvalidField(Join(field, "gpu_num"), "must be 1 to 16");
   }
@@ -84,7 +84,7 @@ absl::Status ValidatePrice(std::string_view field, const pb::Price& price) {
 absl::StatusOr<SpecDemand> ValidateSpec(std::string_view field, const pb::Spec& spec) {
   GPUAAS_RETURN_IF_ERROR(ValidateSpecName(Join(field, "spec_name"), spec.spec_name()));
   if (spec.gpu_type().empty()) return InvalidField(Join(field, "gpu_type"), "required");
-  const sched::GpuModel* model = sched::FindGpuModel(spec.gpu_type());
+  const gpu::GpuModel* model = gpu::FindGpuModel(spec.gpu_type());
   if (model == nullptr) {
     return InvalidField(Join(field, "gpu_type"),
                         "unknown GPU model \"" + spec.gpu_type() + "\"; known: " + KnownModels());

@@ -27,19 +27,15 @@ absl::Status ParseS3Listen(const std::string& listen, s3::ServerOptions& out) {
   return absl::OkStatus();
 }
 
-// Drops abandoned multipart uploads now and then every hour until `stop`.
-void ExpireUploads(Backend& backend, const Clock& clock, absl::Duration expiry,
-                   absl::Notification& stop) {
-  auto log = Logger("storage");
-  do {
-    absl::StatusOr<int> dropped = backend.ExpireUploads(clock.Now() - expiry);
-    if (!dropped.ok()) {
-      log->warn("expiring multipart uploads: {}", dropped.status().ToString());
-    } else if (*dropped > 0) {
-      log->info("dropped {} multipart uploads older than {}", *dropped,
-                absl::FormatDuration(expiry));
-    }
-  } while (!stop.WaitForNotificationWithTimeout(absl::Hours(1)));
+// Drops abandoned multipart uploads older than `expiry`.
+void ExpireUploads(Backend& backend, const Clock& clock, absl::Duration expiry) {
+  absl::StatusOr<int> dropped = backend.ExpireUploads(clock.Now() - expiry);
+  if (!dropped.ok()) {
+    Logger("storage")->warn("expiring multipart uploads: {}", dropped.status().ToString());
+  } else if (*dropped > 0) {
+    Logger("storage")->info("dropped {} multipart uploads older than {}", *dropped,
+                            absl::FormatDuration(expiry));
+  }
 }
 
 }  // namespace
@@ -110,8 +106,10 @@ StorageApp::~StorageApp() { Stop(); }
 absl::Status StorageApp::StartDataPlane() {
   if (absl::Status s = s3_->Start(); !s.ok()) return service::StartupError("S3 endpoint", s);
   Logger("storage")->info("S3 endpoint on {}:{}", s3_base_url_, s3_->port());
-  expirer_ =
-      std::thread([this] { ExpireUploads(*backend_, clock_, upload_expiry_, stop_expiring_); });
+  // Now, then every hour.
+  upload_expiry_task_ = std::make_unique<PeriodicTask>(
+      PeriodicTask::Options{.interval = absl::Hours(1), .run_immediately = true},
+      [this] { ExpireUploads(*backend_, clock_, upload_expiry_); });
   return absl::OkStatus();
 }
 
@@ -132,8 +130,7 @@ int StorageApp::Run() {
 
 void StorageApp::Stop() {
   if (server_) server_->Shutdown();
-  if (!stop_expiring_.HasBeenNotified()) stop_expiring_.Notify();
-  if (expirer_.joinable()) expirer_.join();
+  upload_expiry_task_.reset();
   if (s3_) s3_->Stop();
 }
 

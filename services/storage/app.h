@@ -7,11 +7,10 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/notification.h"
 #include "libs/common/clock.h"
+#include "libs/common/periodic_task.h"
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
 #include "libs/service/service_flags.h"
@@ -95,8 +94,7 @@ class StorageApp final {
   std::unique_ptr<s3::Server> s3_;
   int resumed_creates_ = 0;
   int resumed_deletes_ = 0;
-  absl::Notification stop_expiring_;
-  std::thread expirer_;
+  std::unique_ptr<PeriodicTask> upload_expiry_task_;
 };
 
 }  // namespace gpuaas::storage

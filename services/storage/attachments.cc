@@ -4,6 +4,7 @@
 #include "libs/authz/tenant_scope.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
+#include "libs/service/validate.h"
 #include "services/storage/storage_rules.h"
 
 namespace gpuaas::storage {
@@ -17,7 +18,7 @@ absl::Status Attachments::AttachStorage(const authz::Principal& p,
                                         const pb::AttachStorageRequest& req, pb::Attachment& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
   GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
-  GPUAAS_RETURN_IF_ERROR(ValidateNodeId("node_id", req.node_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
   GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(
       authz::RequirePower(p, authz::Power::kServiceCalls, "attaching a storage"));

@@ -3,30 +3,6 @@
 #include "libs/client/call_context.h"
 
 namespace gpuaas::storage {
-namespace {
-
-// Those that call the auth service on the caller's behalf also get its credentials, copied on
-// the gRPC thread, where the metadata map is certainly stable.
-template <class Req, class Resp>
-grpc::ServerUnaryReactor* RunAsCaller(rpc::Handler& handler, grpc::CallbackServerContext* ctx,
-                                      Storages& domain,
-                                      absl::Status (Storages::*method)(const authz::Principal&,
-                                                                       const CallerCredentials&,
-                                                                       const Req&, Resp&),
-                                      const Req* req, Resp* resp) {
-  CallerCredentials caller{.deadline = client::IncomingDeadline(*ctx)};
-  const auto& metadata = ctx->client_metadata();
-  if (auto it = metadata.find("authorization"); it != metadata.end()) {
-    caller.authorization.assign(it->second.data(), it->second.size());
-  }
-  return handler.Run(
-      ctx, [&domain, method, req, resp, caller = std::move(caller)](const authz::Principal& p) {
-        return (domain.*method)(p, caller, *req, *resp);
-      });
-}
-
-}  // namespace
-
 grpc::ServerUnaryReactor* StorageServiceImpl::CreateStorageSpec(
     grpc::CallbackServerContext* ctx, const pb::CreateStorageSpecRequest* req,
     pb::StorageSpec* resp) {
@@ -60,7 +36,7 @@ grpc::ServerUnaryReactor* StorageServiceImpl::DeleteStorageSpec(
 grpc::ServerUnaryReactor* StorageServiceImpl::CreateStorage(grpc::CallbackServerContext* ctx,
                                                             const pb::CreateStorageRequest* req,
                                                             pb::Storage* resp) {
-  return RunAsCaller(handler_, ctx, domain_.storages, &Storages::CreateStorage, req, resp);
+  return rpc::RunAsCaller(handler_, ctx, domain_.storages, &Storages::CreateStorage, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::GetStorage(grpc::CallbackServerContext* ctx,
@@ -78,7 +54,7 @@ grpc::ServerUnaryReactor* StorageServiceImpl::ListStorages(grpc::CallbackServerC
 grpc::ServerUnaryReactor* StorageServiceImpl::UpdateStorage(grpc::CallbackServerContext* ctx,
                                                             const pb::UpdateStorageRequest* req,
                                                             pb::Storage* resp) {
-  return RunAsCaller(handler_, ctx, domain_.storages, &Storages::UpdateStorage, req, resp);
+  return rpc::RunAsCaller(handler_, ctx, domain_.storages, &Storages::UpdateStorage, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::DeleteStorage(grpc::CallbackServerContext* ctx,

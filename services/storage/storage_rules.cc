@@ -57,10 +57,6 @@ absl::Status ValidateInstanceId(std::string_view field, std::string_view id) {
   return ValidatePrintableId(field, id, 128);
 }
 
-absl::Status ValidateNodeId(std::string_view field, std::string_view id) {
-  return ValidatePrintableId(field, id, 253);
-}
-
 absl::Status ValidateAccessKeyId(std::string_view field, std::string_view id) {
   if (id.empty()) return InvalidField(field, "required");
   const bool shaped = id.size() == kKeyIdLength && id.substr(0, 2) == kKeyIdPrefix &&

@@ -32,9 +32,8 @@ absl::Status ValidateSpecName(std::string_view field, std::string_view name);
 // ending with '-'. Every such id is also a valid S3 bucket name, which is what it serves as.
 absl::Status ValidateStorageId(std::string_view field, std::string_view id);
 
-// An instance id (printable ASCII, 1 to 128) or a node id (1 to 253 printable ASCII).
+// An instance id: printable ASCII, 1 to 128. (Node ids: service::ValidateNodeId.)
 absl::Status ValidateInstanceId(std::string_view field, std::string_view id);
-absl::Status ValidateNodeId(std::string_view field, std::string_view id);
 
 // "GK" and 18 characters of [A-Z2-7]: 20 characters like an AWS access key id.
 absl::Status ValidateAccessKeyId(std::string_view field, std::string_view id);

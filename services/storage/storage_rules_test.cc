@@ -120,13 +120,11 @@ TEST(StorageRulesTest, AccessorTtlDefaultsAndBounds) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole seconds")));
 }
 
-TEST(StorageRulesTest, InstanceAndNodeIds) {
+TEST(StorageRulesTest, InstanceIds) {
   EXPECT_OK(ValidateInstanceId("instance_id", "ins_abc"));
   EXPECT_THAT(ValidateInstanceId("instance_id", ""), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ValidateInstanceId("instance_id", std::string(129, 'a')),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(ValidateNodeId("node_id", "a b"), StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_OK(ValidateNodeId("node_id", "sim-a100-1"));
 }
 
 }  // namespace

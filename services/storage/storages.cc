@@ -36,7 +36,8 @@ VolumeLimits LimitsOf(const pb::Storage& s) {
 
 }  // namespace
 
-absl::Status Storages::CreateStorage(const authz::Principal& p, const CallerCredentials& caller,
+absl::Status Storages::CreateStorage(const authz::Principal& p,
+                                     const client::CallerCredentials& caller,
                                      const pb::CreateStorageRequest& req, pb::Storage& out) {
   if (!req.storage_id().empty()) {
     GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
@@ -149,7 +150,8 @@ absl::Status Storages::ListStorages(const authz::Principal& p, const pb::ListSto
   });
 }
 
-absl::Status Storages::UpdateStorage(const authz::Principal& p, const CallerCredentials& caller,
+absl::Status Storages::UpdateStorage(const authz::Principal& p,
+                                     const client::CallerCredentials& caller,
                                      const pb::UpdateStorageRequest& req, pb::Storage& out) {
   const pb::Storage& in = req.storage();
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage.storage_id", in.storage_id()));

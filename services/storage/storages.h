@@ -33,13 +33,13 @@ class Storages final {
       : pool_(pool), repo_(repo), backends_(backends), quotas_(quotas) {}
 
   // `caller` reads the tenant's quota from the auth service on the caller's behalf.
-  absl::Status CreateStorage(const authz::Principal& p, const CallerCredentials& caller,
+  absl::Status CreateStorage(const authz::Principal& p, const client::CallerCredentials& caller,
                              const pb::CreateStorageRequest& req, pb::Storage& out);
   absl::Status GetStorage(const authz::Principal& p, const pb::GetStorageRequest& req,
                           pb::Storage& out);
   absl::Status ListStorages(const authz::Principal& p, const pb::ListStoragesRequest& req,
                             pb::ListStoragesResponse& out);
-  absl::Status UpdateStorage(const authz::Principal& p, const CallerCredentials& caller,
+  absl::Status UpdateStorage(const authz::Principal& p, const client::CallerCredentials& caller,
                              const pb::UpdateStorageRequest& req, pb::Storage& out);
   absl::Status DeleteStorage(const authz::Principal& p, const pb::DeleteStorageRequest& req,
                              pb::DeleteStorageResponse& out);

@@ -4,13 +4,12 @@
 
 namespace gpuaas::storage {
 
-absl::StatusOr<int64_t> TenantQuotas::MaxStorageBytes(const std::string& tenant_id,
-                                                      const CallerCredentials& caller) const {
+absl::StatusOr<int64_t> TenantQuotas::MaxStorageBytes(
+    const std::string& tenant_id, const client::CallerCredentials& caller) const {
   client::authpb::GetTenantRequest req;
   req.set_tenant_id(tenant_id);
-  absl::StatusOr<client::authpb::Tenant> tenant = auth_.GetTenant(
-      req,
-      client::CallContext::FromDeadline(caller.deadline).set_bearer_token(caller.authorization));
+  absl::StatusOr<client::authpb::Tenant> tenant =
+      auth_.GetTenant(req, client::CallContext::OnBehalf(caller));
   if (absl::IsNotFound(tenant.status())) {
     return absl::NotFoundError(absl::StrCat("tenant ", tenant_id, " not found"));
   }

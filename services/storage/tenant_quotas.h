@@ -13,13 +13,6 @@
 
 namespace gpuaas::storage {
 
-// Who is calling, as far as calls on their behalf need: the `authorization` header they sent
-// and the deadline of their call.
-struct CallerCredentials {
-  std::string authorization;  // "Bearer <token>"
-  absl::Time deadline = absl::InfiniteFuture();
-};
-
 class TenantQuotas final {
  public:
   // Each read takes at most `timeout`, and never longer than the caller's deadline allows.
@@ -31,7 +24,7 @@ class TenantQuotas final {
   // (NOT_FOUND for an unknown tenant, UNAVAILABLE, DEADLINE_EXCEEDED), the message saying
   // the quota could not be read.
   absl::StatusOr<int64_t> MaxStorageBytes(const std::string& tenant_id,
-                                          const CallerCredentials& caller) const;
+                                          const client::CallerCredentials& caller) const;
 
  private:
   client::AuthClient auth_;

@@ -63,8 +63,9 @@ class InstanceCreateTest : public ReconcilerTest {
     EXPECT_TRUE(p.ok()) << p.status();
     return p.value_or(authz::Principal{});
   }
-  static Caller CallerOf(const std::string& token) {
-    return Caller{.authorization = "Bearer " + token, .deadline = absl::Now() + absl::Seconds(20)};
+  static client::CallerCredentials CallerOf(const std::string& token) {
+    return client::CallerCredentials{.authorization = "Bearer " + token,
+                                     .deadline = absl::Now() + absl::Seconds(20)};
   }
 
   absl::StatusOr<pb::Instance> Create(const std::string& token,

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/notification.h"
 #include "libs/testing/eventually.h"
 #include "tests/instance/reconciler_test_base.h"
 
@@ -142,13 +143,13 @@ TEST_F(FaultsTest, BusyGpusKeepTheInstanceActive) {
 // Counts how many workers are inside a step of each instance at once.
 class ExclusionHook final : public StepHook {
  public:
-  absl::Status BeforeStep(std::string_view id, Step, const absl::Notification&) override {
+  absl::Status BeforeStep(std::string_view id, Step, const StopSignal&) override {
     absl::MutexLock lock(&mu_);
     if (++inside_[std::string(id)] > 1) ++overlaps_;
     ++steps_;
     return absl::OkStatus();
   }
-  absl::Status BeforeCommit(std::string_view id, Step, const absl::Notification&) override {
+  absl::Status BeforeCommit(std::string_view id, Step, const StopSignal&) override {
     absl::MutexLock lock(&mu_);
     --inside_[std::string(id)];
     return absl::OkStatus();
@@ -208,14 +209,13 @@ class CrashHook final : public StepHook {
  public:
   CrashHook(Step step, bool at_commit) : step_(step), at_commit_(at_commit) {}
 
-  absl::Status BeforeStep(std::string_view, Step step,
-                          const absl::Notification& stopping) override {
+  absl::Status BeforeStep(std::string_view, Step step, const StopSignal& stopping) override {
     if (at_commit_ || step != step_) return absl::OkStatus();
     reached_.store(true);
-    stopping.WaitForNotification();
+    stopping.Wait();
     return absl::AbortedError("crashed");
   }
-  absl::Status BeforeCommit(std::string_view, Step step, const absl::Notification&) override {
+  absl::Status BeforeCommit(std::string_view, Step step, const StopSignal&) override {
     if (!at_commit_ || step != step_) return absl::OkStatus();
     reached_.store(true);
     return absl::AbortedError("crashed");
@@ -313,16 +313,15 @@ namespace {
 class HangHook final : public StepHook {
  public:
   explicit HangHook(Step step) : step_(step) {}
-  absl::Status BeforeStep(std::string_view, Step step,
-                          const absl::Notification& stopping) override {
+  absl::Status BeforeStep(std::string_view, Step step, const StopSignal& stopping) override {
     if (step != step_) return absl::OkStatus();
     reached_.store(true);
     while (!release_.WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
-      if (stopping.HasBeenNotified()) break;
+      if (stopping.stopped()) break;
     }
     return absl::OkStatus();
   }
-  absl::Status BeforeCommit(std::string_view, Step, const absl::Notification&) override {
+  absl::Status BeforeCommit(std::string_view, Step, const StopSignal&) override {
     return absl::OkStatus();
   }
   bool reached() const { return reached_.load(); }

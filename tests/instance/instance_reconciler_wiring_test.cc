@@ -103,7 +103,7 @@ TEST(PauseHookTest, DeletingTheMarkerLetsThePausedStepGoOnOnce) {
   const std::filesystem::path marker = dir.path() / "paused";
   std::unique_ptr<StepHook> hook = PauseHook("before:claim", marker.string());
   ASSERT_NE(hook, nullptr);
-  absl::Notification stopping;
+  StopSignal stopping;
   EXPECT_OK(hook->BeforeStep("web", Step::kBegin, stopping));
   EXPECT_OK(hook->BeforeCommit("web", Step::kClaim, stopping));
   std::thread releaser([&] {
@@ -125,7 +125,7 @@ TEST(PauseHookTest, EachPointPausesOnce) {
   const std::filesystem::path marker = dir.path() / "paused";
   std::unique_ptr<StepHook> hook = PauseHook("before:claim,commit:release", marker.string());
   ASSERT_NE(hook, nullptr);
-  absl::Notification stopping;
+  StopSignal stopping;
   for (const auto& [at_commit, step] :
        {std::pair(false, Step::kClaim), std::pair(true, Step::kRelease)}) {
     std::thread releaser([&] {
@@ -144,10 +144,10 @@ TEST(PauseHookTest, EachPointPausesOnce) {
 TEST(PauseHookTest, APauseWithoutAMarkerLastsUntilTheReconcilerStops) {
   std::unique_ptr<StepHook> hook = PauseHook("commit:release", "");
   ASSERT_NE(hook, nullptr);
-  absl::Notification stopping;
+  StopSignal stopping;
   std::thread stopper([&] {
     absl::SleepFor(absl::Milliseconds(100));
-    stopping.Notify();
+    stopping.Stop();
   });
   EXPECT_EQ(hook->BeforeCommit("web", Step::kRelease, stopping).code(), absl::StatusCode::kAborted);
   stopper.join();

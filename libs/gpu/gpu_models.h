@@ -9,12 +9,12 @@
 #include <span>
 #include <string_view>
 
-namespace gpuaas::sched {
+namespace gpuaas::gpu {
 
 struct GpuModel {
   std::string_view name;  // canonical: "A100-80GB", "T4"
   int32_t memory_gib = 0;
-  bool mig = false;  // offers MIG partitions (mig.h has the geometry)
+  bool mig = false;  // offers MIG partitions (libs/sched/mig.h has the geometry)
 };
 
 // Every known model, in a fixed order.
@@ -29,4 +29,4 @@ const GpuModel* FindGpuModel(std::string_view name);
 // named and no spec can ask for.
 std::optional<std::string_view> CanonicalGpuModel(std::string_view nvml_name);
 
-}  // namespace gpuaas::sched
+}  // namespace gpuaas::gpu

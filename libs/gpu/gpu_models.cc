@@ -1,4 +1,4 @@
-#include "libs/sched/gpu_models.h"
+#include "libs/gpu/gpu_models.h"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuaas::sched {
+namespace gpuaas::gpu {
 namespace {
 
 // G2 and G3 are the anonymised models of Alibaba's openb trace (bench/sched); V100M16/V100M32
@@ -82,4 +82,4 @@ std::optional<std::string_view> CanonicalGpuModel(std::string_view nvml_name) {
   return std::nullopt;
 }
 
-}  // namespace gpuaas::sched
+}  // namespace gpuaas::gpu
