@@ -25,8 +25,8 @@
 #include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
 #include "libs/client/access_tokens.h"
+#include "libs/common/backoff.h"
 #include "libs/common/logging.h"
-#include "services/agent/backoff.h"
 
 namespace gpuaas::agent {
 

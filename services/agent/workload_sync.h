@@ -29,7 +29,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "libs/client/access_tokens.h"
-#include "services/agent/backoff.h"
+#include "libs/common/backoff.h"
 #include "services/agent/runtime/runtime.h"
 
 namespace gpuaas::agent {
