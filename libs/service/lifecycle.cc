@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <utility>
 
 #include "libs/common/logging.h"
@@ -55,6 +56,21 @@ LoopThread::LoopThread(std::function<void()> run, std::function<void()> stop)
 LoopThread::~LoopThread() {
   stop_();
   thread_.join();
+}
+
+int RunProcess(int argc, char** argv, const ServiceIdentity& id, const ProcessFlags& process,
+               const std::function<void(CLI::App&)>& define,
+               const std::function<int(TerminationSignals&)>& run) {
+  TerminationSignals signals{std::string(id.name)};
+  CLI::App app;
+  define(app);
+  CLI11_PARSE(app, argc, argv);
+  SetLogLevel(process.log_level);
+  if (absl::Status s = ValidateProcessFlags(process); !s.ok()) {
+    Logger(std::string(id.name))->critical("{}", s.ToString());
+    return 2;
+  }
+  return run(signals);
 }
 
 absl::Status StartServing(const ServiceIdentity& id, rpc::Server& server) {

@@ -1,11 +1,13 @@
 // How every gpuaas process starts and stops, whatever it serves (gRPC, or the proxy's HTTP):
 //
-//   int main(int argc, char** argv) {
-//     service::TerminationSignals signals("agent");  // first: before anything starts a thread
-//     ... parse flags, build, start the server ...
+//   int Run(const AgentFlags& f, service::TerminationSignals& signals) {
+//     ... build, start the server ...
 //     service::LoopThread reporting([&] { reporter.Run(); }, [&] { reporter.Stop(); });
 //     signals.Wait();     // SIGTERM or SIGINT
 //     server.Shutdown();  // then the loops stop and join as they go out of scope; exit 0
+//   }
+//   int main(int argc, char** argv) {
+//     return service::RunProcess(argc, argv, kAgent, DefineFlags, Run);
 //   }
 //
 // The signals are blocked, not handled: TerminationSignals blocks them in the calling thread,
@@ -20,6 +22,10 @@
 #include "absl/status/status.h"
 #include "libs/rpc/server.h"
 #include "libs/service/process_flags.h"
+
+namespace CLI {
+class App;
+}
 
 namespace gpuaas::service {
 
@@ -53,6 +59,26 @@ class LoopThread final {
   std::function<void()> stop_;
   std::thread thread_;
 };
+
+// The main() of a gpuaas process: builds its TerminationSignals before anything starts a thread,
+// adds the flags (`define`) and parses them (a bad one ends the process with CLI11's message
+// and exit code; --help lists them), sets --log-level from `process` (filled by the parse),
+// checks it (ValidateProcessFlags; exit code 2 with the error at CRITICAL) and returns `run`'s
+// exit code.
+int RunProcess(int argc, char** argv, const ServiceIdentity& id, const ProcessFlags& process,
+               const std::function<void(CLI::App&)>& define,
+               const std::function<int(TerminationSignals&)>& run);
+
+// The same for a process whose flags are a `Flags` with a ProcessFlags member `process`:
+//   int main(int argc, char** argv) { return RunProcess(argc, argv, kAgent, DefineFlags, Run); }
+template <typename Flags>
+int RunProcess(int argc, char** argv, const ServiceIdentity& id, void (*define)(CLI::App&, Flags&),
+               int (*run)(const Flags&, TerminationSignals&)) {
+  Flags flags;
+  return RunProcess(
+      argc, argv, id, flags.process, [&](CLI::App& app) { define(app, flags); },
+      [&](TerminationSignals& signals) { return run(flags, signals); });
+}
 
 // Starts `server` and logs where it serves (or, at CRITICAL, why it could not). Errors: as
 // rpc::Server::Start. Does not block beyond binding.

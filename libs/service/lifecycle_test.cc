@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include "libs/common/stop_signal.h"
 
 namespace gpuaas::service {
@@ -47,6 +49,34 @@ TEST(TerminationSignals, ServeUntilStoppedFailsOnATakenPort) {
                       .metrics_address = ""},
                      nullptr);
   EXPECT_EQ(ServeUntilStopped({.name = "test"}, second, signals), 1);
+}
+
+struct TestFlags {
+  ProcessFlags process;
+  int answer = 0;
+};
+
+void DefineTestFlags(CLI::App& app, TestFlags& f) {
+  AddProcessFlags(app, {.name = "test"}, ServerKind::kGrpc, f.process);
+  app.add_option("--answer", f.answer);
+}
+
+int RunTest(const TestFlags& f, TerminationSignals&) { return f.answer; }
+
+int RunWith(std::vector<std::string> args) {
+  args.insert(args.begin(), "test");
+  std::vector<char*> argv;
+  for (std::string& a : args) {
+    argv.push_back(a.data());
+  }
+  return RunProcess(static_cast<int>(argv.size()), argv.data(), {.name = "test"}, DefineTestFlags,
+                    RunTest);
+}
+
+TEST(RunProcess, ParsesChecksAndRuns) {
+  EXPECT_EQ(RunWith({"--answer=42", "--log-level=warn"}), 42);
+  EXPECT_EQ(RunWith({"--answer=42", "--tls-require-client-cert"}), 2);  // no --tls-ca
+  EXPECT_NE(RunWith({"--workers=0"}), 0);                               // CLI11's range check
 }
 
 TEST(LoopThread, StopsAndJoinsWhenDestroyed) {

@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
-
 #include "libs/client/channel.h"
+#include "libs/common/files.h"
 #include "libs/rpc/metrics_endpoint.h"
 #include "libs/rpc/process_metrics.h"
 #include "libs/service/env_options.h"
@@ -32,30 +32,21 @@ std::string FlagEnvName(std::string_view process, std::string_view names) {
   return EnvName(process, flag);
 }
 
-void AddProcessFlags(CLI::App& app, const ServiceIdentity& id, ServerKind kind,
-                     ProcessFlags& f) {
+void AddProcessFlags(CLI::App& app, const ServiceIdentity& id, ServerKind kind, ProcessFlags& f) {
   const bool grpc = kind == ServerKind::kGrpc;
   f.kind = kind;
   f.listen = "0.0.0.0:" + std::to_string(id.grpc_port);
   f.metrics_listen = "0.0.0.0:" + std::to_string(id.metrics_port);
   EnvOptions options(app, id.name);
-  options
-      .Add("--listen,--listen-address", f.listen,
-           grpc ? "gRPC listen address; port 0 picks a free one"
-                : "HTTP(S) listen address; port 0 picks a free one")
-      ->capture_default_str();
-  options
-      .Add("--metrics-listen,--metrics-address", f.metrics_listen,
-           "Prometheus /metrics address ('' = off)")
-      ->capture_default_str();
+  options.Add("--listen,--listen-address", f.listen,
+              grpc ? "gRPC listen address; port 0 picks a free one"
+                   : "HTTP(S) listen address; port 0 picks a free one");
+  options.Add("--metrics-listen,--metrics-address", f.metrics_listen,
+              "Prometheus /metrics address ('' = off)");
   if (grpc) {
-    options.Add("--workers", f.workers, "handler threads")
-        ->check(CLI::Range(1, 512))
-        ->capture_default_str();
+    options.Add("--workers", f.workers, "handler threads")->check(CLI::Range(1, 512));
   } else {
-    options.Add("--io-threads", f.workers, "threads serving connections")
-        ->check(CLI::Range(1, 64))
-        ->capture_default_str();
+    options.Add("--io-threads", f.workers, "threads serving connections")->check(CLI::Range(1, 64));
   }
   options.Add("--log-level", f.log_level)
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -95,6 +86,17 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(std::string_view flag, std::str
                                                    "duration like 30s or 200ms, got \"", t, "\""));
   }
   return d;
+}
+
+absl::StatusOr<std::string> ReadApiKey(const PeerFlags& peers) {
+  if (peers.api_key_file.empty()) {
+    return absl::InvalidArgumentError("--api-key-file is required (a SERVICE-role key)");
+  }
+  absl::StatusOr<std::string> key = ReadSecretFile(peers.api_key_file);
+  if (!key.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--api-key-file: ", key.status().message()));
+  }
+  return key;
 }
 
 absl::Status ValidateProcessFlags(const ProcessFlags& f) {

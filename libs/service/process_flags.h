@@ -58,11 +58,25 @@ struct ProcessFlags {
   std::string metrics_listen;
   int workers = 8;  // set a process's own default before AddProcessFlags
   std::string log_level = "info";
-  rpc::TlsOptions tls;  // served
+  rpc::TlsOptions tls;          // served
   std::string tls_client_cert;  // kHttp only
   std::string tls_client_key;   // kHttp only
   ServerKind kind = ServerKind::kGrpc;
 };
+
+// The other gpuaas services a process calls and the API key it calls them with, defaulting to
+// where the dev stack runs them; a process adds the flags of those it calls (EnvOptions).
+struct PeerFlags {
+  std::string auth_addr = "127.0.0.1:50051";      // --auth-addr
+  std::string stock_addr = "127.0.0.1:50052";     // --stock-addr
+  std::string storage_addr = "127.0.0.1:50053";   // --storage-addr
+  std::string instance_addr = "127.0.0.1:50054";  // --instance-addr
+  std::string api_key_file;                       // --api-key-file
+};
+
+// The API key in --api-key-file (its first line). Error: INVALID_ARGUMENT naming
+// --api-key-file when it is unset or cannot be read.
+absl::StatusOr<std::string> ReadApiKey(const PeerFlags& peers);
 
 // Adds --listen (alias --listen-address), --metrics-listen (alias --metrics-address),
 // --log-level, --tls-cert, --tls-key, --tls-ca, and by `kind` either --workers and

@@ -41,6 +41,27 @@ TEST(EnvOptions, OptionsAndFlagsFallBackOnTheirDerivedVariables) {
   EXPECT_TRUE(verbose);
 }
 
+TEST(EnvOptions, ADurationIsParsedOrEndsTheParseWithExitCodeTwo) {
+  ::setenv("GPUAAS_PROXY_COOKIE_TTL", "12h", 1);
+  CLI::App app;
+  absl::Duration ttl = absl::Minutes(1);
+  absl::Duration heartbeat = absl::Seconds(2);
+  EnvOptions options(app, "proxy");
+  options.Add("--cookie-ttl", ttl, "");
+  options.Add("--heartbeat-interval", heartbeat, "", /*allow_zero=*/true);
+  app.parse(std::vector<std::string>{"0", "--heartbeat-interval"});  // CLI11: reversed
+  ::unsetenv("GPUAAS_PROXY_COOKIE_TTL");
+  EXPECT_EQ(ttl, absl::Hours(12));
+  EXPECT_EQ(heartbeat, absl::ZeroDuration());
+  try {
+    app.parse(std::vector<std::string>{"0", "--cookie-ttl"});
+    ADD_FAILURE() << "a zero --cookie-ttl was taken";
+  } catch (const CLI::ParseError& e) {
+    EXPECT_EQ(e.get_exit_code(), 2);
+    EXPECT_THAT(e.what(), HasSubstr("--cookie-ttl: want a positive duration"));
+  }
+}
+
 TEST(ProcessFlags, AGrpcProcessHasNoDatabaseFlags) {
   CLI::App app;
   ProcessFlags f;

@@ -46,20 +46,17 @@ constexpr gpuaas::service::ServiceIdentity kAgent{
 
 struct AgentFlags {
   gpuaas::service::ProcessFlags process;
+  gpuaas::service::PeerFlags peers;
   std::string node_id;
   std::string labels;
-  std::string stock_addr = "127.0.0.1:50052";
-  std::string auth_addr = "127.0.0.1:50051";
-  std::string api_key_file;
   std::string simulate_gpus;
   std::string fault_file;
   std::string nvml_library = agent::kDefaultNvmlLibrary;
-  std::string reprobe_interval = "30s";
-  std::string heartbeat_interval = "0";
-  std::string sample_interval = "1s";
+  absl::Duration reprobe_interval = absl::Seconds(30);
+  absl::Duration heartbeat_interval;  // zero: what the stock service asks for
+  absl::Duration sample_interval = absl::Seconds(1);
   agent::CapacityOverrides capacity;
   std::string disk_path = "/";
-  std::string instance_addr = "127.0.0.1:50054";
   std::string workload_root = "/var/lib/gpuaas-agent/workloads";
   std::string workload_user = "nobody";
   std::string shim_path;
@@ -67,19 +64,22 @@ struct AgentFlags {
   std::string grpc_advertise_address;
   std::string port_range = "20000-29999";
   std::string utilization_file;
-  std::string keep_finished = "1h";
+  absl::Duration keep_finished = absl::Hours(1);
 };
 
 void DefineFlags(CLI::App& app, AgentFlags& f) {
+  app.description(
+      "gpuaas-agent: the node agent. Reports this node's GPUs (NVML, or --simulate-gpus) to the "
+      "stock service, runs the instance service's workloads for this node in bubblewrap "
+      "sandboxes, and serves health, reflection and DCGM-style GPU metrics");
   f.process.workers = 2;  // health, reflection and log reads only
   gpuaas::service::AddProcessFlags(app, kAgent, gpuaas::service::ServerKind::kGrpc, f.process);
   gpuaas::service::EnvOptions options(app, kAgent.name);
   options.Add("--node-id", f.node_id, "this node's id (default: the hostname)");
   options.Add("--labels", f.labels, "node labels, k=v,k2=v2");
-  options.Add("--stock-addr", f.stock_addr, "the stock service")->capture_default_str();
-  options.Add("--auth-addr", f.auth_addr, "the auth service, to exchange the API key")
-      ->capture_default_str();
-  options.Add("--api-key-file", f.api_key_file,
+  options.Add("--stock-addr", f.peers.stock_addr, "the stock service");
+  options.Add("--auth-addr", f.peers.auth_addr, "the auth service, to exchange the API key");
+  options.Add("--api-key-file", f.peers.api_key_file,
               "file holding the agents' API key, <api_key_id>.<secret> (service role); "
               "without it no token is sent");
   options.Add("--simulate-gpus", f.simulate_gpus,
@@ -89,53 +89,37 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--fault-file", f.fault_file,
               "simulated GPUs raise the XIDs this file lists, one '<gpu uuid or index> <xid>' "
               "per line");
-  options.Add("--nvml-library", f.nvml_library, "NVML to dlopen")->capture_default_str();
-  options
-      .Add("--reprobe-interval", f.reprobe_interval,
-           "how often an unhealthy GPU is probed to come back")
-      ->capture_default_str();
-  options
-      .Add("--heartbeat-interval", f.heartbeat_interval,
-           "heartbeat interval; 0 = what the stock service asks for")
-      ->capture_default_str();
-  options.Add("--sample-interval", f.sample_interval, "how often the GPUs are read")
-      ->capture_default_str();
+  options.Add("--nvml-library", f.nvml_library, "NVML to dlopen");
+  options.Add("--reprobe-interval", f.reprobe_interval,
+              "how often an unhealthy GPU is probed to come back");
+  options.Add("--heartbeat-interval", f.heartbeat_interval,
+              "heartbeat interval; 0 = what the stock service asks for", true);
+  options.Add("--sample-interval", f.sample_interval, "how often the GPUs are read");
   options.Add("--cpu", f.capacity.cpu, "CPU to register instead of the measured (e.g. 64)");
   options.Add("--memory", f.capacity.memory, "memory to register instead (e.g. 512Gi)");
   options.Add("--disk", f.capacity.disk, "disk to register instead (e.g. 4Ti)");
-  options.Add("--disk-path", f.disk_path, "the file system whose size is the node's disk")
-      ->capture_default_str();
-  options
-      .Add("--instance-addr", f.instance_addr,
-           "the instance service, whose desired workloads this node runs ('none': run none)")
-      ->capture_default_str();
-  options
-      .Add("--workload-root", f.workload_root,
-           "one directory per workload (state, home, logs); every directory above it must "
-           "let --workload-user through")
-      ->capture_default_str();
-  options
-      .Add("--workload-user", f.workload_user,
-           "the unprivileged user workloads run as when the agent runs as root")
-      ->capture_default_str();
+  options.Add("--disk-path", f.disk_path, "the file system whose size is the node's disk");
+  options.Add("--instance-addr", f.peers.instance_addr,
+              "the instance service, whose desired workloads this node runs ('none': run none)");
+  options.Add("--workload-root", f.workload_root,
+              "one directory per workload (state, home, logs); every directory above it must "
+              "let --workload-user through");
+  options.Add("--workload-user", f.workload_user,
+              "the unprivileged user workloads run as when the agent runs as root");
   options.Add("--shim-path", f.shim_path, "gpuaas-workload-shim (default: next to this binary)");
-  options
-      .Add("--advertise-address", f.advertise_address,
-           "where clients reach this node's workload ports (reported with each port)")
-      ->capture_default_str();
+  options.Add("--advertise-address", f.advertise_address,
+              "where clients reach this node's workload ports (reported with each port)");
   options.Add("--grpc-advertise-address", f.grpc_advertise_address,
               "the host the instance service reaches this agent's gRPC server at (its logs), "
               "with --listen's port (default: --advertise-address)");
-  options.Add("--port-range", f.port_range, "host ports handed to workloads, FIRST-LAST")
-      ->capture_default_str();
+  options.Add("--port-range", f.port_range, "host ports handed to workloads, FIRST-LAST");
   options.Add("--utilization-file", f.utilization_file,
               "simulated GPUs take the utilization this file pins, one '<gpu uuid or index> "
               "<percent>' per line");
-  options
-      .Add("--keep-finished", f.keep_finished,
-           "a finished workload that left the node's set keeps its directory (its logs, "
-           "for GetInstanceLogs) this long")
-      ->capture_default_str();
+  options.Add("--keep-finished", f.keep_finished,
+              "a finished workload that left the node's set keeps its directory (its logs, "
+              "for GetInstanceLogs) this long",
+              true);
 }
 
 // The process runtime's options from the flags; GPU indices from the discovered GPUs.
@@ -186,20 +170,8 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
     return 2;
   };
   absl::StatusOr<std::map<std::string, std::string>> labels = agent::ParseLabels(f.labels);
-  absl::StatusOr<absl::Duration> reprobe =
-      gpuaas::service::ParseDurationFlag("--reprobe-interval", f.reprobe_interval);
-  absl::StatusOr<absl::Duration> heartbeat =
-      gpuaas::service::ParseDurationFlag("--heartbeat-interval", f.heartbeat_interval, true);
-  absl::StatusOr<absl::Duration> sample =
-      gpuaas::service::ParseDurationFlag("--sample-interval", f.sample_interval);
-  absl::StatusOr<absl::Duration> keep_finished =
-      gpuaas::service::ParseDurationFlag("--keep-finished", f.keep_finished, true);
-  for (const absl::Status& s :
-       {gpuaas::service::ValidateProcessFlags(f.process), labels.status(), reprobe.status(),
-        heartbeat.status(), sample.status(), keep_finished.status()}) {
-    if (!s.ok()) {
-      return fail(s);
-    }
+  if (!labels.ok()) {
+    return fail(labels.status());
   }
   const agent::NodeIdentity identity{.node_id = f.node_id.empty() ? Hostname() : f.node_id,
                                      .hostname = Hostname(),
@@ -246,24 +218,24 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
             gpuaas::FormatCpuMillis(capacity->cpu_millis),
             gpuaas::FormatBytes(capacity->memory_bytes), gpuaas::FormatBytes(capacity->disk_bytes));
   gpuaas::SystemClock clock;
-  agent::GpuMonitor monitor(*source, *std::move(gpus), clock, {.reprobe_interval = *reprobe});
+  agent::GpuMonitor monitor(*source, *std::move(gpus), clock,
+                            {.reprobe_interval = f.reprobe_interval});
   monitor.Poll();
 
   // Towards auth and stock: TLS when --tls-ca is set, with our certificate for mutual TLS.
   absl::StatusOr<std::shared_ptr<grpc::Channel>> stock_channel =
-      gpuaas::service::OpenPeerChannel(f.process, f.stock_addr);
+      gpuaas::service::OpenPeerChannel(f.process, f.peers.stock_addr);
   absl::StatusOr<std::shared_ptr<grpc::Channel>> auth_channel =
-      gpuaas::service::OpenPeerChannel(f.process, f.auth_addr);
+      gpuaas::service::OpenPeerChannel(f.process, f.peers.auth_addr);
   if (!stock_channel.ok() || !auth_channel.ok()) {
     return fail(!stock_channel.ok() ? stock_channel.status() : auth_channel.status());
   }
   gpuaas::client::AuthClient auth(*auth_channel);
   std::unique_ptr<gpuaas::client::AccessTokens> tokens;
-  if (!f.api_key_file.empty()) {
-    absl::StatusOr<std::string> key = gpuaas::ReadSecretFile(f.api_key_file);
+  if (!f.peers.api_key_file.empty()) {
+    absl::StatusOr<std::string> key = gpuaas::service::ReadApiKey(f.peers);
     if (!key.ok()) {
-      return fail(
-          absl::InvalidArgumentError(absl::StrCat("--api-key-file: ", key.status().message())));
+      return fail(key.status());
     }
     tokens = std::make_unique<gpuaas::client::AccessTokens>(auth, *std::move(key), clock);
   } else {
@@ -273,10 +245,10 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
       *stock_channel, tokens.get(),
       [&] { return agent::BuildNode(identity, *capacity, monitor.Snapshot()); },
       [&] { return agent::BuildHeartbeat(identity.node_id, monitor.Snapshot()); },
-      {.node_id = identity.node_id, .heartbeat_interval = *heartbeat});
+      {.node_id = identity.node_id, .heartbeat_interval = f.heartbeat_interval});
 
   // Workloads: run by the process runtime (made before serving: the log service reads it).
-  const bool runs_workloads = !f.instance_addr.empty() && f.instance_addr != "none";
+  const bool runs_workloads = !f.peers.instance_addr.empty() && f.peers.instance_addr != "none";
   std::unique_ptr<agent::Runtime> runtime;
   if (runs_workloads) {
     absl::StatusOr<std::unique_ptr<agent::Runtime>> made =
@@ -312,13 +284,13 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
     return 1;
   }
   log->info("gpuaas-agent {}: metrics port {}; stock service at {}", agent::kAgentVersion,
-            *metrics ? (*metrics)->port() : 0, f.stock_addr);
+            *metrics ? (*metrics)->port() : 0, f.peers.stock_addr);
 
   // The node's desired set from the instance service, converged on the runtime.
   std::unique_ptr<agent::WorkloadSync> sync;
   if (runs_workloads) {
     absl::StatusOr<std::shared_ptr<grpc::Channel>> instance_channel =
-        gpuaas::service::OpenPeerChannel(f.process, f.instance_addr);
+        gpuaas::service::OpenPeerChannel(f.process, f.peers.instance_addr);
     if (!instance_channel.ok()) {
       return fail(instance_channel.status());
     }
@@ -333,11 +305,11 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
             .agent_address = agent::JoinHostPort(
                 f.grpc_advertise_address.empty() ? f.advertise_address : f.grpc_advertise_address,
                 server.port()),
-            .keep_finished = *keep_finished});
+            .keep_finished = f.keep_finished});
   }
 
   // Until SIGTERM/SIGINT; then the server drains and the loops stop and join, newest first.
-  gpuaas::PeriodicTask sampler({.interval = *sample, .run_immediately = true},
+  gpuaas::PeriodicTask sampler({.interval = f.sample_interval, .run_immediately = true},
                                [&monitor] { monitor.Poll(); });
   gpuaas::service::LoopThread reporting([&] { reporter.Run(); }, [&] { reporter.Stop(); });
   std::optional<gpuaas::service::LoopThread> syncing;
@@ -352,14 +324,5 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpuaas::service::TerminationSignals signals("agent");  // before any thread starts
-  CLI::App app(
-      "gpuaas-agent: the node agent. Reports this node's GPUs (NVML, or --simulate-gpus) to the "
-      "stock service, runs the instance service's workloads for this node in bubblewrap "
-      "sandboxes, and serves health, reflection and DCGM-style GPU metrics");
-  AgentFlags flags;
-  DefineFlags(app, flags);
-  CLI11_PARSE(app, argc, argv);
-  gpuaas::SetLogLevel(flags.process.log_level);
-  return Run(flags, signals);
+  return gpuaas::service::RunProcess(argc, argv, kAgent, DefineFlags, Run);
 }

@@ -37,51 +37,43 @@ constexpr gpuaas::service::ServiceIdentity kProxy{
 
 struct ProxyFlags {
   gpuaas::service::ProcessFlags process;
+  gpuaas::service::PeerFlags peers;
   std::string access_domain = "gpuaas.localhost";
-  std::string instance_addr = "127.0.0.1:50054";
-  std::string auth_addr = "127.0.0.1:50051";
-  std::string api_key_file;
   std::string cookie_secret_file;
-  std::string cookie_ttl = "12h";
-  std::string report_interval = "30s";
-  std::string header_timeout = "30s";
-  std::string body_timeout = "60s";
-  std::string upstream_timeout = "5m";
+  absl::Duration cookie_ttl = absl::Hours(12);
+  absl::Duration report_interval = absl::Seconds(30);
+  absl::Duration header_timeout = absl::Seconds(30);
+  absl::Duration body_timeout = absl::Seconds(60);
+  absl::Duration upstream_timeout = absl::Minutes(5);
   std::vector<std::string> static_routes;
 };
 
 void DefineFlags(CLI::App& app, ProxyFlags& f) {
+  app.description(
+      "gpuaas-proxy: the access proxy. Serves http(s)://<instance_id>-<port>.<access domain>/ "
+      "by forwarding to the instance's workload, for its tenant's tokens, a one-time link's "
+      "cookie, or anyone on a public port");
   f.process.workers = 2;
   gpuaas::service::AddProcessFlags(app, kProxy, gpuaas::service::ServerKind::kHttp, f.process);
   gpuaas::service::EnvOptions options(app, kProxy.name);
-  options
-      .Add("--access-domain", f.access_domain,
-           "serve <instance_id>-<port>.<this domain> (a Host's port is ignored)")
-      ->capture_default_str();
-  options.Add("--instance-addr", f.instance_addr, "the instance service (routes, access codes)")
-      ->capture_default_str();
-  options.Add("--auth-addr", f.auth_addr, "the auth service (JWKS, and to exchange the API key)")
-      ->capture_default_str();
-  options.Add("--api-key-file", f.api_key_file,
+  options.Add("--access-domain", f.access_domain,
+              "serve <instance_id>-<port>.<this domain> (a Host's port is ignored)");
+  options.Add("--instance-addr", f.peers.instance_addr,
+              "the instance service (routes, access codes)");
+  options.Add("--auth-addr", f.peers.auth_addr,
+              "the auth service (JWKS, and to exchange the API key)");
+  options.Add("--api-key-file", f.peers.api_key_file,
               "file holding a SERVICE-role API key, <api_key_id>.<secret>");
   options.Add("--cookie-secret-file", f.cookie_secret_file,
               "HMAC key of the access cookie (at least 32 bytes), the same for every replica");
-  options.Add("--cookie-ttl", f.cookie_ttl, "how long a one-time link's cookie lasts")
-      ->capture_default_str();
-  options
-      .Add("--report-interval", f.report_interval,
-           "how often the instances reached are reported (idle auto-stop)")
-      ->capture_default_str();
-  options
-      .Add("--header-timeout", f.header_timeout,
-           "a client must send a whole request head within this (idle, slowloris)")
-      ->capture_default_str();
-  options.Add("--body-timeout", f.body_timeout, "the longest a client's body may stall")
-      ->capture_default_str();
-  options
-      .Add("--upstream-timeout", f.upstream_timeout,
-           "the longest a workload may take to start or continue its response")
-      ->capture_default_str();
+  options.Add("--cookie-ttl", f.cookie_ttl, "how long a one-time link's cookie lasts");
+  options.Add("--report-interval", f.report_interval,
+              "how often the instances reached are reported (idle auto-stop)");
+  options.Add("--header-timeout", f.header_timeout,
+              "a client must send a whole request head within this (idle, slowloris)");
+  options.Add("--body-timeout", f.body_timeout, "the longest a client's body may stall");
+  options.Add("--upstream-timeout", f.upstream_timeout,
+              "the longest a workload may take to start or continue its response");
   options.Add("--static-route-for-benchmarks", f.static_routes,
               "BENCHMARKS ONLY: route <instance_id>-<port> to TENANT@HOST:PORT instead of "
               "watching the instance service (repeatable); tokens are still verified");
@@ -93,30 +85,12 @@ int Run(const ProxyFlags& f, gpuaas::service::TerminationSignals& signals) {
     log->critical("{}", s.ToString());
     return 2;
   };
-  using gpuaas::service::ParseDurationFlag;
-  absl::StatusOr<absl::Duration> ttl = ParseDurationFlag("--cookie-ttl", f.cookie_ttl);
-  absl::StatusOr<absl::Duration> report = ParseDurationFlag("--report-interval", f.report_interval);
-  absl::StatusOr<absl::Duration> header = ParseDurationFlag("--header-timeout", f.header_timeout);
-  absl::StatusOr<absl::Duration> body = ParseDurationFlag("--body-timeout", f.body_timeout);
-  absl::StatusOr<absl::Duration> upstream =
-      ParseDurationFlag("--upstream-timeout", f.upstream_timeout);
-  for (const absl::Status& s :
-       {ttl.status(), report.status(), header.status(), body.status(), upstream.status(),
-        gpuaas::service::ValidateProcessFlags(f.process)}) {
-    if (!s.ok()) {
-      return fail(s);
-    }
-  }
-  if (f.api_key_file.empty()) {
-    return fail(absl::InvalidArgumentError("--api-key-file is required (a SERVICE-role key)"));
-  }
   if (f.cookie_secret_file.empty()) {
     return fail(absl::InvalidArgumentError("--cookie-secret-file is required"));
   }
-  absl::StatusOr<std::string> api_key = gpuaas::ReadSecretFile(f.api_key_file);
+  absl::StatusOr<std::string> api_key = gpuaas::service::ReadApiKey(f.peers);
   if (!api_key.ok()) {
-    return fail(
-        absl::InvalidArgumentError(absl::StrCat("--api-key-file: ", api_key.status().message())));
+    return fail(api_key.status());
   }
   absl::StatusOr<std::string> cookie_key = gpuaas::ReadSecretFile(f.cookie_secret_file);
   if (!cookie_key.ok() || cookie_key->size() < 32) {
@@ -130,9 +104,9 @@ int Run(const ProxyFlags& f, gpuaas::service::TerminationSignals& signals) {
   }
 
   absl::StatusOr<std::shared_ptr<grpc::Channel>> auth_channel =
-      gpuaas::service::OpenPeerChannel(f.process, f.auth_addr);
+      gpuaas::service::OpenPeerChannel(f.process, f.peers.auth_addr);
   absl::StatusOr<std::shared_ptr<grpc::Channel>> instance_channel =
-      gpuaas::service::OpenPeerChannel(f.process, f.instance_addr);
+      gpuaas::service::OpenPeerChannel(f.process, f.peers.instance_addr);
   if (!auth_channel.ok() || !instance_channel.ok()) {
     return fail(!auth_channel.ok() ? auth_channel.status() : instance_channel.status());
   }
@@ -150,13 +124,13 @@ int Run(const ProxyFlags& f, gpuaas::service::TerminationSignals& signals) {
 
   proxy::ProxyServer server({.listen_address = f.process.listen,
                              .access_domain = f.access_domain,
-                             .cookie_ttl = *ttl,
+                             .cookie_ttl = f.cookie_ttl,
                              .tls_cert_file = f.process.tls.cert_file,
                              .tls_key_file = f.process.tls.key_file,
                              .io_threads = f.process.workers,
-                             .header_timeout = *header,
-                             .body_timeout = *body,
-                             .upstream_timeout = *upstream},
+                             .header_timeout = f.header_timeout,
+                             .body_timeout = f.body_timeout,
+                             .upstream_timeout = f.upstream_timeout},
                             {.routes = routes,
                              .authenticator = *authenticator,
                              .cookies = cookies,
@@ -177,7 +151,7 @@ int Run(const ProxyFlags& f, gpuaas::service::TerminationSignals& signals) {
   }
   log->info("gpuaas-proxy serving *.{} on port {} (metrics port {}); instance service at {}",
             f.access_domain, server.port(), *metrics_endpoint ? (*metrics_endpoint)->port() : 0,
-            f.instance_addr);
+            f.peers.instance_addr);
 
   // Until SIGTERM/SIGINT; then the server stops and the loops stop and join, newest first.
   proxy::RouteWatcher watcher(*instance_channel, tokens, routes);
@@ -195,7 +169,7 @@ int Run(const ProxyFlags& f, gpuaas::service::TerminationSignals& signals) {
       log->warn("reporting access: {}", s.ToString());
     }
   };
-  gpuaas::PeriodicTask reporting({.interval = *report}, report_access);
+  gpuaas::PeriodicTask reporting({.interval = f.report_interval}, report_access);
   gpuaas::PeriodicTask gauges({.interval = absl::Seconds(1), .run_immediately = true},
                               [&] { metrics.routes().Set(static_cast<double>(routes.size())); });
   signals.Wait();
@@ -208,16 +182,5 @@ int Run(const ProxyFlags& f, gpuaas::service::TerminationSignals& signals) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Before any thread starts (gRPC's, civetweb's, ours), so every thread inherits the blocked
-  // SIGTERM/SIGINT and only signals.Wait() sees them.
-  gpuaas::service::TerminationSignals signals("proxy");
-  CLI::App app(
-      "gpuaas-proxy: the access proxy. Serves http(s)://<instance_id>-<port>.<access domain>/ "
-      "by forwarding to the instance's workload, for its tenant's tokens, a one-time link's "
-      "cookie, or anyone on a public port");
-  ProxyFlags flags;
-  DefineFlags(app, flags);
-  CLI11_PARSE(app, argc, argv);
-  gpuaas::SetLogLevel(flags.process.log_level);
-  return Run(flags, signals);
+  return gpuaas::service::RunProcess(argc, argv, kProxy, DefineFlags, Run);
 }
