@@ -8,10 +8,70 @@ if(GPUAAS_WERROR)
   list(APPEND GPUAAS_WARNINGS -Werror)
 endif()
 
+# Batched ("unity") compilation: a target's .cc files are compiled GPUAAS_UNITY_BATCH at a time,
+# as one translation unit that includes them, so the gRPC, protobuf and abseil headers that every
+# file includes are parsed, and their inline code instantiated and optimised, once a batch rather
+# than once a file. The batch files include the sources by their path from the top of the tree
+# (CMake's own UNITY_BUILD writes absolute paths, which would make ccache miss in a clone at
+# another path). A name defined twice in one target's anonymous namespaces is then a compile
+# error: name such helpers for what they do, or move them to a shared header. Libraries only:
+# a test's files each define their own fixtures and helpers under the same short names.
+option(GPUAAS_UNITY "Compile each target's sources in batches" ON)
+set(GPUAAS_UNITY_BATCH 8 CACHE STRING "Sources per batch translation unit")
+if(GPUAAS_UNITY)
+  # GCC flags a type from an anonymous namespace used in a class of an #included file, which
+  # is what every batched .cc is; the warning is meant for headers.
+  list(APPEND GPUAAS_WARNINGS -Wno-subobject-linkage)
+endif()
+
+# gpuaas_batch_sources(OUT TARGET SOURCES...): OUT = what to compile for TARGET's SOURCES.
+function(gpuaas_batch_sources out target)
+  set(batchable)
+  set(rest)
+  foreach(src ${ARGN})
+    get_filename_component(abs ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${abs})
+    string(FIND "${abs}/" "${PROJECT_BINARY_DIR}/" in_build)
+    if(abs MATCHES "\\.cc$" AND NOT rel MATCHES "^\\.\\." AND NOT in_build EQUAL 0)
+      list(APPEND batchable ${rel})
+    else()
+      list(APPEND rest ${src})
+    endif()
+  endforeach()
+  list(LENGTH batchable n)
+  if(NOT GPUAAS_UNITY OR n LESS 2)
+    set(${out} ${ARGN} PARENT_SCOPE)
+    return()
+  endif()
+  set(batches)
+  set(content "")
+  set(count 0)
+  set(index 0)
+  foreach(rel ${batchable})
+    string(APPEND content "#include \"${rel}\"\n")
+    math(EXPR count "${count} + 1")
+    if(count EQUAL GPUAAS_UNITY_BATCH)
+      set(file ${CMAKE_CURRENT_BINARY_DIR}/${target}_batch${index}.cc)
+      file(CONFIGURE OUTPUT ${file} CONTENT "${content}")
+      list(APPEND batches ${file})
+      set(content "")
+      set(count 0)
+      math(EXPR index "${index} + 1")
+    endif()
+  endforeach()
+  if(count GREATER 0)
+    set(file ${CMAKE_CURRENT_BINARY_DIR}/${target}_batch${index}.cc)
+    file(CONFIGURE OUTPUT ${file} CONTENT "${content}")
+    list(APPEND batches ${file})
+  endif()
+  set(${out} ${batches} ${rest} PARENT_SCOPE)
+endfunction()
+
 # gpuaas_library(NAME SOURCES... DEPS...) -> target gpuaas_<name>, alias gpuaas::<name>.
 function(gpuaas_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
-  add_library(gpuaas_${name} STATIC ${ARG_SOURCES})
+  gpuaas_batch_sources(sources gpuaas_${name} ${ARG_SOURCES})
+  add_library(gpuaas_${name} STATIC ${sources})
   add_library(gpuaas::${name} ALIAS gpuaas_${name})
   target_include_directories(gpuaas_${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_compile_options(gpuaas_${name} PRIVATE ${GPUAAS_WARNINGS})
@@ -19,9 +79,19 @@ function(gpuaas_library name)
 endfunction()
 
 # gpuaas_test(NAME SOURCES... DEPS... [LABELS...] [FIXTURES...]) -> a GoogleTest binary run by ctest.
-# FIXTURES names ctest fixtures the test requires (e.g. postgres).
+# FIXTURES names ctest fixtures the test requires (e.g. postgres). LABELS: unit (the default),
+# db, integration (in-process services on real PostgreSQL), e2e (real processes), drill (long
+# end-to-end drills: crashes at every step, scale, whole images) and slow (volumes). The
+# sanitized build leaves drill and slow out altogether: sanitizers find their bugs in the
+# shorter tests of the same code, and the Release pass still runs them.
 function(gpuaas_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS;FIXTURES" ${ARGN})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  if(GPUAAS_SANITIZE AND ("drill" IN_LIST ARG_LABELS OR "slow" IN_LIST ARG_LABELS))
+    return()
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_compile_options(${name} PRIVATE ${GPUAAS_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)

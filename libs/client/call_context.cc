@@ -57,6 +57,11 @@ CallContext& CallContext::set_timeout(absl::Duration timeout) {
   return *this;
 }
 
+CallContext& CallContext::set_cancellation(Cancellation& cancellation) {
+  cancellation_ = &cancellation;
+  return *this;
+}
+
 absl::Time CallContext::Deadline(absl::Time now, absl::Duration default_timeout) const {
   return DeriveDeadline(now, timeout_.value_or(default_timeout), parent_deadline_);
 }

@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "absl/time/time.h"
+#include "libs/client/cancellation.h"
 
 namespace gpuaas::client {
 
@@ -63,12 +64,19 @@ class CallContext final {
   // This call's timeout instead of its client's default.
   CallContext& set_timeout(absl::Duration timeout);
 
+  // Makes the call end with CANCELLED when `cancellation` is cancelled (cancellation.h), which
+  // must outlive the call.
+  CallContext& set_cancellation(Cancellation& cancellation);
+
   // The deadline of a call starting at `now` on a client whose default timeout is
   // `default_timeout` (set_timeout wins over it).
   absl::Time Deadline(absl::Time now, absl::Duration default_timeout) const;
 
   // The `authorization` header value, empty when none is sent.
   const std::string& authorization() const { return authorization_; }
+
+  // The Cancellation the call follows, or null.
+  Cancellation* cancellation() const { return cancellation_; }
 
   // A grpc::ClientContext for one call starting now: the deadline, the bearer header and, with
   // FromIncoming, deadline and cancellation propagation from the incoming call. A context
@@ -81,6 +89,7 @@ class CallContext final {
   absl::Time parent_deadline_ = absl::InfiniteFuture();
   std::optional<absl::Duration> timeout_;
   std::string authorization_;
+  Cancellation* cancellation_ = nullptr;  // not owned
 };
 
 }  // namespace gpuaas::client

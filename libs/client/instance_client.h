@@ -4,10 +4,11 @@
 // stream ends. gpuaasctl drives instances and images through it.
 //
 // Every method: the request as in instance.proto, `call` for the deadline, the bearer token and
-// the incoming call to follow (call_context.h). Errors: the codes instance.proto documents for
-// the RPC, with the server's message; UNAUTHENTICATED without a valid token; UNAVAILABLE when
-// the service cannot be reached or is overloaded; DEADLINE_EXCEEDED when the deadline passed.
-// Thread-safe: one client serves every thread.
+// the incoming call to follow (call_context.h); a call without a bearer token carries the
+// service's own from `tokens` when the client has one (the proxy's route watch). Errors: the codes
+// instance.proto documents for the RPC, with the server's message; UNAUTHENTICATED without a valid
+// token; UNAVAILABLE when the service cannot be reached or is overloaded; DEADLINE_EXCEEDED when
+// the deadline passed. Thread-safe: one client serves every thread.
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -18,7 +19,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gpuaas/instance/v1/instance.grpc.pb.h"
+#include "libs/client/access_tokens.h"
 #include "libs/client/call_context.h"
+#include "libs/client/server_stream.h"
 
 namespace gpuaas::client {
 
@@ -27,9 +30,11 @@ namespace instancepb = ::gpuaas::instance::v1;
 class InstanceClient final {
  public:
   // `channel` from OpenChannel; `default_timeout` bounds every unary call whose CallContext
-  // sets none. Does not connect.
+  // sets none; `tokens` (may be null; must outlive the client) gives calls without a bearer
+  // token the service's own. Does not connect.
   explicit InstanceClient(std::shared_ptr<grpc::ChannelInterface> channel,
-                          absl::Duration default_timeout = kDefaultTimeout);
+                          absl::Duration default_timeout = kDefaultTimeout,
+                          AccessTokens* tokens = nullptr);
 
   absl::StatusOr<instancepb::Instance> CreateInstance(const instancepb::CreateInstanceRequest& req,
                                                       const CallContext& call = {}) const;
@@ -65,6 +70,10 @@ class InstanceClient final {
       const std::function<bool(const instancepb::InstanceChange&)>& on_change,
       const CallContext& call = {}) const;
 
+  // True when the service token (from `tokens`) is due for refresh: a long stream opened with
+  // it should be reopened. False without `tokens`.
+  bool TokenRefreshDue() const { return tokens_ != nullptr && tokens_->RefreshDue(); }
+
   // Streams the instance's log chunks to `on_chunk` until it returns false (then OK), the
   // stream ends (OK after a tail, or when a followed workload ended; else its status), or the
   // call's deadline passes (none unless `call` sets one: a follow is long).
@@ -79,6 +88,7 @@ class InstanceClient final {
   std::unique_ptr<InstanceStub> instances_;
   std::unique_ptr<ImageStub> images_;
   absl::Duration default_timeout_;
+  AccessTokens* tokens_;
 };
 
 }  // namespace gpuaas::client

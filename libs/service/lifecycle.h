@@ -12,7 +12,9 @@
 //
 // The signals are blocked, not handled: TerminationSignals blocks them in the calling thread,
 // so every thread started after it inherits the mask, and a signal that arrives while the
-// process starts waits for Wait() instead of killing it half-built (commit e1e31e8).
+// process starts waits for Wait() instead of killing it half-built (commit e1e31e8). A mask
+// survives exec: a process that starts programs clears it in the child (the agent's runtime
+// does, services/agent/runtime/process_runtime.cc), or they never hear their SIGTERM.
 #pragma once
 
 #include <functional>

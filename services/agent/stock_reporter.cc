@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "libs/client/call_context.h"
 #include "libs/common/proto_time.h"
-#include "libs/rpc/status.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -27,28 +26,23 @@ std::chrono::system_clock::time_point Chrono(absl::Time t) { return absl::ToChro
 StockReporter::StockReporter(std::shared_ptr<grpc::ChannelInterface> channel,
                              client::AccessTokens* tokens, NodeFn node, HeartbeatFn heartbeat,
                              Options options)
-    : stub_(stock::v1::NodeAgentService::NewStub(std::move(channel))),
-      tokens_(tokens),
+    : stock_(std::move(channel), tokens, options.call_timeout),
       node_(std::move(node)),
       heartbeat_(std::move(heartbeat)),
       options_(std::move(options)),
       backoff_(options_.backoff) {}
 
 void StockReporter::Stop() {
-  absl::MutexLock lock(&mu_);
-  stop_ = true;
-  if (active_ != nullptr) {
-    active_->TryCancel();
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
   }
+  cancel_.Cancel();
 }
 
-bool StockReporter::SetActive(grpc::ClientContext* ctx) {
+bool StockReporter::Stopped() {
   absl::MutexLock lock(&mu_);
-  if (stop_ && ctx != nullptr) {
-    return false;
-  }
-  active_ = ctx;
-  return true;
+  return stop_;
 }
 
 bool StockReporter::Sleep(absl::Duration d) {
@@ -77,30 +71,10 @@ void StockReporter::NoteFailure(std::string_view phase, const absl::Status& stat
        spdlog::level::warn, message);
 }
 
-absl::StatusOr<std::string> StockReporter::Token() {
-  if (tokens_ == nullptr) {
-    return std::string();
-  }
-  return tokens_->Get();
-}
-
-absl::StatusOr<stock::v1::RegisterNodeResponse> StockReporter::Register(const std::string& token) {
+absl::StatusOr<stock::v1::RegisterNodeResponse> StockReporter::Register() {
   stock::v1::RegisterNodeRequest req;
   *req.mutable_node() = node_();
-  std::unique_ptr<grpc::ClientContext> ctx = client::CallContext()
-                                                 .set_timeout(options_.call_timeout)
-                                                 .set_bearer_token(token)
-                                                 .NewClientContext();
-  if (!SetActive(ctx.get())) {
-    return absl::CancelledError("stopping");
-  }
-  stock::v1::RegisterNodeResponse resp;
-  grpc::Status status = stub_->RegisterNode(ctx.get(), req, &resp);
-  SetActive(nullptr);
-  if (!status.ok()) {
-    return rpc::FromGrpcStatus(status);
-  }
-  return resp;
+  return stock_.RegisterNode(req, client::CallContext().set_cancellation(cancel_));
 }
 
 void StockReporter::OnAnswer(const stock::v1::HeartbeatResponse& resp) {
@@ -115,21 +89,20 @@ void StockReporter::OnAnswer(const stock::v1::HeartbeatResponse& resp) {
   }
 }
 
-StockReporter::StreamEnd StockReporter::Stream(const std::string& token, absl::Duration interval,
-                                               absl::Status& why) {
-  // No deadline on the stream itself, which lives as long as the agent; instead each operation
-  // must complete within call_timeout (answer_deadline below).
-  grpc::ClientContext ctx;
-  if (!token.empty()) {
-    ctx.AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  }
-  if (!SetActive(&ctx)) {
+StockReporter::StreamEnd StockReporter::Stream(absl::Duration interval, absl::Status& why) {
+  if (Stopped()) {
     return StreamEnd::kStopped;
   }
+  // No deadline on the stream itself, which lives as long as the agent; instead each operation
+  // must complete within call_timeout (answer_deadline below).
   grpc::CompletionQueue cq;
-  std::unique_ptr<
-      grpc::ClientAsyncReaderWriter<stock::v1::HeartbeatRequest, stock::v1::HeartbeatResponse>>
-      stream = stub_->PrepareAsyncHeartbeat(&ctx, &cq);
+  absl::StatusOr<std::unique_ptr<client::HeartbeatCall>> heartbeat =
+      stock_.PrepareHeartbeat(cq, client::CallContext().set_cancellation(cancel_));
+  if (!heartbeat.ok()) {
+    why = heartbeat.status();
+    return StreamEnd::kBroken;
+  }
+  client::HeartbeatCall::Stream* stream = &(*heartbeat)->stream();
   grpc::Alarm alarm;
   stock::v1::HeartbeatRequest req;
   stock::v1::HeartbeatResponse resp;
@@ -222,7 +195,7 @@ StockReporter::StreamEnd StockReporter::Stream(const std::string& token, absl::D
           arm();  // the last beat is still on its way: skip this one
           break;
         }
-        if (tokens_ != nullptr && tokens_->RefreshDue()) {
+        if (stock_.TokenRefreshDue()) {
           // Half-close: the service ends the stream and we reopen it with a fresh token.
           stream->WritesDone(ToTag(Tag::kWritesDone));
           writes_done_pending = true;
@@ -246,7 +219,7 @@ StockReporter::StreamEnd StockReporter::Stream(const std::string& token, absl::D
   // Wind down: cancel unless the service already ended the stream, then collect every
   // operation still in flight before asking for the status.
   if (!read_ended) {
-    ctx.TryCancel();
+    (*heartbeat)->Cancel();
   }
   if (alarm_pending) {
     alarm.Cancel();
@@ -286,24 +259,21 @@ StockReporter::StreamEnd StockReporter::Stream(const std::string& token, absl::D
   cq.Shutdown();
   while (cq.Next(&tag, &ok)) {
   }
-  SetActive(nullptr);
+  const absl::Status ended = (*heartbeat)->Ended(status);
 
-  {
-    absl::MutexLock lock(&mu_);
-    if (stop_) {
-      return StreamEnd::kStopped;
-    }
+  if (Stopped()) {
+    return StreamEnd::kStopped;
   }
   if (closing) {
     return StreamEnd::kTokenRefresh;
   }
-  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
-    why = rpc::FromGrpcStatus(status);
+  if (absl::IsNotFound(ended)) {
+    why = ended;
     return StreamEnd::kNotFound;
   }
   if (why.ok()) {
-    why = status.ok() ? absl::UnavailableError("the stock service ended the heartbeat stream")
-                      : rpc::FromGrpcStatus(status);
+    why =
+        ended.ok() ? absl::UnavailableError("the stock service ended the heartbeat stream") : ended;
   }
   return StreamEnd::kBroken;
 }
@@ -311,21 +281,10 @@ StockReporter::StreamEnd StockReporter::Stream(const std::string& token, absl::D
 void StockReporter::Run() {
   auto log = Logger("agent");
   while (true) {
-    absl::StatusOr<std::string> token = Token();
-    if (!token.ok()) {
-      NoteFailure("exchanging the API key at the auth service", token.status());
-      if (!Sleep(backoff_.Next())) {
-        return;
-      }
-      continue;
-    }
-    absl::StatusOr<stock::v1::RegisterNodeResponse> reg = Register(*token);
+    absl::StatusOr<stock::v1::RegisterNodeResponse> reg = Register();
     if (!reg.ok()) {
       if (absl::IsCancelled(reg.status()) && !Sleep(absl::ZeroDuration())) {
         return;
-      }
-      if (absl::IsUnauthenticated(reg.status()) && tokens_ != nullptr) {
-        tokens_->Invalidate();
       }
       NoteFailure("RegisterNode", reg.status());
       if (!Sleep(backoff_.Next())) {
@@ -351,13 +310,7 @@ void StockReporter::Run() {
     StreamEnd end = StreamEnd::kTokenRefresh;
     absl::Status why;
     while (end == StreamEnd::kTokenRefresh) {
-      absl::StatusOr<std::string> fresh = Token();
-      if (!fresh.ok()) {
-        why = fresh.status();
-        end = StreamEnd::kBroken;
-        break;
-      }
-      end = Stream(*fresh, interval, why);
+      end = Stream(interval, why);
     }
     stats_.connected.store(false);
     if (end == StreamEnd::kStopped) {
@@ -368,9 +321,6 @@ void StockReporter::Run() {
            absl::StrCat("the stock service does not know node ", options_.node_id,
                         "; registering again"));
     } else {
-      if (absl::IsUnauthenticated(why) && tokens_ != nullptr) {
-        tokens_->Invalidate();
-      }
       NoteFailure("heartbeat stream", why);
     }
     if (!Sleep(backoff_.Next())) {

@@ -25,6 +25,8 @@
 #include "absl/time/time.h"
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
 #include "libs/client/access_tokens.h"
+#include "libs/client/cancellation.h"
+#include "libs/client/node_agent_client.h"
 #include "libs/common/backoff.h"
 #include "libs/common/logging.h"
 
@@ -69,21 +71,18 @@ class StockReporter final {
  private:
   enum class StreamEnd { kStopped, kTokenRefresh, kNotFound, kBroken };
 
-  absl::StatusOr<std::string> Token();
-  absl::StatusOr<stock::v1::RegisterNodeResponse> Register(const std::string& token);
+  absl::StatusOr<stock::v1::RegisterNodeResponse> Register();
   // One Heartbeat stream, from open to end. `why` says why it ended when kBroken.
-  StreamEnd Stream(const std::string& token, absl::Duration interval, absl::Status& why);
+  StreamEnd Stream(absl::Duration interval, absl::Status& why);
   void OnAnswer(const stock::v1::HeartbeatResponse& resp);
   // Logs `message` at `level` if `state` differs from the last state logged.
   void Note(const std::string& state, spdlog::level::level_enum level, const std::string& message);
   void NoteFailure(std::string_view phase, const absl::Status& status);
   // Waits `d` or until Stop. Returns false when stopped.
   bool Sleep(absl::Duration d);
-  // Sets the call Stop must cancel; false (and nothing set) when already stopped.
-  bool SetActive(grpc::ClientContext* ctx);
+  bool Stopped();
 
-  std::unique_ptr<stock::v1::NodeAgentService::Stub> stub_;
-  client::AccessTokens* tokens_;
+  client::NodeAgentClient stock_;
   NodeFn node_;
   HeartbeatFn heartbeat_;
   const Options options_;
@@ -95,7 +94,7 @@ class StockReporter final {
 
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::ClientContext* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+  client::Cancellation cancel_;  // Stop's: ends the call in flight
 };
 
 }  // namespace gpuaas::agent

@@ -7,7 +7,6 @@
 #include "absl/strings/str_join.h"
 #include "libs/common/logging.h"
 #include "libs/common/proto_time.h"
-#include "libs/rpc/status.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -36,8 +35,7 @@ absl::Duration FromProto(const google::protobuf::Duration& d) {
 WorkloadSync::WorkloadSync(std::shared_ptr<grpc::ChannelInterface> channel,
                            client::AccessTokens* tokens, Runtime& runtime,
                            UtilizationFn utilization, Options options)
-    : stub_(pb::NodeWorkloadService::NewStub(std::move(channel))),
-      tokens_(tokens),
+    : instances_(std::move(channel), tokens, options.call_timeout),
       runtime_(runtime),
       utilization_(std::move(utilization)),
       options_(std::move(options)),
@@ -60,9 +58,11 @@ void WorkloadSync::Run() {
 }
 
 void WorkloadSync::Stop() {
-  absl::MutexLock lock(&mu_);
-  stop_ = true;
-  if (active_ != nullptr) active_->TryCancel();
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  cancel_.Cancel();
 }
 
 bool WorkloadSync::Sleep(absl::Duration d) {
@@ -90,42 +90,32 @@ void WorkloadSync::WatchLoop() {
 }
 
 bool WorkloadSync::WatchOnce() {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  if (tokens_ != nullptr) {
-    absl::StatusOr<std::string> token = tokens_->Get();
-    if (!token.ok()) {
-      absl::MutexLock lock(&mu_);
-      return !stop_;
-    }
-    ctx->AddMetadata("authorization", "Bearer " + *token);
-  }
   {
     absl::MutexLock lock(&mu_);
     if (stop_) return false;
-    active_ = ctx.get();
   }
   pb::WatchWorkloadsRequest req;
   req.set_node_id(options_.node_id);
   req.set_address(options_.address);
   req.set_agent_address(options_.agent_address);
-  std::unique_ptr<grpc::ClientReader<pb::WorkloadSet>> reader =
-      stub_->WatchWorkloads(ctx.get(), req);
-  pb::WorkloadSet set;
   bool first = true;
-  while (reader->Read(&set)) {
-    stats_.connected = true;
-    ++stats_.sets;
-    absl::MutexLock lock(&mu_);
-    pending_set_ = set;
-    if (first) connected_since_report_ = true;  // the service may have missed anything before
-    first = false;
-  }
-  const grpc::Status status = reader->Finish();
-  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED && tokens_ != nullptr) {
-    tokens_->Invalidate();
-  }
+  // However the stream ends (the service, the network, no token), the loop reconnects.
+  instances_
+      .WatchWorkloads(
+          req,
+          [&](const pb::WorkloadSet& set) {
+            stats_.connected = true;
+            ++stats_.sets;
+            absl::MutexLock lock(&mu_);
+            pending_set_ = set;
+            // The service may have missed anything before.
+            if (first) connected_since_report_ = true;
+            first = false;
+            return true;
+          },
+          client::CallContext().set_cancellation(cancel_))
+      .IgnoreError();
   absl::MutexLock lock(&mu_);
-  active_ = nullptr;
   return !stop_;
 }
 
@@ -227,20 +217,9 @@ bool WorkloadSync::Report(bool complete) {
     *req.add_workloads() = std::move(s);
   }
   if (!complete && req.workloads_size() == 0) return true;
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
-  if (tokens_ != nullptr) {
-    absl::StatusOr<std::string> token = tokens_->Get();
-    if (!token.ok()) return false;
-    ctx->AddMetadata("authorization", "Bearer " + *token);
-  }
-  pb::ReportWorkloadsResponse resp;
-  const grpc::Status status = stub_->ReportWorkloads(ctx.get(), req, &resp);
-  if (!status.ok()) {
-    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED && tokens_ != nullptr) {
-      tokens_->Invalidate();
-    }
-    Logger("agent")->debug("ReportWorkloads: {}", status.error_message());
+  absl::StatusOr<pb::ReportWorkloadsResponse> resp = instances_.ReportWorkloads(req);
+  if (!resp.ok()) {
+    Logger("agent")->debug("ReportWorkloads: {}", resp.status().ToString());
     return false;
   }
   ++stats_.reports;

@@ -29,6 +29,8 @@
 #include "absl/time/time.h"
 #include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "libs/client/access_tokens.h"
+#include "libs/client/cancellation.h"
+#include "libs/client/node_workload_client.h"
 #include "libs/common/backoff.h"
 #include "services/agent/runtime/runtime.h"
 
@@ -92,8 +94,7 @@ class WorkloadSync final {
   void SampleUtilization(const std::vector<instance::v1::WorkloadStatus>& statuses);
   bool Sleep(absl::Duration d);
 
-  std::unique_ptr<instance::v1::NodeWorkloadService::Stub> stub_;
-  client::AccessTokens* tokens_;
+  client::NodeWorkloadClient instances_;
   Runtime& runtime_;
   UtilizationFn utilization_;
   const Options options_;
@@ -107,7 +108,7 @@ class WorkloadSync final {
 
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::ClientContext* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+  client::Cancellation cancel_;  // Stop's: ends the watch in flight
   std::optional<instance::v1::WorkloadSet> pending_set_ ABSL_GUARDED_BY(mu_);
   bool connected_since_report_ ABSL_GUARDED_BY(mu_) = false;  // a complete report is due
   bool changed_ ABSL_GUARDED_BY(mu_) = false;                 // the runtime said something

@@ -1,20 +1,18 @@
 // The instance service's side of a workload's log stream: ReadWorkloadLogs on the node's agent
-// (workload_logs.proto), called with the service's own token, its chunks relayed one at a time
+// (client::WorkloadLogClient, with the service's own token), its chunks relayed one at a time
 // (rpc::PullSource), so a slow reader slows the agent's reading rather than filling a queue.
 // The call's deadline and cancellation follow the incoming GetInstanceLogs.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "gpuaas/instance/v1/workload_logs.grpc.pb.h"
 #include "libs/client/access_tokens.h"
+#include "libs/client/workload_log_client.h"
 #include "libs/rpc/pull_stream.h"
 
 namespace gpuaas::instance {
@@ -22,12 +20,11 @@ namespace gpuaas::instance {
 class AgentLogClient final {
  public:
   // A channel to an agent ("host:port"), with the service's TLS settings.
-  using ChannelFactory =
-      std::function<absl::StatusOr<std::shared_ptr<grpc::Channel>>(const std::string& address)>;
+  using ChannelFactory = client::WorkloadLogClient::ChannelFactory;
 
   // `tokens` must outlive this object.
   AgentLogClient(ChannelFactory open_channel, client::AccessTokens& tokens)
-      : open_channel_(std::move(open_channel)), tokens_(tokens) {}
+      : agents_(std::move(open_channel), tokens) {}
 
   // Starts ReadWorkloadLogs on `agent_address`. The stream's errors come from Next: the
   // agent's NOT_FOUND as NOT_FOUND (the run's logs are gone), UNAVAILABLE when the agent cannot
@@ -38,13 +35,7 @@ class AgentLogClient final {
                                                         const grpc::ServerContextBase& incoming);
 
  private:
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(const std::string& address);
-
-  ChannelFactory open_channel_;
-  client::AccessTokens& tokens_;
-  absl::Mutex mu_;
-  // One channel per agent, kept: a node's address changes rarely, and nodes are few.
-  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
+  client::WorkloadLogClient agents_;
 };
 
 }  // namespace gpuaas::instance

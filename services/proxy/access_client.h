@@ -1,5 +1,5 @@
-// The proxy's calls to the instance service's AccessService, with its own service token:
-// trading a one-time link's code for a grant, and reporting which instances were reached.
+// The proxy's side of the instance service's AccessService (client::AccessClient, with the
+// proxy's own token): a one-time link's code traded for a grant, and the instances reached.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "libs/authz/workload_access.h"
+#include "libs/client/access_client.h"
 #include "libs/client/access_tokens.h"
 
 namespace gpuaas::proxy {
@@ -30,7 +30,7 @@ class CodeRedeemer {
 
 class AccessClient final : public CodeRedeemer {
  public:
-  // `tokens` must outlive this object.
+  // `tokens` must outlive this object; `timeout` bounds each call.
   AccessClient(std::shared_ptr<grpc::Channel> instance_channel, client::AccessTokens& tokens,
                absl::Duration timeout = absl::Seconds(5));
 
@@ -42,11 +42,7 @@ class AccessClient final : public CodeRedeemer {
   absl::Status Report(const std::vector<std::string>& instance_ids);
 
  private:
-  std::unique_ptr<grpc::ClientContext> Context(const std::string& token) const;
-
-  std::unique_ptr<::gpuaas::instance::v1::AccessService::Stub> stub_;
-  client::AccessTokens& tokens_;
-  const absl::Duration timeout_;
+  client::AccessClient access_;
 };
 
 }  // namespace gpuaas::proxy

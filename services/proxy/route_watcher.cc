@@ -4,24 +4,24 @@
 #include <vector>
 
 #include "libs/common/logging.h"
-#include "libs/rpc/status.h"
 
 namespace gpuaas::proxy {
 
 namespace instancepb = ::gpuaas::instance::v1;
 
+// The deadline of each page of a full listing.
+constexpr absl::Duration kListTimeout = absl::Seconds(20);
+
 RouteWatcher::RouteWatcher(std::shared_ptr<grpc::Channel> instance_channel,
                            client::AccessTokens& tokens, RouteTable& routes)
-    : stub_(instancepb::InstanceService::NewStub(instance_channel)),
-      tokens_(tokens),
-      routes_(routes) {}
+    : instances_(std::move(instance_channel), kListTimeout, &tokens), routes_(routes) {}
 
 void RouteWatcher::Stop() {
-  absl::MutexLock lock(&mu_);
-  stop_ = true;
-  if (active_ != nullptr) {
-    active_->TryCancel();
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
   }
+  cancel_.Cancel();
 }
 
 bool RouteWatcher::Sleep(absl::Duration d) {
@@ -30,19 +30,18 @@ bool RouteWatcher::Sleep(absl::Duration d) {
   return !stop_;
 }
 
-absl::Status RouteWatcher::ListAll(const std::string& token) {
+absl::Status RouteWatcher::ListAll() {
   std::vector<instancepb::Instance> all;
   int64_t revision = -1;
   instancepb::ListInstancesRequest req;
   req.set_page_size(500);
   do {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
-    ctx.AddMetadata("authorization", "Bearer " + token);
-    instancepb::ListInstancesResponse page;
-    if (grpc::Status s = stub_->ListInstances(&ctx, req, &page); !s.ok()) {
-      return rpc::FromGrpcStatus(s);
+    absl::StatusOr<instancepb::ListInstancesResponse> listed =
+        instances_.ListInstances(req, client::CallContext().set_cancellation(cancel_));
+    if (!listed.ok()) {
+      return listed.status();
     }
+    instancepb::ListInstancesResponse& page = *listed;
     // Pages are read at different revisions: watching from the earliest replays changes,
     // which upserts apply idempotently, and misses none.
     revision = revision < 0 ? page.revision() : std::min(revision, page.revision());
@@ -57,43 +56,34 @@ absl::Status RouteWatcher::ListAll(const std::string& token) {
   return absl::OkStatus();
 }
 
-absl::Status RouteWatcher::WatchOnce(const std::string& token) {
-  grpc::ClientContext ctx;
-  ctx.AddMetadata("authorization", "Bearer " + token);
+absl::Status RouteWatcher::WatchOnce() {
   {
     absl::MutexLock lock(&mu_);
     if (stop_) {
       return absl::CancelledError("stopped");
     }
-    active_ = &ctx;
   }
   instancepb::WatchInstancesRequest req;
   req.set_since_revision(revision_);
-  std::unique_ptr<grpc::ClientReader<instancepb::InstanceChange>> reader =
-      stub_->WatchInstances(&ctx, req);
-  instancepb::InstanceChange change;
   bool refresh = false;
-  while (reader->Read(&change)) {
-    routes_.Apply(change);
-    revision_ = std::max(revision_, change.revision());
-    if (change.type() == instancepb::InstanceChange::TYPE_SYNCED) {
-      Logger("proxy")->debug("routes synced at revision {} ({} routed)", change.revision(),
-                             routes_.size());
-    }
-    if (tokens_.RefreshDue()) {
-      refresh = true;  // reopen with a fresh token before this one expires
-      ctx.TryCancel();
-    }
-  }
-  const grpc::Status status = reader->Finish();
-  {
-    absl::MutexLock lock(&mu_);
-    active_ = nullptr;
-  }
+  const absl::Status status = instances_.WatchInstances(
+      req,
+      [&](const instancepb::InstanceChange& change) {
+        routes_.Apply(change);
+        revision_ = std::max(revision_, change.revision());
+        if (change.type() == instancepb::InstanceChange::TYPE_SYNCED) {
+          Logger("proxy")->debug("routes synced at revision {} ({} routed)", change.revision(),
+                                 routes_.size());
+        }
+        // Reopen with a fresh token before this one expires.
+        refresh = instances_.TokenRefreshDue();
+        return !refresh;
+      },
+      client::CallContext().set_cancellation(cancel_));
   if (refresh) {
     return absl::OkStatus();
   }
-  return status.ok() ? absl::UnavailableError("watch ended") : rpc::FromGrpcStatus(status);
+  return status.ok() ? absl::UnavailableError("watch ended") : status;
 }
 
 void RouteWatcher::Run() {
@@ -106,20 +96,16 @@ void RouteWatcher::Run() {
         return;
       }
     }
-    absl::StatusOr<std::string> token = tokens_.Get();
-    absl::Status s = token.ok() ? WatchOnce(*token) : token.status();
+    absl::Status s = WatchOnce();
     if (s.ok()) {
       backoff = absl::Milliseconds(100);
       continue;
     }
-    if (s.code() == absl::StatusCode::kOutOfRange && token.ok()) {
-      s = ListAll(*token);
+    if (s.code() == absl::StatusCode::kOutOfRange) {
+      s = ListAll();
       if (s.ok()) {
         continue;
       }
-    }
-    if (s.code() == absl::StatusCode::kUnauthenticated) {
-      tokens_.Invalidate();
     }
     log->warn("watching instances: {}; again in {}", s.ToString(), absl::FormatDuration(backoff));
     if (!Sleep(backoff)) {

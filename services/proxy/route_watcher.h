@@ -12,8 +12,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "libs/client/access_tokens.h"
+#include "libs/client/cancellation.h"
+#include "libs/client/instance_client.h"
 #include "services/proxy/route_table.h"
 
 namespace gpuaas::proxy {
@@ -30,21 +31,20 @@ class RouteWatcher final {
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // One stream: true when it ended for a reason worth retrying at once (token refresh).
-  absl::Status WatchOnce(const std::string& token);
+  // One stream: OK when it ended for a reason worth retrying at once (token refresh).
+  absl::Status WatchOnce();
   // ListInstances every page into the table; sets revision_ to the list's revision.
-  absl::Status ListAll(const std::string& token);
+  absl::Status ListAll();
   // Sleeps `d` unless stopped first; false when stopped.
   bool Sleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
 
-  std::unique_ptr<::gpuaas::instance::v1::InstanceService::Stub> stub_;
-  client::AccessTokens& tokens_;
+  client::InstanceClient instances_;
   RouteTable& routes_;
   int64_t revision_ = 0;
 
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::ClientContext* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+  client::Cancellation cancel_;  // Stop's: ends the call in flight
 };
 
 }  // namespace gpuaas::proxy

@@ -10,113 +10,11 @@ set -euo pipefail
 src=$1
 build=$2
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# Whether process $1 exists and is no zombie (which an init that does not reap would leave).
-alive() {
-  local state
-  # The state follows the command name, which is in parentheses and may hold spaces.
-  state=$(sed -n 's/^.*) \([A-Za-z]\) .*$/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
-  [[ -n $state && $state != Z ]]
-}
-
-# A run killed outright (SIGKILL at ctest's timeout) leaves its stack up: stop what a run that
-# no longer exists left behind; never touch one that still runs.
-for old in "${TMPDIR:-/tmp}"/gpuaas-devstack.*; do
-  # Only our own directories: a planted one must not make this script (often root) run its tools.
-  [ -O "$old" ] && [ ! -L "$old" ] || continue
-  [ -f "$old/runner.pid" ] || continue
-  alive "$(cat "$old/runner.pid")" && continue
-  echo "removing what an interrupted run left in $old"
-  for tool in "$old"/*/*/*/gpuaas/tools/gpuaas; do
-    [ -x "$tool" ] && "$tool" down --purge >/dev/null 2>&1 || true
-  done
-  rm -rf "$old" 2>/dev/null || true
-done
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuaas-devstack.XXXXXX")
-echo $$ >"$tmp/runner.pid"
-parent=$tmp/$(printf 'p%.0s' {1..70})/$(printf 'q%.0s' {1..70})/$(printf 'r%.0s' {1..70})
-checkout=$parent/gpuaas
-gpuaas=$checkout/tools/gpuaas
-
-export GPUAAS_BUILD_DIR=$build GPUAAS_SKIP_BUILD=1
-unset GPUAAS_STATE_DIR GPUAAS_PG_DIR
-# Not root: the cluster would go to ~/.local/state; keep it in the temp dir, at a long path too.
-[ "$(id -u)" -eq 0 ] || export XDG_STATE_HOME=$parent/state
-
-pids=()
-cleanup() {
-  local rc=$?
-  set +e
-  "$gpuaas" down --purge >/dev/null 2>&1
-  # Only what this test started, if down missed it.
-  for pid in "${pids[@]}"; do
-    alive "$pid" && kill -KILL "$pid"
-  done
-  if [ -n "${pgdir:-}" ] && [ -d "$pgdir" ]; then
-    "$checkout/tools/pg-cluster" stop "$pgdir" >/dev/null 2>&1
-    rm -rf "$pgdir"
-  fi
-  rm -rf "$tmp"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
-
-mkdir -p "$checkout/tools"
-chmod 700 "$tmp" "$parent"
-for tool in gpuaas pg-cluster install-deps install-images gen-certs agent-credentials; do
-  cp "$src/tools/$tool" "$checkout/tools/"
-done
-cp -r "$src/tools/images" "$checkout/tools/"
-echo "checkout: $checkout (${#checkout} characters, parent mode $(stat -c %a "$parent"))"
-
-listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
-taken=" "
-# free_ports N: sets port to the first of N consecutive ports that nothing listens on and this
-# test has not taken yet.
-free_ports() {
-  local n=$1 base i ok
-  while :; do
-    base=$((20000 + RANDOM % 40000))
-    ok=1
-    for ((i = 0; i < n; i++)); do
-      if listening $((base + i)) || [[ $taken == *" $((base + i)) "* ]]; then ok=0; break; fi
-    done
-    if [ $ok = 1 ]; then
-      for ((i = 0; i < n; i++)); do taken+="$((base + i)) "; done
-      port=$base
-      return
-    fi
-  done
-}
-
-# Another process may take a port between our check and the bind; then try other ports.
-for attempt in 1 2 3; do
-  taken=" "
-  free_ports 1; export GPUAAS_PG_PORT=$port
-  free_ports 1; export GPUAAS_AUTH_PORT=$port
-  free_ports 1; export GPUAAS_STOCK_PORT=$port
-  free_ports 1; export GPUAAS_STORAGE_PORT=$port
-  free_ports 1; export GPUAAS_S3_PORT=$port
-  free_ports 1; export GPUAAS_INSTANCE_PORT=$port
-  free_ports 5; export GPUAAS_METRICS_PORT=$port   # the four services and the proxy
-  free_ports 1; export GPUAAS_PROXY_PORT=$port
-  free_ports 3; export GPUAAS_AGENT_PORT=$port
-  free_ports 3; export GPUAAS_AGENT_METRICS_PORT=$port
-  if (cd "$tmp" && "$gpuaas" up) >"$tmp/up.log" 2>&1; then
-    break
-  fi
-  cat "$tmp/up.log" >&2
-  [ -f "$checkout/.gpuaas/pg-dir" ] && pgdir=$(cat "$checkout/.gpuaas/pg-dir")
-  "$gpuaas" down --purge || true
-  [ $attempt = 3 ] && fail "tools/gpuaas up failed three times"
-  echo "up failed (attempt $attempt); trying other ports"
-done
+# shellcheck source=stack_lib.sh
+source "$(dirname "$0")/stack_lib.sh"
+start_stack "$tmp/up.log"
 cat "$tmp/up.log"
 
-state=$checkout/.gpuaas
 pgdir=$(cat "$state/pg-dir")
 auth_pid=$(cat "$state/pids/auth.pid")
 pg_pid=$(head -n1 "$pgdir/data/postmaster.pid")

@@ -13,7 +13,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "libs/client/access_tokens.h"
 #include "libs/client/call_context.h"
+#include "libs/client/cancellation.h"
+#include "libs/client/internal/service_token.h"
 #include "libs/client/pending_call.h"
 #include "libs/rpc/status.h"
 
@@ -22,15 +25,22 @@ namespace gpuaas::client::internal {
 template <class Stub, class Req, class Resp>
 using UnaryMethod = grpc::Status (Stub::*)(grpc::ClientContext*, const Req&, Resp*);
 
-// Calls `method` on `stub`, blocking until the answer or the deadline. Errors: the server's
-// code and message; UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED from gRPC itself.
+// Calls `method` on `stub`, blocking until the answer or the deadline, with the service's token
+// from `tokens` unless the call carries one (service_token.h). Errors: the server's code and
+// message; UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED from gRPC itself; UNAVAILABLE when no
+// service token could be had.
 template <class Stub, class Req, class Resp>
 absl::StatusOr<Resp> UnaryCall(Stub& stub, UnaryMethod<Stub, Req, Resp> method, const Req& req,
-                               const CallContext& call, absl::Duration default_timeout) {
-  std::unique_ptr<grpc::ClientContext> ctx = call.NewClientContext(default_timeout);
+                               const CallContext& call, absl::Duration default_timeout,
+                               AccessTokens* tokens = nullptr) {
+  absl::StatusOr<CallContext> authorized = WithServiceToken(call, tokens);
+  if (!authorized.ok()) return authorized.status();
+  std::unique_ptr<grpc::ClientContext> ctx = authorized->NewClientContext(default_timeout);
+  CancelScope scope(call.cancellation(), *ctx);
   Resp resp;
   grpc::Status status = (stub.*method)(ctx.get(), req, &resp);
   if (!status.ok()) {
+    NoteAnswer(status, tokens);
     return rpc::FromGrpcStatus(status);
   }
   return resp;

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "libs/sched/internal/feasibility.h"
+#include "libs/sched/internal/ratio.h"
 #include "libs/sched/policies/fragmentation.h"
 
 namespace gpuaas::sched {
@@ -21,9 +22,7 @@ constexpr double kRefreshL1 = 0.05;
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-double Ratio(int64_t part, int64_t whole) {
-  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
+using internal::Ratio;
 
 class FgdPolicy final : public Policy {
  public:

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "libs/sched/internal/feasibility.h"
+#include "libs/sched/internal/ratio.h"
 
 namespace gpuaas::sched {
 namespace {
@@ -11,9 +12,7 @@ using internal::CompiledRequest;
 using internal::GpuEligible;
 using internal::NodeState;
 
-double Ratio(int64_t part, int64_t whole) {
-  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
+using internal::Ratio;
 
 // The eligible GPU with the most free share (ties: lowest position).
 int32_t MostFreeShareGpu(const NodeState& node, const CompiledRequest& req) {

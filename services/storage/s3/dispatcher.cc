@@ -9,7 +9,6 @@
 #include "libs/common/logging.h"
 #include "services/storage/s3/errors.h"
 #include "services/storage/s3/handlers.h"
-#include "services/storage/s3/http_transport.h"
 #include "services/storage/s3/metrics.h"
 
 namespace gpuaas::storage::s3 {
@@ -93,8 +92,7 @@ Dispatcher::Dispatcher(DispatcherOptions options, Directory& directory, Backend&
       authenticator_(directory, tokens, clock, options_.region, options_.max_clock_skew),
       next_request_id_(std::random_device{}() * uint64_t{0x9E3779B97F4A7C15}) {}
 
-void Dispatcher::Handle(const httplib::Request& req, httplib::Response& res,
-                        const httplib::ContentReader* body) {
+void Dispatcher::Handle(const HttpRequest& req, HttpResponse& res, const ContentReader* body) {
   RequestContext ctx(req, res, body);
   ctx.request_id = absl::StrFormat("%016X", next_request_id_.fetch_add(1));
   ctx.method = req.method;
@@ -118,8 +116,7 @@ void Dispatcher::Handle(const httplib::Request& req, httplib::Response& res,
     SendError(ctx, status);
   }
   if (body != nullptr && !ctx.body_consumed) {
-    // The rest of the body is still on the wire; it cannot be taken for the next request.
-    HttpTransport::CurrentExchange().close_after_response = true;
+    // The rest of the body is still on the wire; the transport closes the connection.
     res.set_header("Connection", "close");
   }
   log.operation = std::string(OperationName(ctx.op));
@@ -136,16 +133,11 @@ absl::Status Dispatcher::Serve(RequestContext& ctx) {
   ctx.op = Route(ctx.method, !ctx.bucket.empty(), !ctx.key.empty(), ctx.query,
                  ctx.HasHeader("x-amz-copy-source"));
 
-  Exchange& exchange = HttpTransport::CurrentExchange();
   AuthInput in;
   in.method = ctx.method;
   in.decoded_path = ctx.decoded_path;
   in.query = &ctx.query;
-  in.header_values = [&ctx, &exchange](std::string_view name) {
-    auto original = exchange.original_headers.find(std::string(name));
-    if (original != exchange.original_headers.end()) {
-      return original->second;
-    }
+  in.header_values = [&ctx](std::string_view name) {
     std::vector<std::string> values;
     auto [begin, end] = ctx.http.headers.equal_range(std::string(name));
     for (auto it = begin; it != end; ++it) {

@@ -3,8 +3,6 @@
 // renders any error as an S3 error document. Writes the request's log line.
 #pragma once
 
-#include <httplib.h>
-
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -15,6 +13,7 @@
 #include "services/storage/backend.h"
 #include "services/storage/s3/auth.h"
 #include "services/storage/s3/directory.h"
+#include "services/storage/s3/http_message.h"
 #include "services/storage/s3/request_context.h"
 
 namespace gpuaas::storage::s3 {
@@ -33,8 +32,7 @@ class Dispatcher final {
              authz::Authenticator& tokens, const Clock& clock, S3Metrics* metrics);
 
   // `body` is null when the request has none. Never throws.
-  void Handle(const httplib::Request& req, httplib::Response& res,
-              const httplib::ContentReader* body);
+  void Handle(const HttpRequest& req, HttpResponse& res, const ContentReader* body);
 
  private:
   absl::Status Serve(RequestContext& ctx);

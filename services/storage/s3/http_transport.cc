@@ -1,170 +1,343 @@
 #include "services/storage/s3/http_transport.h"
 
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
-#include <cstring>
-#include <memory>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "libs/common/logging.h"
 
 namespace gpuaas::storage::s3 {
 namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
 
 // Idle time between requests on one connection, and per read or write while in one.
 constexpr int kKeepAliveMs = 10'000;
 constexpr int kIoTimeoutSeconds = 60;
 constexpr int kHandshakeTimeoutSeconds = 10;
 constexpr int kMaxRequestsPerConnection = 1000;
-constexpr size_t kReadBuffer = 64 * 1024;
+constexpr size_t kBodyPiece = 64 * 1024;
+// S3 allows 8 KiB of request headers; user metadata and long presigned URLs stay well inside.
+constexpr uint32_t kHeaderLimit = 64 * 1024;
+constexpr int kListenBacklog = 512;
+constexpr int kPollSliceMs = 100;
+// What clients were told since the endpoint began (cpp-httplib's defaults); none acts on it.
+constexpr std::string_view kKeepAliveHeader = "timeout=5, max=5";
 
-thread_local Exchange* current_exchange = nullptr;
-
-void Address(int fd, bool peer, std::string& ip, int& port) {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof(addr);
-  int rc = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len)
-                : getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  if (rc != 0) {
-    return;
-  }
-  char host[NI_MAXHOST];
-  char serv[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof(host), serv, sizeof(serv),
-                  NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
-    ip = host;
-    port = std::atoi(serv);
-  }
-}
-
-// A connection's bytes, buffered for reading. Subclasses move them (plain or TLS).
-class BufferedStream : public httplib::Stream {
+// A connection's socket as Beast's synchronous reads and writes want it, plain or TLS. The
+// socket blocks, with SO_RCVTIMEO and SO_SNDTIMEO bounding every call.
+class SocketStream final {
  public:
-  explicit BufferedStream(int fd) : fd_(fd), buffer_(kReadBuffer) {}
+  SocketStream(int fd, SSL* ssl) : fd_(fd), ssl_(ssl) {}
 
-  bool is_readable() const override { return begin_ < end_; }
-  bool is_writable() const override { return true; }  // writes block up to SO_SNDTIMEO
-
-  ssize_t read(char* ptr, size_t size) override {
-    if (begin_ == end_) {
-      if (size >= buffer_.size()) {
-        return Receive(ptr, size);
+  template <class MutableBuffers>
+  size_t read_some(const MutableBuffers& buffers, beast::error_code& ec) {
+    ec = {};
+    for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
+         ++it) {
+      asio::mutable_buffer b = *it;
+      if (b.size() > 0) {
+        return Receive(static_cast<char*>(b.data()), b.size(), ec);
       }
-      ssize_t n = Receive(buffer_.data(), buffer_.size());
-      if (n <= 0) {
-        return n < 0 ? -1 : 0;
-      }
-      begin_ = 0;
-      end_ = static_cast<size_t>(n);
     }
-    size_t n = std::min(size, end_ - begin_);
-    std::memcpy(ptr, buffer_.data() + begin_, n);
-    begin_ += n;
-    return static_cast<ssize_t>(n);
+    return 0;
   }
 
-  using httplib::Stream::write;
-
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    Address(fd_, true, ip, port);
+  template <class ConstBuffers>
+  size_t write_some(const ConstBuffers& buffers, beast::error_code& ec) {
+    ec = {};
+    iovec iov[16];
+    size_t count = 0;
+    for (auto it = asio::buffer_sequence_begin(buffers);
+         it != asio::buffer_sequence_end(buffers) && count < std::size(iov); ++it) {
+      asio::const_buffer b = *it;
+      if (b.size() > 0) {
+        iov[count++] = {const_cast<void*>(b.data()), b.size()};
+      }
+    }
+    return count == 0 ? 0 : Send(iov, count, ec);
   }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    Address(fd_, false, ip, port);
+
+  // The throwing forms Beast's stream concepts also ask for (we call only the others).
+  template <class MutableBuffers>
+  size_t read_some(const MutableBuffers& buffers) {
+    return OrThrow([&](beast::error_code& ec) { return read_some(buffers, ec); });
   }
-  socket_t socket() const override { return fd_; }
+  template <class ConstBuffers>
+  size_t write_some(const ConstBuffers& buffers) {
+    return OrThrow([&](beast::error_code& ec) { return write_some(buffers, ec); });
+  }
 
-  // Bytes already received and not yet read (the start of a pipelined request).
-  bool HasBuffered() const { return begin_ < end_; }
-  virtual bool HasPending() const { return HasBuffered(); }
-
- protected:
-  virtual ssize_t Receive(char* out, size_t size) = 0;
-
-  int fd_;
+  // Bytes TLS decrypted and holds (a pipelined request's start).
+  bool HasPending() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
 
  private:
-  std::vector<char> buffer_;
-  size_t begin_ = 0;
-  size_t end_ = 0;
-};
-
-class PlainStream final : public BufferedStream {
- public:
-  using BufferedStream::BufferedStream;
-
-  ssize_t write(const char* ptr, size_t size) override {
-    ssize_t n;
-    do {
-      n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
-    } while (n < 0 && errno == EINTR);
+  template <class Io>
+  static size_t OrThrow(Io io) {
+    beast::error_code ec;
+    size_t n = io(ec);
+    if (ec) {
+      throw beast::system_error(ec);
+    }
     return n;
   }
 
- private:
-  ssize_t Receive(char* out, size_t size) override {
+  size_t Receive(char* out, size_t size, beast::error_code& ec) {
+    if (ssl_ != nullptr) {
+      int n = SSL_read(ssl_, out, static_cast<int>(std::min<size_t>(size, 1 << 30)));
+      if (n > 0) {
+        return static_cast<size_t>(n);
+      }
+      ec = SSL_get_error(ssl_, n) == SSL_ERROR_ZERO_RETURN
+               ? beast::error_code(asio::error::eof)
+               : beast::error_code(asio::error::connection_reset);
+      return 0;
+    }
     ssize_t n;
     do {
       n = ::recv(fd_, out, size, 0);
     } while (n < 0 && errno == EINTR);
-    return n;
-  }
-};
-
-class TlsStream final : public BufferedStream {
- public:
-  TlsStream(int fd, SSL* ssl) : BufferedStream(fd), ssl_(ssl) {}
-
-  ssize_t write(const char* ptr, size_t size) override {
-    int n = SSL_write(ssl_, ptr, static_cast<int>(std::min<size_t>(size, 1 << 30)));
-    return n > 0 ? n : -1;
-  }
-  bool HasPending() const override { return HasBuffered() || SSL_pending(ssl_) > 0; }
-
- private:
-  ssize_t Receive(char* out, size_t size) override {
-    int n = SSL_read(ssl_, out, static_cast<int>(std::min<size_t>(size, 1 << 30)));
     if (n > 0) {
-      return n;
+      return static_cast<size_t>(n);
     }
-    return SSL_get_error(ssl_, n) == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+    ec = n == 0 ? beast::error_code(asio::error::eof)
+                : beast::error_code(errno, boost::system::system_category());
+    return 0;
   }
 
+  size_t Send(iovec* iov, size_t count, beast::error_code& ec) {
+    if (ssl_ != nullptr) {
+      // Without partial writes SSL_write sends all of a piece or fails.
+      int n = SSL_write(ssl_, iov[0].iov_base,
+                        static_cast<int>(std::min<size_t>(iov[0].iov_len, 1 << 30)));
+      if (n > 0) {
+        return static_cast<size_t>(n);
+      }
+      ec = asio::error::connection_reset;
+      return 0;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = count;
+    ssize_t n;
+    do {
+      n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n >= 0) {
+      return static_cast<size_t>(n);
+    }
+    ec = beast::error_code(errno, boost::system::system_category());
+    return 0;
+  }
+
+  int fd_;
   SSL* ssl_;
 };
 
-// Runs before httplib acts on the request (see the header for why).
-void Normalize(httplib::Request& req, Exchange& exchange) {
-  // We route and parse ranges ourselves, from req.target and the headers.
-  req.path = "/";
-  req.ranges.clear();
-  auto [begin, end] = req.headers.equal_range("Content-Encoding");
-  if (begin != end) {
-    auto& original = exchange.original_headers["content-encoding"];
-    for (auto it = begin; it != end; ++it) {
-      original.push_back(it->second);
+std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+bool IsBodyMethod(std::string_view method) {
+  // As S3 clients send them: a body may come with these, never with GET, HEAD or OPTIONS.
+  return method == "PUT" || method == "POST" || method == "DELETE" || method == "PATCH";
+}
+
+// The headers every answer carries, as the endpoint has always sent them.
+void CompleteHeaders(const HttpRequest& req, HttpResponse& res, bool close) {
+  if (close) {
+    if (!res.has_header("Connection")) {
+      res.set_header("Connection", "close");
     }
-    req.headers.erase("Content-Encoding");
+  } else {
+    res.set_header("Keep-Alive", std::string(kKeepAliveHeader));
   }
-  // S3 answers are not compressed; httplib would gzip XML (and hold back the keep-alive spaces
-  // of a long CompleteMultipartUpload in its compressor).
-  auto [accept_begin, accept_end] = req.headers.equal_range("Accept-Encoding");
-  if (accept_begin != accept_end) {
-    auto& original = exchange.original_headers["accept-encoding"];
-    for (auto it = accept_begin; it != accept_end; ++it) {
-      original.push_back(it->second);
+  const bool has_provider = res.content_provider || res.chunked_content_provider;
+  if (!res.has_header("Content-Type") &&
+      (!res.body.empty() || res.content_length > 0 || has_provider)) {
+    res.set_header("Content-Type", "text/plain");
+  }
+  if (!res.has_header("Content-Length")) {
+    if (!res.body.empty()) {
+      res.set_header("Content-Length", std::to_string(res.body.size()));
+    } else if (res.content_provider && res.content_length > 0) {
+      res.set_header("Content-Length", std::to_string(res.content_length));
+    } else if (!has_provider) {
+      res.set_header("Content-Length", "0");
     }
-    req.headers.erase("Accept-Encoding");
   }
-  auto expect = req.headers.find("Expect");
-  if (expect != req.headers.end() && expect->second != "100-continue" &&
-      strcasecmp(expect->second.c_str(), "100-continue") == 0) {
-    exchange.original_headers["expect"].push_back(expect->second);
-    expect->second = "100-continue";
+  if (!res.has_header("Accept-Ranges") && req.method == "HEAD") {
+    res.set_header("Accept-Ranges", "bytes");
   }
+}
+
+// Writes the response; false when the connection failed or the body was cut short.
+bool WriteResponse(SocketStream& stream, const HttpRequest& req, HttpResponse& res, bool close,
+                   const std::atomic<bool>& stopping) {
+  if (res.status == -1) {
+    res.status = 200;
+  }
+  CompleteHeaders(req, res, close);
+  http::response<http::buffer_body> msg;
+  msg.version(11);
+  msg.result(static_cast<unsigned>(res.status));
+  for (const auto& [name, value] : res.headers) {
+    msg.insert(name, value);
+  }
+  const bool head = req.method == "HEAD";
+  const bool chunked = !head && res.chunked_content_provider != nullptr;
+  if (chunked) {
+    msg.chunked(true);
+  }
+  http::response_serializer<http::buffer_body> serializer(msg);
+  beast::error_code ec;
+  if (head || !(res.content_provider || chunked)) {
+    msg.body().data = (head || res.body.empty()) ? nullptr : res.body.data();
+    msg.body().size = head ? 0 : res.body.size();
+    msg.body().more = false;
+    http::write(stream, serializer, ec);
+    return !ec;
+  }
+
+  msg.body().data = nullptr;
+  msg.body().more = true;
+  http::write_header(stream, serializer, ec);
+  bool ok = !ec;
+  size_t offset = 0;
+  bool more = true;
+  DataSink sink;
+  sink.write = [&](const char* data, size_t size) {
+    if (ok && size > 0) {
+      msg.body().data = const_cast<char*>(data);
+      msg.body().size = size;
+      msg.body().more = true;
+      http::write(stream, serializer, ec);
+      ok = !ec || ec == http::error::need_buffer;
+      offset += size;
+    }
+    return ok;
+  };
+  sink.done = [&more] { more = false; };
+  const size_t length = res.content_length;
+  while (ok && !stopping.load() && (chunked ? more : offset < length)) {
+    bool provided = chunked ? res.chunked_content_provider(offset, sink)
+                            : res.content_provider(offset, length - offset, sink);
+    ok = ok && provided;
+  }
+  if (!ok || (chunked ? more : offset < length)) {
+    return false;
+  }
+  msg.body().data = nullptr;
+  msg.body().size = 0;
+  msg.body().more = false;
+  http::write(stream, serializer, ec);
+  res.provider_succeeded = !ec;
+  return !ec;
+}
+
+// Waits for the next request's first bytes; false after the keep-alive time, or on Stop.
+bool WaitForRequest(int fd, const std::atomic<bool>& stopping) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kKeepAliveMs);
+  while (!stopping.load() && std::chrono::steady_clock::now() < deadline) {
+    pollfd pfd{fd, POLLIN, 0};
+    int rc = ::poll(&pfd, 1, kPollSliceMs);
+    if (rc > 0) {
+      return true;
+    }
+    if (rc < 0 && errno != EINTR) {
+      return false;
+    }
+  }
+  return false;
+}
+
+// Serves one request; false when the connection must close after it.
+bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<char>& piece,
+                  bool last, const HttpHandler& handler, const std::atomic<bool>& stopping) {
+  http::request_parser<http::buffer_body> parser;
+  parser.header_limit(kHeaderLimit);
+  // Not body_limit(boost::none): Beast 1.74 then refuses every sized body.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  beast::error_code ec;
+  http::read_header(stream, buffer, parser, ec);
+  if (ec) {
+    const bool malformed =
+        ec.category() == http::make_error_code(http::error::bad_target).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message;
+    if (malformed) {
+      HttpRequest none;
+      HttpResponse res;
+      res.status = ec == http::error::header_limit ? 431 : 400;
+      WriteResponse(stream, none, res, /*close=*/true, stopping);
+    }
+    return false;
+  }
+  auto& head = parser.get();
+  HttpRequest req;
+  req.method = std::string(Sv(head.method_string()));
+  req.target = std::string(Sv(head.target()));
+  for (const auto& field : head) {
+    req.headers.emplace(std::string(Sv(field.name_string())), std::string(Sv(field.value())));
+  }
+  bool close = last || !head.keep_alive();
+
+  if (strcasecmp(req.get_header_value("Expect").c_str(), "100-continue") == 0) {
+    constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    asio::write(stream, asio::buffer(kContinue.data(), kContinue.size()), ec);
+    if (ec) {
+      return false;
+    }
+  }
+
+  bool body_failed = false;
+  ContentReader reader = [&](const ContentReceiver& receiver) {
+    while (!parser.is_done()) {
+      parser.get().body().data = piece.data();
+      parser.get().body().size = piece.size();
+      beast::error_code read_ec;
+      http::read(stream, buffer, parser, read_ec);
+      const size_t n = piece.size() - parser.get().body().size;
+      if (read_ec && read_ec != http::error::need_buffer) {
+        body_failed = true;
+      }
+      if (n > 0 && !receiver(piece.data(), n)) {
+        return false;
+      }
+      if (body_failed) {
+        return false;
+      }
+    }
+    return true;
+  };
+
+  HttpResponse res;
+  try {
+    handler(req, res, IsBodyMethod(req.method) ? &reader : nullptr);
+  } catch (const std::exception& e) {
+    Logger("s3")->error("request handler: {}", e.what());
+    return false;
+  }
+  // The unread rest of a body cannot be taken for the next request.
+  auto connection = res.headers.find("Connection");
+  close = close || body_failed || !parser.is_done() ||
+          (connection != res.headers.end() && strcasecmp(connection->second.c_str(), "close") == 0);
+  return WriteResponse(stream, req, res, close, stopping) && !close;
 }
 
 struct SslDeleter {
@@ -173,75 +346,150 @@ struct SslDeleter {
 
 }  // namespace
 
-Exchange& HttpTransport::CurrentExchange() {
-  static thread_local Exchange outside;
-  return current_exchange != nullptr ? *current_exchange : outside;
+struct HttpTransport::Listener {
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor{io};
+};
+
+HttpTransport::HttpTransport(HttpTransportOptions options, HttpHandler handler)
+    : options_(std::move(options)), handler_(std::move(handler)) {}
+
+HttpTransport::~HttpTransport() { Stop(); }
+
+absl::Status HttpTransport::Start() {
+  auto listener = std::make_unique<Listener>();
+  beast::error_code ec;
+  asio::ip::tcp::resolver resolver(listener->io);
+  auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port),
+                                    asio::ip::tcp::resolver::passive, ec);
+  if (!ec && endpoints.empty()) {
+    ec = asio::error::host_not_found;
+  }
+  if (!ec) {
+    const asio::ip::tcp::endpoint endpoint = endpoints.begin()->endpoint();
+    auto& acceptor = listener->acceptor;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(kListenBacklog, ec);
+  }
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("s3: cannot listen on ", options_.host, ":",
+                                               options_.port, ": ", ec.message()));
+  }
+  port_ = listener->acceptor.local_endpoint().port();
+  listener_ = std::move(listener);
+  for (int i = 0; i < options_.threads; ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  acceptor_ = std::thread([this] { AcceptLoop(); });
+  return absl::OkStatus();
 }
 
-void HttpTransport::WidenBacklog(int backlog) {
-  socket_t sock = svr_sock_;
-  if (sock != INVALID_SOCKET) {
-    ::listen(sock, backlog);
+void HttpTransport::Stop() {
+  if (!listener_ || stopping_.exchange(true)) {
+    return;
+  }
+  if (acceptor_.joinable()) {
+    acceptor_.join();
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    // Wakes the workers (they wait on a condition that reads stopping_).
+  }
+  for (std::thread& worker : workers_) {
+    worker.join();
+  }
+  workers_.clear();
+  absl::MutexLock lock(&mu_);
+  for (int fd : pending_) {
+    ::close(fd);
+  }
+  pending_.clear();
+  beast::error_code ec;
+  listener_->acceptor.close(ec);
+}
+
+void HttpTransport::AcceptLoop() {
+  const int listen_fd = listener_->acceptor.native_handle();
+  while (!stopping_.load()) {
+    pollfd pfd{listen_fd, POLLIN, 0};
+    if (::poll(&pfd, 1, kPollSliceMs) <= 0) {
+      continue;
+    }
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: keep serving the connections we have.
+        std::this_thread::sleep_for(std::chrono::milliseconds(kPollSliceMs));
+      }
+      continue;
+    }
+    absl::MutexLock lock(&mu_);
+    pending_.push_back(fd);
   }
 }
 
-bool HttpTransport::process_and_close_socket(socket_t sock) {
+void HttpTransport::WorkerLoop() {
+  for (;;) {
+    int fd = -1;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](HttpTransport* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+            return self->stopping_.load() || !self->pending_.empty();
+          },
+          this));
+      if (stopping_.load()) {
+        return;
+      }
+      fd = pending_.front();
+      pending_.pop_front();
+    }
+    ServeConnection(fd);
+  }
+}
+
+void HttpTransport::ServeConnection(int fd) {
   // A client that connects and says nothing holds a thread for the handshake timeout only.
   timeval handshake{kHandshakeTimeoutSeconds, 0};
   timeval timeout{kIoTimeoutSeconds, 0};
-  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, tls_ != nullptr ? &handshake : &timeout,
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, options_.tls != nullptr ? &handshake : &timeout,
              sizeof(timeout));
-  setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
   int one = 1;
-  setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
   std::unique_ptr<SSL, SslDeleter> ssl;
-  std::unique_ptr<BufferedStream> stream;
-  if (tls_ != nullptr) {
-    ssl.reset(SSL_new(tls_));
-    if (!ssl || SSL_set_fd(ssl.get(), sock) != 1 || SSL_accept(ssl.get()) != 1) {
-      ::close(sock);
-      return false;
+  if (options_.tls != nullptr) {
+    ssl.reset(SSL_new(options_.tls));
+    if (!ssl || SSL_set_fd(ssl.get(), fd) != 1 || SSL_accept(ssl.get()) != 1) {
+      ::close(fd);
+      return;
     }
-    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    stream = std::make_unique<TlsStream>(sock, ssl.get());
-  } else {
-    stream = std::make_unique<PlainStream>(sock);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   }
-
-  bool ok = true;
+  SocketStream stream(fd, ssl.get());
+  // Beast reads at most what the buffer holds (at least 512 bytes) and a flat_buffer only grows
+  // to what a read asked for: without room reserved, a body would arrive 512 bytes a call.
+  beast::flat_buffer buffer;
+  buffer.reserve(kBodyPiece);
+  std::vector<char> piece(kBodyPiece);
   for (int served = 0; served < kMaxRequestsPerConnection; ++served) {
-    // Wait for the next request in short slices, so Stop() is not held up by idle clients.
-    bool readable = stream->HasPending();
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kKeepAliveMs);
-    while (!readable && svr_sock_ != INVALID_SOCKET &&
-           std::chrono::steady_clock::now() < deadline) {
-      pollfd pfd{sock, POLLIN, 0};
-      int rc = ::poll(&pfd, 1, 100);
-      if (rc < 0 && errno != EINTR) {
-        break;
-      }
-      readable = rc > 0;
-    }
-    if (!readable || svr_sock_ == INVALID_SOCKET) {
+    const bool pending = buffer.size() > 0 || stream.HasPending();
+    if (!pending && !WaitForRequest(fd, stopping_)) {
       break;
     }
-    Exchange exchange;
-    current_exchange = &exchange;
-    bool connection_closed = false;
-    ok = process_request(*stream, served + 1 == kMaxRequestsPerConnection, connection_closed,
-                         [&exchange](httplib::Request& req) { Normalize(req, exchange); });
-    current_exchange = nullptr;
-    if (!ok || connection_closed || exchange.close_after_response) {
+    if (!ServeRequest(stream, buffer, piece, served + 1 == kMaxRequestsPerConnection, handler_,
+                      stopping_)) {
       break;
     }
   }
   if (ssl) {
     SSL_shutdown(ssl.get());
   }
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
-  return ok;
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
 }
 
 }  // namespace gpuaas::storage::s3

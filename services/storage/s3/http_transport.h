@@ -1,48 +1,77 @@
-// cpp-httplib's Server with our own per-connection loop. httplib 0.11.4 (Debian 12) parses
-// requests, streams bodies to a ContentReader and responses from a content provider well, but
-// its own loop cannot close a connection whose request body a handler left unread (an error
-// answered before a 2 GB upload arrived would leave the rest of it to be parsed as the next
-// request), reads sockets 4 KiB at a time, would gunzip a body sent with
-// "Content-Encoding: gzip" (S3 stores such bodies as they are), and answers "Expect:
-// 100-continue" only in lower case (Go's AWS SDK, so rclone, sends "100-Continue" and then
-// waits a second per request). This loop reads through a 64 KiB buffer, speaks TLS itself when
-// given a context, normalizes those two headers (keeping the originals for signature checks),
-// and lets a handler end the connection after its response.
+// The S3 endpoint's HTTP/1.1 server: Boost.Beast parses requests and serializes responses (as
+// in the access proxy), over blocking sockets served by a fixed pool of threads, one connection
+// per thread at a time, because the handlers block (file I/O, fsync, hashing) and pull request
+// bodies as they store them. A connection waits in a queue until a thread is free.
+//
+// Per connection: TCP_NODELAY, a TLS handshake within 10 s when TLS is on, every read and write
+// bounded by 60 s (a stalled client loses its connection, not a thread), 10 s idle between
+// requests, at most 1000 requests. Bodies stream both ways 64 KiB at a time. "Expect:
+// 100-continue" (in any case: Go's SDK, so rclone, sends "100-Continue") is answered before the
+// handler runs. A connection closes after a response when the handler left its request body
+// unread (the rest must not be parsed as the next request) or answered "Connection: close".
+// Bodies are passed as sent: nothing is gunzipped or compressed.
 #pragma once
 
-#include <httplib.h>
 #include <openssl/ssl.h>
 
-#include <map>
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "services/storage/s3/http_message.h"
 
 namespace gpuaas::storage::s3 {
 
-// What the loop knows about the request being handled, for the handler running on its thread.
-struct Exchange {
-  // Set by the handler: close the connection once the response is written.
-  bool close_after_response = false;
-  // Headers as received that the loop changed before httplib saw them (see above), by
-  // lower-case name: signatures cover what the client sent.
-  std::map<std::string, std::vector<std::string>> original_headers;
+// Serves one request. `body` is null for a method that carries none (GET, HEAD, OPTIONS);
+// otherwise it reads the body (possibly empty). Runs on a connection's thread; may block.
+using HttpHandler =
+    std::function<void(const HttpRequest& req, HttpResponse& res, const ContentReader* body)>;
+
+struct HttpTransportOptions {
+  std::string host = "0.0.0.0";
+  int port = 0;  // 0: any free port
+  int threads = 64;
+  SSL_CTX* tls = nullptr;  // not owned; every connection speaks TLS with it when set
 };
 
-class HttpTransport final : public httplib::Server {
+class HttpTransport final {
  public:
-  // `tls` (may be null): every connection speaks TLS with it. Not owned; outlives this.
-  explicit HttpTransport(SSL_CTX* tls) : tls_(tls) {}
+  HttpTransport(HttpTransportOptions options, HttpHandler handler);
+  ~HttpTransport();
+  HttpTransport(const HttpTransport&) = delete;
+  HttpTransport& operator=(const HttpTransport&) = delete;
 
-  // The exchange of the request the calling thread is handling (inside a handler only).
-  static Exchange& CurrentExchange();
-
-  // Gives the listening socket a longer accept queue than httplib's built-in 5, after bind.
-  void WidenBacklog(int backlog);
+  // Binds and starts serving. UNAVAILABLE: the address cannot be bound.
+  absl::Status Start();
+  // The bound port (after Start).
+  int port() const { return port_; }
+  // Stops accepting, lets each request in progress finish (a streamed response is cut), closes
+  // every connection and joins the threads. Idempotent.
+  void Stop();
 
  private:
-  bool process_and_close_socket(socket_t sock) override;
+  struct Listener;
 
-  SSL_CTX* tls_;
+  void AcceptLoop();
+  void WorkerLoop();
+  void ServeConnection(int fd);
+
+  HttpTransportOptions options_;
+  HttpHandler handler_;
+  std::unique_ptr<Listener> listener_;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> workers_;
+  absl::Mutex mu_;
+  std::deque<int> pending_ ABSL_GUARDED_BY(mu_);  // accepted, not yet served
 };
 
 }  // namespace gpuaas::storage::s3

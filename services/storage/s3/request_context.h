@@ -2,8 +2,6 @@
 // found, the bucket's volume, and helpers to answer.
 #pragma once
 
-#include <httplib.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +12,7 @@
 #include "services/storage/s3/auth.h"
 #include "services/storage/s3/body_reader.h"
 #include "services/storage/s3/directory.h"
+#include "services/storage/s3/http_message.h"
 #include "services/storage/s3/operation.h"
 #include "services/storage/s3/sigv4.h"
 
@@ -41,13 +40,13 @@ struct RequestLog {
 };
 
 struct RequestContext {
-  RequestContext(const httplib::Request& http_request, httplib::Response& http_response,
-                 const httplib::ContentReader* body_reader)
+  RequestContext(const HttpRequest& http_request, HttpResponse& http_response,
+                 const ContentReader* body_reader)
       : http(http_request), res(http_response), body(body_reader) {}
 
-  const httplib::Request& http;
-  httplib::Response& res;
-  const httplib::ContentReader* body;  // null when the request carries no body
+  const HttpRequest& http;
+  HttpResponse& res;
+  const ContentReader* body;  // null when the request carries no body
 
   std::string request_id;
   std::string method;

@@ -15,8 +15,6 @@
 namespace gpuaas::storage::s3 {
 namespace {
 
-constexpr int kListenBacklog = 512;
-
 SSL_CTX* AsSsl(void* p) { return static_cast<SSL_CTX*>(p); }
 
 absl::StatusOr<SSL_CTX*> NewTlsContext(const ServerOptions& options) {
@@ -81,44 +79,20 @@ absl::Status Server::Start() {
   dispatcher_ =
       std::make_unique<Dispatcher>(DispatcherOptions{options_.region, options_.max_clock_skew},
                                    directory_, backend_, tokens_, clock_, metrics_.get());
-  http_ = std::make_unique<HttpTransport>(AsSsl(tls_));
-  int threads = options_.threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   Dispatcher* dispatcher = dispatcher_.get();
-  auto plain = [dispatcher](const httplib::Request& req, httplib::Response& res) {
-    dispatcher->Handle(req, res, nullptr);
-  };
-  auto with_body = [dispatcher](const httplib::Request& req, httplib::Response& res,
-                                const httplib::ContentReader& body) {
-    dispatcher->Handle(req, res, &body);
-  };
-  // The transport sets every request's path to "/" (it routes from req.target itself).
-  http_->Get("/", plain);
-  http_->Delete("/", plain);
-  http_->Put("/", plain);
-  http_->Post("/", plain);
-  http_->Put("/", with_body);
-  http_->Post("/", with_body);
-  http_->Delete("/", with_body);
-  http_->Patch("/", plain);
-  http_->Patch("/", with_body);
-  http_->Options("/", plain);
-  http_->set_payload_max_length(std::numeric_limits<size_t>::max());
-
-  if (options_.port == 0) {
-    port_ = http_->bind_to_any_port(options_.host);
-  } else if (http_->bind_to_port(options_.host, options_.port)) {
-    port_ = options_.port;
-  } else {
-    port_ = -1;
-  }
-  if (port_ <= 0) {
+  http_ = std::make_unique<HttpTransport>(
+      HttpTransportOptions{.host = options_.host,
+                           .port = options_.port,
+                           .threads = options_.threads,
+                           .tls = AsSsl(tls_)},
+      [dispatcher](const HttpRequest& req, HttpResponse& res, const ContentReader* body) {
+        dispatcher->Handle(req, res, body);
+      });
+  if (absl::Status started = http_->Start(); !started.ok()) {
     http_.reset();
-    return absl::UnavailableError(
-        absl::StrCat("s3: cannot listen on ", options_.host, ":", options_.port));
+    return started;
   }
-  http_->WidenBacklog(kListenBacklog);
-  thread_ = std::thread([this] { http_->listen_after_bind(); });
+  port_ = http_->port();
   Logger("s3")->info("S3 endpoint on {}://{}:{}", tls_ != nullptr ? "https" : "http", options_.host,
                      port_);
   return absl::OkStatus();
@@ -128,10 +102,7 @@ void Server::Stop() {
   if (!http_) {
     return;
   }
-  http_->stop();
-  if (thread_.joinable()) {
-    thread_.join();
-  }
+  http_->Stop();
   http_.reset();
 }
 

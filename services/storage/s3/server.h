@@ -16,7 +16,6 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -71,7 +70,6 @@ class Server final {
   std::unique_ptr<Dispatcher> dispatcher_;
   void* tls_ = nullptr;  // SSL_CTX*, kept out of this header
   std::unique_ptr<HttpTransport> http_;
-  std::thread thread_;
   int port_ = 0;
 };
 

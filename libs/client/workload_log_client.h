@@ -1,0 +1,55 @@
+// The node agents' WorkloadLogService (workload_logs.proto) for the instance service: a
+// workload's log stream, read from whichever agent runs it. One channel per agent address,
+// opened on first use and kept (a node's address changes rarely, and nodes are few). Every
+// call carries the service's own token from `tokens`; a token an agent refuses is dropped, so
+// the next call exchanges the API key again. Thread-safe.
+#pragma once
+
+#include <grpcpp/channel.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "gpuaas/instance/v1/workload_logs.grpc.pb.h"
+#include "libs/client/access_tokens.h"
+#include "libs/client/call_context.h"
+#include "libs/client/server_stream.h"
+
+namespace gpuaas::client {
+
+namespace instancepb = ::gpuaas::instance::v1;
+
+class WorkloadLogClient final {
+ public:
+  // A channel to an agent ("host:port"), with the service's TLS settings.
+  using ChannelFactory =
+      std::function<absl::StatusOr<std::shared_ptr<grpc::Channel>>(const std::string& address)>;
+
+  // `tokens` must outlive the client.
+  WorkloadLogClient(ChannelFactory open_channel, AccessTokens& tokens)
+      : open_channel_(std::move(open_channel)), tokens_(tokens) {}
+
+  // Starts ReadWorkloadLogs on the agent at `agent_address`, with `call`'s deadline (none
+  // unless it sets one) and cancellation. The stream's own errors come from it: the agent's
+  // codes, UNAVAILABLE when it cannot be reached. Blocks only for a token exchange. Errors:
+  // UNAVAILABLE when no token or no channel could be had.
+  absl::StatusOr<ServerStreamPtr<instancepb::LogChunk>> OpenReadWorkloadLogs(
+      const std::string& agent_address, const instancepb::ReadWorkloadLogsRequest& req,
+      const CallContext& call);
+
+ private:
+  using Stub = instancepb::WorkloadLogService::StubInterface;
+
+  absl::StatusOr<Stub*> StubFor(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
+
+  ChannelFactory open_channel_;
+  AccessTokens& tokens_;
+  absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<Stub>> stubs_ ABSL_GUARDED_BY(mu_);  // by address
+};
+
+}  // namespace gpuaas::client

@@ -1,0 +1,83 @@
+// One HTTP exchange as the S3 handlers see it: the request's head, a pull reader for its body,
+// and a response that is either a small body or a streaming content provider. The transport
+// (http_transport.h) fills and writes these; handlers never touch the connection.
+#pragma once
+
+#include <strings.h>
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace gpuaas::storage::s3 {
+
+struct CaseInsensitiveLess {
+  bool operator()(const std::string& a, const std::string& b) const {
+    return strcasecmp(a.c_str(), b.c_str()) < 0;
+  }
+};
+
+// Header names compare case-insensitively; a name may repeat.
+using Headers = std::multimap<std::string, std::string, CaseInsensitiveLess>;
+
+struct HttpRequest {
+  std::string method;
+  std::string target;  // as sent: the path and query, still percent-encoded
+  Headers headers;     // exactly as received
+
+  // The first value of a header, or "".
+  std::string get_header_value(const std::string& name) const;
+  bool has_header(const std::string& name) const { return headers.count(name) > 0; }
+};
+
+// Receives a piece of the request body; false stops the reading.
+using ContentReceiver = std::function<bool(const char* data, size_t size)>;
+// Pulls the whole request body through `receiver`, blocking. False when the connection failed
+// or ended before the body did, or the receiver said stop.
+using ContentReader = std::function<bool(const ContentReceiver& receiver)>;
+
+// Where a content provider writes the response body. `write` blocks until the bytes are sent
+// (false: the client is gone); `done` ends a chunked body.
+struct DataSink {
+  std::function<bool(const char* data, size_t size)> write;
+  std::function<void()> done;
+};
+
+// Called until `length` bytes went out; each call writes at most `length` bytes from `offset`.
+// False: stop (the response is cut short).
+using ContentProvider = std::function<bool(size_t offset, size_t length, DataSink& sink)>;
+// A chunked body: called until it calls sink.done().
+using ChunkedContentProvider = std::function<bool(size_t offset, DataSink& sink)>;
+// Called once the response is over (or dropped): true when the whole body went out.
+using ContentProviderReleaser = std::function<void(bool success)>;
+
+struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(const HttpResponse&) = delete;
+  HttpResponse& operator=(const HttpResponse&) = delete;
+  ~HttpResponse();
+
+  int status = -1;
+  Headers headers;
+  std::string body;
+
+  // Adds a header (a name may repeat); one with CR or LF in it is dropped.
+  void set_header(const std::string& name, const std::string& value);
+  bool has_header(const std::string& name) const { return headers.count(name) > 0; }
+  void set_content(std::string content, const std::string& content_type);
+  void set_content_provider(size_t length, const std::string& content_type,
+                            ContentProvider provider, ContentProviderReleaser releaser = nullptr);
+  void set_chunked_content_provider(const std::string& content_type,
+                                    ChunkedContentProvider provider,
+                                    ContentProviderReleaser releaser = nullptr);
+
+  // Read by the transport.
+  size_t content_length = 0;
+  ContentProvider content_provider;
+  ChunkedContentProvider chunked_content_provider;
+  ContentProviderReleaser releaser;
+  bool provider_succeeded = false;
+};
+
+}  // namespace gpuaas::storage::s3

@@ -1,0 +1,124 @@
+# Sourced by the devstack tests (bash, set -euo pipefail): a throwaway checkout of tools/ under a
+# 0700 directory at a path over 200 characters, run against the build tree (GPUAAS_SKIP_BUILD=1:
+# nothing is built), on free ports below the kernel's ephemeral range, and removed with whatever
+# it started when the test ends, however it ends. Before sourcing, set `src` (the source tree)
+# and `build` (the build tree). After it: $tmp, $checkout, $gpuaas (tools/gpuaas there), $state;
+# `pids+=(...)` adds processes to kill if `down` misses them; start_stack LOG brings the stack up.
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Whether process $1 exists and is no zombie (which an init that does not reap would leave).
+alive() {
+  local state
+  # The state follows the command name, which is in parentheses and may hold spaces.
+  state=$(sed -n 's/^.*) \([A-Za-z]\) .*$/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $state && $state != Z ]]
+}
+
+# A run killed outright (SIGKILL at ctest's timeout) leaves its stack up: stop what a run that
+# no longer exists left behind; never touch one that still runs.
+for old in "${TMPDIR:-/tmp}"/gpuaas-devstack.*; do
+  # Only our own directories: a planted one must not make this script (often root) run its tools.
+  [ -O "$old" ] && [ ! -L "$old" ] || continue
+  [ -f "$old/runner.pid" ] || continue
+  alive "$(cat "$old/runner.pid")" && continue
+  echo "removing what an interrupted run left in $old"
+  for tool in "$old"/*/*/*/gpuaas/tools/gpuaas; do
+    [ -x "$tool" ] && "$tool" down --purge >/dev/null 2>&1 || true
+  done
+  rm -rf "$old" 2>/dev/null || true
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuaas-devstack.XXXXXX")
+echo $$ >"$tmp/runner.pid"
+parent=$tmp/$(printf 'p%.0s' {1..70})/$(printf 'q%.0s' {1..70})/$(printf 'r%.0s' {1..70})
+checkout=$parent/gpuaas
+gpuaas=$checkout/tools/gpuaas
+state=$checkout/.gpuaas
+
+export GPUAAS_BUILD_DIR=$build GPUAAS_SKIP_BUILD=1
+unset GPUAAS_STATE_DIR GPUAAS_PG_DIR
+# Not root: the cluster would go to ~/.local/state; keep it in the temp dir, at a long path too.
+[ "$(id -u)" -eq 0 ] || export XDG_STATE_HOME=$parent/state
+
+pids=()
+cleanup() {
+  local rc=$?
+  set +e
+  "$gpuaas" down --purge >/dev/null 2>&1
+  # Only what this test started, if down missed it.
+  for pid in "${pids[@]}"; do
+    alive "$pid" && kill -KILL "$pid"
+  done
+  if [ -n "${pgdir:-}" ] && [ -d "$pgdir" ]; then
+    "$checkout/tools/pg-cluster" stop "$pgdir" >/dev/null 2>&1
+    rm -rf "$pgdir"
+  fi
+  rm -rf "$tmp"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+
+mkdir -p "$checkout/tools"
+chmod 700 "$tmp" "$parent"
+for tool in gpuaas pg-cluster install-deps install-images gen-certs agent-credentials; do
+  cp "$src/tools/$tool" "$checkout/tools/"
+done
+cp -r "$src/tools/images" "$checkout/tools/"
+echo "checkout: $checkout (${#checkout} characters, parent mode $(stat -c %a "$parent"))"
+
+listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
+# Ports from 23000 (the agents hand workloads 20000-22999) to below the ephemeral range, where
+# no outgoing connection can take one, as the stack's defaults are.
+read -r ephemeral_low _ </proc/sys/net/ipv4/ip_local_port_range
+taken=" "
+# free_ports N: sets port to the first of N consecutive ports that nothing listens on and this
+# test has not taken yet.
+free_ports() {
+  local n=$1 base i ok
+  while :; do
+    base=$((23000 + RANDOM % (ephemeral_low - 23000 - n)))
+    ok=1
+    for ((i = 0; i < n; i++)); do
+      if listening $((base + i)) || [[ $taken == *" $((base + i)) "* ]]; then ok=0; break; fi
+    done
+    if [ $ok = 1 ]; then
+      for ((i = 0; i < n; i++)); do taken+="$((base + i)) "; done
+      port=$base
+      return
+    fi
+  done
+}
+
+# choose_ports: a free port for everything `up` starts, in GPUAAS_*_PORT.
+choose_ports() {
+  taken=" "
+  free_ports 1; export GPUAAS_PG_PORT=$port
+  free_ports 1; export GPUAAS_AUTH_PORT=$port
+  free_ports 1; export GPUAAS_STOCK_PORT=$port
+  free_ports 1; export GPUAAS_STORAGE_PORT=$port
+  free_ports 1; export GPUAAS_S3_PORT=$port
+  free_ports 1; export GPUAAS_INSTANCE_PORT=$port
+  free_ports 5; export GPUAAS_METRICS_PORT=$port   # the four services and the proxy
+  free_ports 1; export GPUAAS_PROXY_PORT=$port
+  free_ports 3; export GPUAAS_AGENT_PORT=$port
+  free_ports 3; export GPUAAS_AGENT_METRICS_PORT=$port
+}
+
+# start_stack LOG: `up` on free ports; another process may take a port between our check and
+# the bind, so up to three sets of ports are tried.
+start_stack() {
+  local log=$1 attempt
+  for attempt in 1 2 3; do
+    choose_ports
+    if (cd "$tmp" && "$gpuaas" up) >"$log" 2>&1; then
+      return 0
+    fi
+    cat "$log" >&2
+    [ -f "$state/pg-dir" ] && pgdir=$(cat "$state/pg-dir")
+    "$gpuaas" down --purge || true
+    [ $attempt = 3 ] && fail "tools/gpuaas up failed three times"
+    echo "up failed (attempt $attempt); trying other ports"
+  done
+}
