@@ -14,8 +14,6 @@ namespace {
 
 constexpr std::string_view kCreateAccessor = "CreateAccessor";
 
-absl::Status StorageNotFound() { return absl::NotFoundError("storage not found"); }
-
 absl::Status AccessorNotFound() { return absl::NotFoundError("accessor not found"); }
 
 }  // namespace

@@ -113,4 +113,6 @@ std::string NewAccessKeyId() {
 
 std::string NewSecretAccessKey() { return absl::Base64Escape(RandomBytes(kSecretRandomBytes)); }
 
+absl::Status StorageNotFound() { return absl::NotFoundError("storage not found"); }
+
 }  // namespace gpuaas::storage

@@ -57,4 +57,8 @@ std::string NewStorageId();
 std::string NewAccessKeyId();
 std::string NewSecretAccessKey();
 
+// NOT_FOUND for a storage the caller's tenant does not have: the same answer whether it exists
+// in another tenant or not at all.
+absl::Status StorageNotFound();
+
 }  // namespace gpuaas::storage

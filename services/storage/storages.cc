@@ -16,8 +16,6 @@ namespace {
 
 constexpr std::string_view kCreateStorage = "CreateStorage";
 
-absl::Status StorageNotFound() { return absl::NotFoundError("storage not found"); }
-
 absl::Status SpecNotFound(const std::string& name) {
   return absl::NotFoundError(absl::StrCat("storage spec ", name, " not found"));
 }

@@ -2,40 +2,25 @@
 
 #include <gtest/gtest.h>
 
-#include "libs/authz/verifier.h"
-#include "services/auth/migrations.h"
+#include "libs/testing/status_matchers.h"
+#include "tests/common/loopback_flags.h"
 
 namespace gpuaas::auth::testing {
 
 AuthStack::AuthStack(const std::string& dsn, AuthOptions options) {
-  auto pool = db::Pool::Create({.dsn = dsn, .size = 4});
-  EXPECT_TRUE(pool.ok()) << pool.status();
-  pool_ = std::move(*pool);
-  absl::Status migrated = db::Migrate(*pool_, "auth", Migrations());
-  EXPECT_TRUE(migrated.ok()) << migrated;
-  keys_ = std::make_unique<KeyStore>(*pool_, repo_, clock_);
-  EXPECT_TRUE(keys_->Load().ok());
-  throttle_ = std::make_unique<LoginThrottle>(clock_);
-  auth_ = std::make_unique<Auth>(*pool_, repo_, *keys_, *throttle_, clock_, options);
-  absl::Status boot = auth_->Bootstrap(std::string(kAdminPassword));
-  EXPECT_TRUE(boot.ok()) << boot;
-  server_ = std::make_unique<rpc::Server>(
-      rpc::ServerOptions{.name = "auth",
-                         .listen_address = "127.0.0.1:0",
-                         .metrics_address = "",
-                         .worker_threads = 4},
-      authz::NewJwksAuthenticator(
-          keys_->NewLocalJwksSource(), clock_,
-          {.issuer = options.issuer, .min_refetch_interval = absl::ZeroDuration()}));
-  service_ = std::make_unique<AuthServiceImpl>(*auth_, server_->handler(), server_->cpu_handler());
-  server_->AddService(service_.get());
-  absl::Status started = server_->Start();
-  EXPECT_TRUE(started.ok()) << started;
+  absl::StatusOr<std::unique_ptr<AuthApp>> app = AuthApp::Create(
+      {.common = gpuaas::testing::LoopbackServiceFlags(dsn, /*pool_size=*/4, /*workers=*/4),
+       .auth = std::move(options)});
+  EXPECT_TRUE(app.ok()) << app.status();
+  if (!app.ok()) return;
+  app_ = *std::move(app);
+  EXPECT_OK(app_->auth().Bootstrap(std::string(kAdminPassword)));
+  EXPECT_OK(app_->Start());
   stub_ =
       pb::AuthService::NewStub(grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
 }
 
-AuthStack::~AuthStack() { server_->Shutdown(); }
+AuthStack::~AuthStack() = default;
 
 std::unique_ptr<grpc::ClientContext> AuthStack::Ctx(const std::string& token) {
   auto ctx = std::make_unique<grpc::ClientContext>();

@@ -8,14 +8,8 @@
 #include <string>
 
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
-#include "libs/common/clock.h"
-#include "libs/db/db.h"
-#include "libs/rpc/server.h"
 #include "libs/testing/pg_test.h"
-#include "services/auth/auth.h"
-#include "services/auth/credentials/login_throttle.h"
-#include "services/auth/grpc_service.h"
-#include "services/auth/key_store.h"
+#include "services/auth/app.h"
 
 namespace gpuaas::auth::testing {
 
@@ -25,15 +19,15 @@ inline constexpr std::string_view kAdminPassword = "admin-password-for-tests";
 
 class AuthStack final {
  public:
-  // Migrates `dsn`'s auth schema, bootstraps "admin" and starts serving. Aborts the test
-  // (ASSERT) on failure.
+  // gpuaas-auth's wiring (AuthApp) on `dsn`: migrates the auth schema, bootstraps "admin" and
+  // starts serving. Fails the test (EXPECT) on failure.
   explicit AuthStack(const std::string& dsn, AuthOptions options = {});
   ~AuthStack();
 
   pb::AuthService::Stub& stub() { return *stub_; }
-  int port() const { return server_->port(); }
+  int port() const { return app_->port(); }
   std::string address() const { return "127.0.0.1:" + std::to_string(port()); }
-  KeyStore& keys() { return *keys_; }
+  KeyStore& keys() { return app_->keys(); }
 
   // Logs in and returns the access token; fails the test when login fails.
   std::string Login(const std::string& user, const std::string& password,
@@ -57,14 +51,7 @@ class AuthStack final {
                            common::v1::Role role);
 
  private:
-  SystemClock clock_;
-  std::unique_ptr<db::Pool> pool_;
-  Repository repo_;
-  std::unique_ptr<KeyStore> keys_;
-  std::unique_ptr<LoginThrottle> throttle_;
-  std::unique_ptr<Auth> auth_;
-  std::unique_ptr<rpc::Server> server_;
-  std::unique_ptr<AuthServiceImpl> service_;
+  std::unique_ptr<AuthApp> app_;
   std::unique_ptr<pb::AuthService::Stub> stub_;
   std::string admin_token_;
 };

@@ -1,4 +1,4 @@
-// The back half as gpuaas-instance's main.cc builds it from flags: BackHalf serves
+// gpuaas-instance as its main.cc builds it from flags (InstanceApp): the back half serves
 // NodeWorkloadService and drives an instance to RUNNING with the service's own API key.
 #include <gtest/gtest.h>
 
@@ -8,12 +8,10 @@
 #include <fstream>
 #include <thread>
 
-#include "libs/authz/grpc_jwks_source.h"
-#include "libs/authz/verifier.h"
-#include "libs/client/channel.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/status_matchers.h"
-#include "services/instance/reconciler_wiring.h"
+#include "services/instance/app.h"
+#include "tests/common/loopback_flags.h"
 #include "tests/instance/reconciler_test_base.h"
 
 namespace gpuaas::instance::testing {
@@ -25,9 +23,9 @@ TEST_F(WiringTest, BackHalfFromFlagsDrivesAnInstance) {
   const std::string key_file = (dir_.path() / "api.key").string();
   std::ofstream(key_file) << stack_->CreateApiKey(service_, "wired", common::v1::ROLE_SERVICE);
 
-  CLI::App app;
+  CLI::App cli;
   BackHalfFlags flags;
-  AddBackHalfFlags(app, "instance", flags);
+  AddBackHalfFlags(cli, "instance", flags);
   const std::vector<std::string> args = {"--stock-addr",         stock_->address(),
                                          "--storage-addr",       storage_->address(),
                                          "--api-key-file",       key_file,
@@ -35,32 +33,25 @@ TEST_F(WiringTest, BackHalfFromFlagsDrivesAnInstance) {
                                          "--stop-grace-seconds", "4"};
   std::vector<const char*> argv = {"gpuaas-instance"};
   for (const std::string& a : args) argv.push_back(a.c_str());
-  ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data()));
+  ASSERT_NO_THROW(cli.parse(static_cast<int>(argv.size()), argv.data()));
   EXPECT_EQ(flags.node_timeout_seconds, 30);
   EXPECT_EQ(flags.busy_gpu_percent, 5);
 
-  service::ServiceFlags common;
-  common.db_dsn = dsn();
-  auto auth_channel = client::OpenChannel(stack_->address(), {});
-  ASSERT_TRUE(auth_channel.ok());
-  rpc::Server server(
-      rpc::ServerOptions{
-          .name = "instance", .listen_address = "127.0.0.1:0", .metrics_address = ""},
-      authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), clock_));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<BackHalf> back,
-                       BackHalf::Create(flags, common, *pool_, *auth_channel, server.handler()));
-  server.AddService(back->node_workload_service());
-  ASSERT_OK(server.Start());
-  back->Start();
+  // gpuaas-instance's whole wiring (InstanceApp) with those flags, on a free port.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<InstanceApp> app,
+                       InstanceApp::Create({.common = gpuaas::testing::LoopbackServiceFlags(dsn()),
+                                            .auth_addr = stack_->address(),
+                                            .back = flags}));
+  ASSERT_OK(app->Start());
   std::vector<std::unique_ptr<FakeAgent>> agents;
   for (int i = 0; i < Nodes(); ++i) {
-    agents.push_back(std::make_unique<FakeAgent>("127.0.0.1:" + std::to_string(server.port()),
+    agents.push_back(std::make_unique<FakeAgent>("127.0.0.1:" + std::to_string(app->port()),
                                                  service_, "node-" + std::to_string(i)));
   }
   pb::Template t;
   t.set_cmd("sleep infinity");
   Insert("web", {.tmpl = t});
-  back->reconciler().Kick();
+  app->back_half().reconciler().Kick();
   EXPECT_TRUE(WaitForState("web", pb::STATE_RUNNING));
   bool seen = false;
   for (const auto& agent : agents) {
@@ -72,8 +63,7 @@ TEST_F(WiringTest, BackHalfFromFlagsDrivesAnInstance) {
   }
   EXPECT_TRUE(seen);
   agents.clear();
-  server.Shutdown();
-  back->Stop();
+  app->Stop();
 }
 
 TEST(PauseHookFromEnvTest, ParsesWhenAndStep) {

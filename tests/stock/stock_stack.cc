@@ -2,52 +2,31 @@
 
 #include <gtest/gtest.h>
 
-#include "libs/authz/grpc_jwks_source.h"
-#include "libs/authz/verifier.h"
 #include "libs/client/channel.h"
 #include "libs/testing/status_matchers.h"
-#include "services/stock/migrations.h"
+#include "tests/common/loopback_flags.h"
 
 namespace gpuaas::stock::testing {
 
 StockStack::StockStack(const std::string& dsn, const std::string& auth_address,
                        StockStackOptions options) {
-  auto pool = db::Pool::Create({.dsn = dsn, .size = 8});
-  EXPECT_TRUE(pool.ok()) << pool.status();
-  pool_ = *std::move(pool);
-  EXPECT_OK(db::Migrate(*pool_, "stock", Migrations()));
-  auto view = ClusterView::Create({.policy = options.policy});
-  EXPECT_TRUE(view.ok()) << view.status();
-  keeper_ = std::make_unique<ViewKeeper>(*pool_, repo_, *std::move(view));
-  EXPECT_OK(keeper_->Load());
-  specs_ = std::make_unique<SpecCatalog>(*pool_, repo_);
-  stocks_ = std::make_unique<StockPool>(*pool_, repo_, *keeper_, options.timings.node_timeout);
-  nodes_ = std::make_unique<NodeInventory>(*pool_, repo_, *keeper_, options.timings);
-  auto auth_channel = client::OpenChannel(auth_address, {});
-  EXPECT_TRUE(auth_channel.ok());
-  server_ = std::make_unique<rpc::Server>(
-      rpc::ServerOptions{.name = "stock",
-                         .listen_address = "127.0.0.1:0",
-                         .metrics_address = "",
-                         .worker_threads = 8},
-      authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), clock_));
-  service_ = std::make_unique<StockServiceImpl>(*specs_, *stocks_, *nodes_, server_->handler());
-  agent_service_ = std::make_unique<NodeAgentServiceImpl>(*nodes_, server_->handler());
-  server_->AddService(service_.get());
-  server_->AddService(agent_service_.get());
-  EXPECT_OK(server_->Start());
+  absl::StatusOr<std::unique_ptr<StockApp>> app = StockApp::Create(
+      {.common = gpuaas::testing::LoopbackServiceFlags(dsn),
+       .auth_addr = auth_address,
+       .placement_policy = options.policy,
+       .heartbeat_interval_seconds = absl::ToDoubleSeconds(options.timings.heartbeat_interval),
+       .node_timeout_seconds = absl::ToDoubleSeconds(options.timings.node_timeout),
+       .watch_heartbeats = options.watch_heartbeats});
+  EXPECT_TRUE(app.ok()) << app.status();
+  if (!app.ok()) return;
+  app_ = *std::move(app);
+  EXPECT_OK(app_->Start());
   auto channel = *client::OpenChannel(address(), {});
   stub_ = pb::StockService::NewStub(channel);
   agent_stub_ = pb::NodeAgentService::NewStub(channel);
-  if (options.watch_heartbeats)
-    watcher_ = std::thread([this] { nodes_->WatchHeartbeats(stop_watching_); });
 }
 
-StockStack::~StockStack() {
-  stop_watching_.Notify();
-  if (watcher_.joinable()) watcher_.join();
-  server_->Shutdown();
-}
+StockStack::~StockStack() = default;
 
 pb::Node SimulatedNode(const std::string& node_id, int gpus, const std::string& model,
                        const std::string& cpu, const std::string& memory, const std::string& disk) {

@@ -5,18 +5,10 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
-#include "libs/common/clock.h"
-#include "libs/db/db.h"
-#include "libs/rpc/server.h"
-#include "services/stock/grpc_service.h"
-#include "services/stock/nodes.h"
-#include "services/stock/specs.h"
-#include "services/stock/stocks.h"
-#include "services/stock/view_keeper.h"
+#include "services/stock/app.h"
 
 namespace gpuaas::stock::testing {
 
@@ -30,32 +22,23 @@ struct StockStackOptions {
 
 class StockStack final {
  public:
+  // gpuaas-stock's wiring (StockApp) on `dsn`, serving on a free loopback port. Fails the test
+  // (EXPECT) when it does not start.
   StockStack(const std::string& dsn, const std::string& auth_address,
              StockStackOptions options = {});
   ~StockStack();
 
   pb::StockService::Stub& stub() { return *stub_; }
   pb::NodeAgentService::Stub& agent_stub() { return *agent_stub_; }
-  NodeInventory& nodes() { return *nodes_; }
-  ViewKeeper& keeper() { return *keeper_; }
-  db::Pool& pool() { return *pool_; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(server_->port()); }
+  NodeInventory& nodes() { return app_->nodes(); }
+  ViewKeeper& keeper() { return app_->keeper(); }
+  db::Pool& pool() { return app_->pool(); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(app_->port()); }
 
  private:
-  SystemClock clock_;
-  std::unique_ptr<db::Pool> pool_;
-  Repository repo_;
-  std::unique_ptr<ViewKeeper> keeper_;
-  std::unique_ptr<SpecCatalog> specs_;
-  std::unique_ptr<StockPool> stocks_;
-  std::unique_ptr<NodeInventory> nodes_;
-  std::unique_ptr<rpc::Server> server_;
-  std::unique_ptr<StockServiceImpl> service_;
-  std::unique_ptr<NodeAgentServiceImpl> agent_service_;
+  std::unique_ptr<StockApp> app_;
   std::unique_ptr<pb::StockService::Stub> stub_;
   std::unique_ptr<pb::NodeAgentService::Stub> agent_stub_;
-  absl::Notification stop_watching_;
-  std::thread watcher_;
 };
 
 // A node as an agent with simulated GPUs registers it: `gpus` × `model`, UUIDs

@@ -16,7 +16,7 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-constexpr char kStatePrefix[] = "STATE_";
+constexpr char kInstanceStatePrefix[] = "STATE_";
 constexpr char kReasonPrefix[] = "REASON_";
 
 std::string EnumWord(std::string_view name, std::string_view prefix) {
@@ -72,7 +72,7 @@ std::string Money(int64_t micros, const std::string& currency) {
 
 absl::StatusOr<instancepb::State> ParseInstanceState(std::string_view flag, std::string_view name) {
   std::string upper = absl::AsciiStrToUpper(std::string(name));
-  if (upper.rfind(kStatePrefix, 0) != 0) upper = absl::StrCat(kStatePrefix, upper);
+  if (upper.rfind(kInstanceStatePrefix, 0) != 0) upper = absl::StrCat(kInstanceStatePrefix, upper);
   instancepb::State state;
   if (!instancepb::State_Parse(upper, &state) || state == instancepb::STATE_UNSPECIFIED) {
     return BadFlag(flag, name,
@@ -85,7 +85,8 @@ absl::StatusOr<instancepb::State> ParseInstanceState(std::string_view flag, std:
 std::string InstanceStateName(instancepb::State state) {
   if (state == instancepb::STATE_UNSPECIFIED) return "";
   const std::string& name = instancepb::State_Name(state);
-  return name.empty() ? absl::StrCat(static_cast<int>(state)) : EnumWord(name, kStatePrefix);
+  return name.empty() ? absl::StrCat(static_cast<int>(state))
+                      : EnumWord(name, kInstanceStatePrefix);
 }
 
 std::string ReasonName(instancepb::Reason reason) {

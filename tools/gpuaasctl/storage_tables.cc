@@ -28,14 +28,14 @@ std::string Percent(int64_t used, int64_t of) {
   return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(used) / static_cast<double>(of));
 }
 
-constexpr char kStatePrefix[] = "STORAGE_STATE_";
+constexpr char kStorageStatePrefix[] = "STORAGE_STATE_";
 
 }  // namespace
 
 absl::StatusOr<storagepb::StorageState> ParseStorageState(std::string_view flag,
                                                           std::string_view name) {
   std::string upper = absl::AsciiStrToUpper(std::string(name));
-  if (upper.rfind(kStatePrefix, 0) != 0) upper = absl::StrCat(kStatePrefix, upper);
+  if (upper.rfind(kStorageStatePrefix, 0) != 0) upper = absl::StrCat(kStorageStatePrefix, upper);
   storagepb::StorageState state;
   if (!storagepb::StorageState_Parse(upper, &state) ||
       state == storagepb::STORAGE_STATE_UNSPECIFIED) {
@@ -50,7 +50,7 @@ std::string StorageStateName(storagepb::StorageState state) {
   if (state == storagepb::STORAGE_STATE_UNSPECIFIED) return "";
   if (!storagepb::StorageState_IsValid(state)) return absl::StrCat(static_cast<int>(state));
   return absl::AsciiStrToLower(
-      storagepb::StorageState_Name(state).substr(sizeof(kStatePrefix) - 1));
+      storagepb::StorageState_Name(state).substr(sizeof(kStorageStatePrefix) - 1));
 }
 
 std::string HumanBytes(int64_t bytes) {

@@ -1,0 +1,70 @@
+// gpuaas-auth wired: the database, the signing keys, the domain and AuthService on one
+// rpc::Server. main.cc runs it until a signal; tests start it on port 0 and stop it.
+//
+//   GPUAAS_ASSIGN_OR_RETURN(auto app, AuthApp::Create(options));
+//   GPUAAS_RETURN_IF_ERROR(app->Start());   // or app->Run() to serve until a signal
+//   ... app->port() ...
+//   app->Stop();
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "libs/common/clock.h"
+#include "libs/db/db.h"
+#include "libs/rpc/server.h"
+#include "libs/service/service_flags.h"
+#include "services/auth/auth.h"
+#include "services/auth/credentials/login_throttle.h"
+#include "services/auth/grpc_service.h"
+#include "services/auth/key_store.h"
+
+namespace gpuaas::auth {
+
+// What main.cc reads from its flags.
+struct AuthAppOptions {
+  service::ServiceFlags common;
+  // Creates user "admin" with the password in this file on an empty schema ("" = none).
+  std::string bootstrap_admin_password_file;
+  AuthOptions auth;  // issuer and token lifetimes
+};
+
+class AuthApp final {
+ public:
+  static constexpr service::ServiceIdentity kIdentity{
+      .name = "auth", .grpc_port = 50051, .metrics_port = 9101};
+
+  // Opens and migrates the database, loads the signing keys, bootstraps the admin, and
+  // registers AuthService. Serves nothing yet. Blocks while PostgreSQL comes up. Errors:
+  // INVALID_ARGUMENT naming the flag for bad configuration; the database's or key store's
+  // error otherwise.
+  static absl::StatusOr<std::unique_ptr<AuthApp>> Create(const AuthAppOptions& options);
+  // Stop().
+  ~AuthApp();
+
+  // Starts serving (port() is bound afterwards). Errors: as rpc::Server::Start.
+  absl::Status Start();
+  // Serves until SIGTERM/SIGINT, then stops. Returns the exit code (see ServeUntilStopped).
+  int Run();
+  // Stops serving (drains calls in flight). Idempotent.
+  void Stop();
+
+  int port() const { return server_->port(); }
+  Auth& auth() { return *auth_; }
+  KeyStore& keys() { return *keys_; }
+
+ private:
+  AuthApp() = default;
+
+  SystemClock clock_;
+  std::unique_ptr<db::Pool> pool_;
+  Repository repo_;
+  std::unique_ptr<KeyStore> keys_;
+  std::unique_ptr<LoginThrottle> throttle_;
+  std::unique_ptr<Auth> auth_;
+  std::unique_ptr<rpc::Server> server_;
+  std::unique_ptr<AuthServiceImpl> service_;
+};
+
+}  // namespace gpuaas::auth

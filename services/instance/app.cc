@@ -1,0 +1,95 @@
+#include "services/instance/app.h"
+
+#include "libs/authz/grpc_jwks_source.h"
+#include "libs/authz/verifier.h"
+#include "libs/common/status_macros.h"
+#include "libs/service/run_app.h"
+#include "services/instance/migrations.h"
+
+namespace gpuaas::instance {
+
+absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceAppOptions& o) {
+  std::unique_ptr<InstanceApp> app(new InstanceApp());
+  app->common_ = o.common;
+  GPUAAS_RETURN_IF_ERROR(service::ValidateServiceFlags(o.common));
+  auto auth_channel = service::OpenPeerChannel(o.common, o.auth_addr);
+  if (!auth_channel.ok()) return service::ConfigError("--auth-addr", auth_channel.status());
+  auto stock_channel = service::OpenPeerChannel(o.common, o.back.stock_addr);
+  if (!stock_channel.ok()) return service::ConfigError("--stock-addr", stock_channel.status());
+  auto storage_channel = service::OpenPeerChannel(o.common, o.back.storage_addr);
+  if (!storage_channel.ok()) {
+    return service::ConfigError("--storage-addr", storage_channel.status());
+  }
+  auto pool = service::OpenDatabase(kIdentity, o.common, Migrations());
+  if (!pool.ok()) return service::StartupError("database", pool.status());
+  app->pool_ = *std::move(pool);
+
+  db::Pool& db = *app->pool_;
+  app->server_ = std::make_unique<rpc::Server>(
+      service::ServerOptionsFor(kIdentity, o.common),
+      authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), app->clock_));
+  rpc::Handler& handler = app->server_->handler();
+  auto back = BackHalf::Create(o.back, o.common, db, *auth_channel, handler);
+  if (!back.ok()) return absl::InvalidArgumentError(back.status().message());
+  app->back_ = *std::move(back);
+  app->auth_ = std::make_unique<client::AuthClient>(*auth_channel, absl::Seconds(2));
+  app->stock_ = std::make_unique<client::StockClient>(*stock_channel, absl::Seconds(2));
+  app->storage_ = std::make_unique<client::StorageClient>(*storage_channel, absl::Seconds(2));
+  BackHalf& back_half = *app->back_;
+  app->instances_ = std::make_unique<Instances>(
+      db, Peers{*app->auth_, *app->stock_, *app->storage_},
+      [&back_half] { back_half.reconciler().Kick(); },
+      InstancesOptions{.lookup_cache_ttl = absl::Seconds(o.lookup_cache_seconds)});
+  app->watches_ = std::make_unique<InstanceWatches>(db, o.common.db_dsn);
+  app->access_ = std::make_unique<Access>(
+      db, AccessOptions{.domain = o.access_domain,
+                        .scheme = o.access_scheme,
+                        .code_ttl = absl::Seconds(o.access_code_ttl_seconds)});
+  app->metrics_ = std::make_unique<InstanceMetricsReader>(db, *app->stock_);
+  // Logs come from the node agents, called with the service's own token.
+  const service::ServiceFlags& common = app->common_;
+  app->agent_logs_ = std::make_unique<AgentLogClient>(
+      [&common](const std::string& address) { return service::OpenPeerChannel(common, address); },
+      back_half.tokens());
+  app->logs_ = std::make_unique<InstanceLogs>(db, *app->agent_logs_);
+  app->instance_service_ = std::make_unique<InstanceServiceImpl>(
+      *app->instances_, *app->watches_, *app->access_, *app->metrics_, *app->logs_, handler);
+  app->image_service_ = std::make_unique<ImageServiceImpl>(*app->instances_, handler);
+  app->access_service_ = std::make_unique<AccessServiceImpl>(*app->access_, handler);
+  app->server_->AddService(app->instance_service_.get());
+  app->server_->AddService(app->image_service_.get());
+  app->server_->AddService(app->access_service_.get());
+  app->server_->AddService(back_half.node_workload_service());
+  return app;
+}
+
+InstanceApp::~InstanceApp() { Stop(); }
+
+void InstanceApp::StartBackground() {
+  watches_->Start();
+  back_->Start();
+  started_ = true;
+}
+
+absl::Status InstanceApp::Start() {
+  StartBackground();
+  return server_->Start();
+}
+
+int InstanceApp::Run() {
+  StartBackground();
+  const int code = service::ServeUntilStopped(kIdentity, *server_);
+  Stop();
+  return code;
+}
+
+void InstanceApp::Stop() {
+  if (server_) server_->Shutdown();
+  if (started_) {
+    back_->Stop();
+    watches_->Stop();
+    started_ = false;
+  }
+}
+
+}  // namespace gpuaas::instance

@@ -1,0 +1,71 @@
+#include "services/stock/app.h"
+
+#include "libs/authz/grpc_jwks_source.h"
+#include "libs/authz/verifier.h"
+#include "libs/common/status_macros.h"
+#include "libs/service/run_app.h"
+#include "services/stock/migrations.h"
+
+namespace gpuaas::stock {
+
+absl::StatusOr<std::unique_ptr<StockApp>> StockApp::Create(const StockAppOptions& o) {
+  std::unique_ptr<StockApp> app(new StockApp());
+  app->watch_heartbeats_ = o.watch_heartbeats;
+  GPUAAS_RETURN_IF_ERROR(service::ValidateServiceFlags(o.common));
+  auto auth_channel = service::OpenPeerChannel(o.common, o.auth_addr);
+  if (!auth_channel.ok()) return service::ConfigError("--auth-addr", auth_channel.status());
+  auto view = ClusterView::Create({.policy = o.placement_policy});
+  if (!view.ok()) return service::ConfigError("--placement-policy", view.status());
+  auto pool = service::OpenDatabase(kIdentity, o.common, Migrations());
+  if (!pool.ok()) return service::StartupError("database", pool.status());
+  app->pool_ = *std::move(pool);
+  app->keeper_ = std::make_unique<ViewKeeper>(*app->pool_, app->repo_, *std::move(view));
+  if (absl::Status s = app->keeper_->Load(); !s.ok()) {
+    return service::StartupError("loading nodes and stocks", s);
+  }
+  const NodeTimings timings{.heartbeat_interval = absl::Seconds(o.heartbeat_interval_seconds),
+                            .node_timeout = absl::Seconds(o.node_timeout_seconds)};
+  db::Pool& db = *app->pool_;
+  app->specs_ = std::make_unique<SpecCatalog>(db, app->repo_);
+  app->stocks_ = std::make_unique<StockPool>(db, app->repo_, *app->keeper_, timings.node_timeout);
+  app->nodes_ = std::make_unique<NodeInventory>(db, app->repo_, *app->keeper_, timings);
+  app->server_ = std::make_unique<rpc::Server>(
+      service::ServerOptionsFor(kIdentity, o.common),
+      authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), app->clock_));
+  app->stock_service_ = std::make_unique<StockServiceImpl>(*app->specs_, *app->stocks_,
+                                                           *app->nodes_, app->server_->handler());
+  app->agent_service_ =
+      std::make_unique<NodeAgentServiceImpl>(*app->nodes_, app->server_->handler());
+  app->server_->AddService(app->stock_service_.get());
+  app->server_->AddService(app->agent_service_.get());
+  return app;
+}
+
+StockApp::~StockApp() { Stop(); }
+
+void StockApp::StartWatcher() {
+  if (watch_heartbeats_) {
+    watcher_ = std::thread([this] { nodes_->WatchHeartbeats(stop_watching_); });
+  }
+}
+
+absl::Status StockApp::Start() {
+  GPUAAS_RETURN_IF_ERROR(server_->Start());
+  StartWatcher();
+  return absl::OkStatus();
+}
+
+int StockApp::Run() {
+  StartWatcher();
+  const int code = service::ServeUntilStopped(kIdentity, *server_);
+  Stop();
+  return code;
+}
+
+void StockApp::Stop() {
+  if (!stop_watching_.HasBeenNotified()) stop_watching_.Notify();
+  if (watcher_.joinable()) watcher_.join();
+  if (server_) server_->Shutdown();
+}
+
+}  // namespace gpuaas::stock

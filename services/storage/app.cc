@@ -1,0 +1,140 @@
+#include "services/storage/app.h"
+
+#include <filesystem>
+
+#include "absl/strings/numbers.h"
+#include "libs/authz/grpc_jwks_source.h"
+#include "libs/authz/verifier.h"
+#include "libs/common/logging.h"
+#include "libs/common/status_macros.h"
+#include "libs/service/run_app.h"
+#include "services/storage/local/local_backend.h"
+#include "services/storage/migrations.h"
+
+namespace gpuaas::storage {
+namespace {
+
+// "host:port" into the S3 server's options. INVALID_ARGUMENT naming the flag.
+absl::Status ParseS3Listen(const std::string& listen, s3::ServerOptions& out) {
+  const size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError("--s3-listen: want host:port, got \"" + listen + "\"");
+  }
+  out.host = listen.substr(0, colon);
+  out.port = port;
+  return absl::OkStatus();
+}
+
+// Drops abandoned multipart uploads now and then every hour until `stop`.
+void ExpireUploads(Backend& backend, const Clock& clock, absl::Duration expiry,
+                   absl::Notification& stop) {
+  auto log = Logger("storage");
+  do {
+    absl::StatusOr<int> dropped = backend.ExpireUploads(clock.Now() - expiry);
+    if (!dropped.ok()) {
+      log->warn("expiring multipart uploads: {}", dropped.status().ToString());
+    } else if (*dropped > 0) {
+      log->info("dropped {} multipart uploads older than {}", *dropped,
+                absl::FormatDuration(expiry));
+    }
+  } while (!stop.WaitForNotificationWithTimeout(absl::Hours(1)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppOptions& o) {
+  std::unique_ptr<StorageApp> app(new StorageApp());
+  GPUAAS_RETURN_IF_ERROR(service::ValidateServiceFlags(o.common));
+  auto box = SecretBox::FromKeyFile(o.secret_key_file);
+  if (!box.ok()) return service::ConfigError("--secret-key-file", box.status());
+  app->box_ = std::make_unique<SecretBox>(*std::move(box));
+  std::error_code ec;
+  const std::string data_root = std::filesystem::absolute(o.data_root, ec).string();
+  if (ec) return absl::InvalidArgumentError("--data-root " + o.data_root + ": " + ec.message());
+  auto local = local::NewLocalBackend({.data_root = data_root, .sync_writes = o.sync_writes});
+  if (!local.ok()) return service::ConfigError("--data-root " + data_root, local.status());
+  app->backend_ = *std::move(local);
+  auto auth_channel = service::OpenPeerChannel(o.common, o.auth_addr);
+  if (!auth_channel.ok()) return service::ConfigError("--auth-addr", auth_channel.status());
+  s3::ServerOptions s3_options{.tls_cert_file = o.s3_tls_cert, .tls_key_file = o.s3_tls_key};
+  GPUAAS_RETURN_IF_ERROR(ParseS3Listen(o.s3_listen, s3_options));
+  auto pool = service::OpenDatabase(kIdentity, o.common, Migrations());
+  if (!pool.ok()) return service::StartupError("database", pool.status());
+  app->pool_ = *std::move(pool);
+
+  db::Pool& db = *app->pool_;
+  app->backends_ = std::make_unique<Backends>(std::vector<Backend*>{app->backend_.get()});
+  app->quotas_ = std::make_unique<TenantQuotas>(*auth_channel);
+  app->specs_ = std::make_unique<StorageSpecs>(db, app->repo_, *app->backends_);
+  app->storages_ = std::make_unique<Storages>(db, app->repo_, *app->backends_, *app->quotas_);
+  app->attachments_ = std::make_unique<Attachments>(db, app->repo_, *app->backends_);
+  app->accessors_ = std::make_unique<Accessors>(db, app->repo_, *app->box_, app->clock_);
+  app->directory_ = std::make_unique<TableDirectory>(db, app->repo_, *app->box_);
+  // Creates and deletes a crash cut short are finished before anyone can ask about them.
+  auto created = app->storages_->ResumeCreates();
+  auto deleted = created.ok() ? app->storages_->ResumeDeletes() : created;
+  if (!deleted.ok()) {
+    return service::StartupError("finishing interrupted creates and deletes", deleted.status());
+  }
+  app->resumed_creates_ = *created;
+  app->resumed_deletes_ = *deleted;
+  if (*created + *deleted > 0) {
+    Logger("storage")->info("finished {} interrupted storage creates and {} deletes", *created,
+                            *deleted);
+  }
+
+  // One JWKS cache for both planes; the server owns it and outlives the S3 server.
+  auto token_verifier =
+      authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), app->clock_);
+  authz::Authenticator& tokens = *token_verifier;
+  app->server_ = std::make_unique<rpc::Server>(service::ServerOptionsFor(kIdentity, o.common),
+                                               std::move(token_verifier));
+  app->service_ = std::make_unique<StorageServiceImpl>(
+      StorageDomain{*app->specs_, *app->storages_, *app->attachments_, *app->accessors_},
+      app->server_->handler());
+  app->server_->AddService(app->service_.get());
+  // The S3 data plane, over the same backend: keys and buckets from the tables, bearer tokens
+  // verified like the gRPC server's.
+  s3_options.metrics_registry = &app->server_->metrics_registry();
+  app->s3_ = std::make_unique<s3::Server>(s3_options, *app->directory_, *app->backend_, tokens,
+                                          app->clock_);
+  app->s3_base_url_ = (o.s3_tls_cert.empty() ? "http://" : "https://") + s3_options.host;
+  app->upload_expiry_ = absl::Hours(o.upload_expiry_hours);
+  return app;
+}
+
+StorageApp::~StorageApp() { Stop(); }
+
+absl::Status StorageApp::StartDataPlane() {
+  if (absl::Status s = s3_->Start(); !s.ok()) return service::StartupError("S3 endpoint", s);
+  Logger("storage")->info("S3 endpoint on {}:{}", s3_base_url_, s3_->port());
+  expirer_ =
+      std::thread([this] { ExpireUploads(*backend_, clock_, upload_expiry_, stop_expiring_); });
+  return absl::OkStatus();
+}
+
+absl::Status StorageApp::Start() {
+  GPUAAS_RETURN_IF_ERROR(StartDataPlane());
+  return server_->Start();
+}
+
+int StorageApp::Run() {
+  if (absl::Status s = StartDataPlane(); !s.ok()) {
+    Logger("storage")->critical("{}", s.ToString());
+    return 1;
+  }
+  const int code = service::ServeUntilStopped(kIdentity, *server_);
+  Stop();
+  return code;
+}
+
+void StorageApp::Stop() {
+  if (server_) server_->Shutdown();
+  if (!stop_expiring_.HasBeenNotified()) stop_expiring_.Notify();
+  if (expirer_.joinable()) expirer_.join();
+  if (s3_) s3_->Stop();
+}
+
+}  // namespace gpuaas::storage

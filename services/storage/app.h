@@ -1,0 +1,102 @@
+// gpuaas-storage wired: the database, the local backend, the secret box, specs, storages,
+// attachments and accessors, StorageService on one rpc::Server, the S3 data plane over the
+// same backend and tables, and the thread that drops abandoned multipart uploads. Start-up
+// first finishes the creates and deletes a crash cut short. main.cc runs it until a signal;
+// tests start it on port 0 and stop it (a new one on the same database is a restart).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "libs/common/clock.h"
+#include "libs/db/db.h"
+#include "libs/rpc/server.h"
+#include "libs/service/service_flags.h"
+#include "services/storage/accessors.h"
+#include "services/storage/attachments.h"
+#include "services/storage/backends.h"
+#include "services/storage/grpc_service.h"
+#include "services/storage/s3/server.h"
+#include "services/storage/secret_box.h"
+#include "services/storage/specs.h"
+#include "services/storage/storages.h"
+#include "services/storage/table_directory.h"
+#include "services/storage/tenant_quotas.h"
+
+namespace gpuaas::storage {
+
+// What main.cc reads from its flags.
+struct StorageAppOptions {
+  service::ServiceFlags common;
+  std::string auth_addr = "127.0.0.1:50051";
+  std::string data_root = ".gpuaas/storage";
+  std::string secret_key_file = ".gpuaas/storage-secret.key";
+  std::string s3_listen = "127.0.0.1:9000";
+  std::string s3_tls_cert;
+  std::string s3_tls_key;
+  double upload_expiry_hours = 24 * 7;
+  bool sync_writes = true;
+};
+
+class StorageApp final {
+ public:
+  static constexpr service::ServiceIdentity kIdentity{
+      .name = "storage", .grpc_port = 50053, .metrics_port = 9103};
+
+  // Reads the sealing key, opens the backend and the database (migrating), finishes
+  // interrupted creates and deletes, and registers StorageService. Serves nothing yet. Blocks
+  // while PostgreSQL comes up. Errors: INVALID_ARGUMENT naming the flag for bad configuration;
+  // the database's error otherwise.
+  static absl::StatusOr<std::unique_ptr<StorageApp>> Create(const StorageAppOptions& options);
+  // Stop().
+  ~StorageApp();
+
+  // Starts the S3 endpoint, the upload expiry and serving. Errors: as rpc::Server::Start and
+  // s3::Server::Start.
+  absl::Status Start();
+  // Serves until SIGTERM/SIGINT, then stops. Returns the exit code (see ServeUntilStopped).
+  int Run();
+  // Stops serving, the expiry and the S3 endpoint. Idempotent.
+  void Stop();
+
+  int port() const { return server_->port(); }
+  int s3_port() const { return s3_->port(); }
+  db::Pool& pool() { return *pool_; }
+  Backend& backend() { return *backend_; }
+  s3::Directory& directory() { return *directory_; }
+  // What the start-up passes finished.
+  int resumed_creates() const { return resumed_creates_; }
+  int resumed_deletes() const { return resumed_deletes_; }
+
+ private:
+  StorageApp() = default;
+  // The S3 endpoint and the expiry thread.
+  absl::Status StartDataPlane();
+
+  std::string s3_base_url_;  // "http://host", for the log
+  absl::Duration upload_expiry_;
+  SystemClock clock_;
+  std::unique_ptr<SecretBox> box_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<db::Pool> pool_;
+  Repository repo_;
+  std::unique_ptr<Backends> backends_;
+  std::unique_ptr<TenantQuotas> quotas_;
+  std::unique_ptr<StorageSpecs> specs_;
+  std::unique_ptr<Storages> storages_;
+  std::unique_ptr<Attachments> attachments_;
+  std::unique_ptr<Accessors> accessors_;
+  std::unique_ptr<TableDirectory> directory_;
+  std::unique_ptr<rpc::Server> server_;
+  std::unique_ptr<StorageServiceImpl> service_;
+  std::unique_ptr<s3::Server> s3_;
+  int resumed_creates_ = 0;
+  int resumed_deletes_ = 0;
+  absl::Notification stop_expiring_;
+  std::thread expirer_;
+};
+
+}  // namespace gpuaas::storage
