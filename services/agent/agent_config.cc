@@ -45,19 +45,6 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(std::string_view 
   return labels;
 }
 
-absl::StatusOr<absl::Duration> ParseDurationFlag(std::string_view flag, std::string_view text,
-                                                 bool allow_zero) {
-  absl::Duration d;
-  const std::string t(text);
-  if (!absl::ParseDuration(t, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration() ||
-      (d == absl::ZeroDuration() && !allow_zero)) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(flag), ": want a ",
-                                                   allow_zero ? "" : "positive ",
-                                                   "duration like 30s or 200ms, got \"", t, "\""));
-  }
-  return d;
-}
-
 std::string JoinHostPort(std::string_view host, int port) {
   const absl::string_view h(host.data(), host.size());
   if (h.find(':') != absl::string_view::npos) return absl::StrCat("[", h, "]:", port);

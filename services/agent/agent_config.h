@@ -1,4 +1,5 @@
-// Parsing the agent's flag values that are more than a string: labels and durations. Kept out
+// Parsing the agent's flag values that are more than a string: labels (durations:
+// service::ParseDurationFlag). Kept out
 // of main.cc so the rules are tested.
 #pragma once
 
@@ -7,7 +8,6 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 
 namespace gpuaas::agent {
 
@@ -17,11 +17,6 @@ inline constexpr char kAgentVersion[] = "0.1.0";
 // --labels "k=v,k2=v2": keys of [A-Za-z0-9._/-], 1 to 63 characters, unique; values up to 256
 // bytes without ','. Empty text is no labels. Error: INVALID_ARGUMENT naming --labels.
 absl::StatusOr<std::map<std::string, std::string>> ParseLabels(std::string_view text);
-
-// A duration flag ("30s", "200ms", "1m"). `allow_zero` lets "0" mean "unset". Error:
-// INVALID_ARGUMENT naming `flag` for text that is no duration, negative, or zero when not allowed.
-absl::StatusOr<absl::Duration> ParseDurationFlag(std::string_view flag, std::string_view text,
-                                                 bool allow_zero = false);
 
 // "host:port", with an IPv6 literal in brackets ("[::1]:17061").
 std::string JoinHostPort(std::string_view host, int port);

@@ -33,18 +33,6 @@ TEST(AgentConfigTest, RefusesBadLabels) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("256")));
 }
 
-TEST(AgentConfigTest, ParsesDurations) {
-  EXPECT_EQ(*ParseDurationFlag("--x", "30s"), absl::Seconds(30));
-  EXPECT_EQ(*ParseDurationFlag("--x", "250ms"), absl::Milliseconds(250));
-  EXPECT_EQ(*ParseDurationFlag("--x", "0", true), absl::ZeroDuration());
-  for (const char* bad : {"", "30", "-1s", "soon", "inf"}) {
-    EXPECT_THAT(ParseDurationFlag("--reprobe-interval", bad),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--reprobe-interval")))
-        << bad;
-  }
-  EXPECT_THAT(ParseDurationFlag("--x", "0"), StatusIs(absl::StatusCode::kInvalidArgument));
-}
-
 TEST(AgentConfigTest, JoinHostPortBracketsIpv6) {
   EXPECT_EQ(JoinHostPort("10.0.0.7", 17061), "10.0.0.7:17061");
   EXPECT_EQ(JoinHostPort("agent", 17061), "agent:17061");

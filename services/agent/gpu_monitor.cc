@@ -88,22 +88,6 @@ std::vector<GpuStatus> GpuMonitor::Snapshot() const {
   return gpus_;
 }
 
-void GpuMonitor::Run(absl::Duration interval) {
-  while (true) {
-    Poll();
-    absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(&stop_), interval);
-    if (stop_) {
-      return;
-    }
-  }
-}
-
-void GpuMonitor::Stop() {
-  absl::MutexLock lock(&mu_);
-  stop_ = true;
-}
-
 double PeakUtilization(const std::vector<GpuStatus>& gpus, const std::vector<std::string>& uuids) {
   double peak = 0;
   for (const GpuStatus& g : gpus) {

@@ -34,16 +34,11 @@ class GpuMonitor final {
 
   // One round: takes the XIDs raised since the last round, reads every GPU, and re-probes the
   // unhealthy GPUs whose time has come. Logs each change of health once. Blocks on the source;
-  // call it from one thread at a time (Run does).
+  // call it from one thread at a time (main.cc: a PeriodicTask).
   void Poll();
 
   // The GPUs as of the last Poll, in index order. Thread-safe; never blocks on the source.
   std::vector<GpuStatus> Snapshot() const;
-
-  // Polls every `interval` until Stop. Blocks.
-  void Run(absl::Duration interval);
-  // Makes Run return. Thread-safe; returns at once.
-  void Stop();
 
  private:
   struct Health {
@@ -60,7 +55,6 @@ class GpuMonitor final {
   mutable absl::Mutex mu_;
   std::vector<GpuStatus> gpus_ ABSL_GUARDED_BY(mu_);
   std::vector<Health> health_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // The highest utilization, in percent, among `gpus` whose UUID is in `uuids`; 0 for none.

@@ -27,8 +27,8 @@
 #include "libs/client/access_tokens.h"
 #include "libs/client/cancellation.h"
 #include "libs/client/node_agent_client.h"
+#include "libs/common/backoff.h"
 #include "libs/common/logging.h"
-#include "services/agent/backoff.h"
 
 namespace gpuaas::agent {
 

@@ -31,7 +31,7 @@
 #include "libs/client/access_tokens.h"
 #include "libs/client/cancellation.h"
 #include "libs/client/node_workload_client.h"
-#include "services/agent/backoff.h"
+#include "libs/common/backoff.h"
 #include "services/agent/runtime/runtime.h"
 
 namespace gpuaas::agent {

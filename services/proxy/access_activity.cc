@@ -1,7 +1,5 @@
 #include "services/proxy/access_activity.h"
 
-#include "libs/common/logging.h"
-
 namespace gpuaas::proxy {
 
 void AccessActivity::Note(const std::string& instance_id) {
@@ -24,28 +22,6 @@ absl::Status AccessActivity::Flush() {
     reached_.insert(batch.begin(), batch.end());
   }
   return s;
-}
-
-void AccessActivity::Run() {
-  for (;;) {
-    bool stopping = false;
-    {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stop_), interval_);
-      stopping = stop_;
-    }
-    if (absl::Status s = Flush(); !s.ok()) {
-      Logger("proxy")->warn("reporting access: {}", s.ToString());
-    }
-    if (stopping) {
-      return;
-    }
-  }
-}
-
-void AccessActivity::Stop() {
-  absl::MutexLock lock(&mu_);
-  stop_ = true;
 }
 
 }  // namespace gpuaas::proxy

@@ -1,5 +1,6 @@
 // Which instances were reached through the proxy, sent to the instance service every
-// --report-interval (AccessService.ReportAccess), where idle auto-stop counts them as active.
+// --report-interval (AccessService.ReportAccess; main.cc's PeriodicTask calls Flush), where idle
+// auto-stop counts them as active.
 // Noting a reach is a set insert under a mutex, cheap enough for every request.
 #pragma once
 
@@ -10,15 +11,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 
 namespace gpuaas::proxy {
 
 class AccessActivity final {
  public:
   using Send = std::function<absl::Status(const std::vector<std::string>&)>;
-  AccessActivity(Send send, absl::Duration interval)
-      : send_(std::move(send)), interval_(interval) {}
+  explicit AccessActivity(Send send) : send_(std::move(send)) {}
 
   // A request reached `instance_id`. Thread-safe, never blocks on I/O.
   void Note(const std::string& instance_id) ABSL_LOCKS_EXCLUDED(mu_);
@@ -27,16 +26,10 @@ class AccessActivity final {
   // is kept for the next. Blocks on the RPC.
   absl::Status Flush() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Flush every interval until Stop(), then once more. Blocks.
-  void Run() ABSL_LOCKS_EXCLUDED(mu_);
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
-
  private:
   const Send send_;
-  const absl::Duration interval_;
   absl::Mutex mu_;
   absl::flat_hash_set<std::string> reached_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace gpuaas::proxy

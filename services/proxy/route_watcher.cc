@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "libs/common/backoff.h"
 #include "libs/common/logging.h"
 
 namespace gpuaas::proxy {
@@ -17,17 +18,8 @@ RouteWatcher::RouteWatcher(std::shared_ptr<grpc::Channel> instance_channel,
     : instances_(std::move(instance_channel), kListTimeout, &tokens), routes_(routes) {}
 
 void RouteWatcher::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
+  stop_.Stop();
   cancel_.Cancel();
-}
-
-bool RouteWatcher::Sleep(absl::Duration d) {
-  absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(&stop_), d);
-  return !stop_;
 }
 
 absl::Status RouteWatcher::ListAll() {
@@ -57,11 +49,8 @@ absl::Status RouteWatcher::ListAll() {
 }
 
 absl::Status RouteWatcher::WatchOnce() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (stop_) {
-      return absl::CancelledError("stopped");
-    }
+  if (stop_.stopped()) {
+    return absl::CancelledError("stopped");
   }
   instancepb::WatchInstancesRequest req;
   req.set_since_revision(revision_);
@@ -88,17 +77,11 @@ absl::Status RouteWatcher::WatchOnce() {
 
 void RouteWatcher::Run() {
   auto log = Logger("proxy");
-  absl::Duration backoff = absl::Milliseconds(100);
-  for (;;) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (stop_) {
-        return;
-      }
-    }
+  Backoff backoff({.initial = absl::Milliseconds(100), .max = absl::Seconds(5), .jitter = 0});
+  while (!stop_.stopped()) {
     absl::Status s = WatchOnce();
     if (s.ok()) {
-      backoff = absl::Milliseconds(100);
+      backoff.Reset();
       continue;
     }
     if (s.code() == absl::StatusCode::kOutOfRange) {
@@ -107,11 +90,11 @@ void RouteWatcher::Run() {
         continue;
       }
     }
-    log->warn("watching instances: {}; again in {}", s.ToString(), absl::FormatDuration(backoff));
-    if (!Sleep(backoff)) {
+    const absl::Duration wait = backoff.Next();
+    log->warn("watching instances: {}; again in {}", s.ToString(), absl::FormatDuration(wait));
+    if (stop_.WaitFor(wait)) {
       return;
     }
-    backoff = std::min(backoff * 2, absl::Seconds(5));
   }
 }
 

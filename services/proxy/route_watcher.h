@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <memory>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "libs/client/access_tokens.h"
 #include "libs/client/cancellation.h"
 #include "libs/client/instance_client.h"
+#include "libs/common/stop_signal.h"
 #include "services/proxy/route_table.h"
 
 namespace gpuaas::proxy {
@@ -26,24 +26,21 @@ class RouteWatcher final {
                RouteTable& routes);
 
   // Watches until Stop(); retries with backoff (up to 5 s) after errors. Blocks.
-  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  void Run();
   // Ends Run() soon; thread-safe.
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Stop();
 
  private:
   // One stream: OK when it ended for a reason worth retrying at once (token refresh).
   absl::Status WatchOnce();
   // ListInstances every page into the table; sets revision_ to the list's revision.
   absl::Status ListAll();
-  // Sleeps `d` unless stopped first; false when stopped.
-  bool Sleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
 
   client::InstanceClient instances_;
   RouteTable& routes_;
   int64_t revision_ = 0;
 
-  absl::Mutex mu_;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  StopSignal stop_;
   client::Cancellation cancel_;  // Stop's: ends the call in flight
 };
 

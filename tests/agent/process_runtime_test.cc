@@ -296,6 +296,23 @@ TEST_F(ProcessRuntimeTest, ANewRuntimeAdoptsRunningWorkloadsAndFindsTheirExits) 
   EXPECT_TRUE(WaitState("long.1", pb::WORKLOAD_STATE_STOPPED));
 }
 
+// The agent blocks SIGTERM/SIGINT in every thread (service::TerminationSignals); a mask survives
+// exec, so the runtime must hand the shim none of it, or the shim never hears its stop.
+TEST_F(ProcessRuntimeTest, AWorkloadStartedWithTheAgentsSignalsBlockedStillStops) {
+  sigset_t stop_signals, old;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &old);
+  runtime_ = New();
+  ASSERT_NE(runtime_, nullptr);
+  ASSERT_TRUE(runtime_->Start(Workload("blocked.1", "exec sleep 600")).ok());
+  ASSERT_TRUE(WaitState("blocked.1", pb::WORKLOAD_STATE_RUNNING));
+  ASSERT_TRUE(runtime_->Stop("blocked.1").ok());
+  EXPECT_TRUE(WaitState("blocked.1", pb::WORKLOAD_STATE_STOPPED, absl::Seconds(10)));
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 // The OOM killer or an operator's kill -9 takes the shim: the runtime sees it go (its pidfd, not
 // a file it wrote), and the sandbox goes with it, so no process keeps the workload's GPUs.
 TEST_F(ProcessRuntimeTest, AShimKilledOutrightTakesItsWorkloadAlongAndIsReported) {

@@ -436,9 +436,14 @@ absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const 
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
   if (pid == 0) {
-    // Its own session, so nothing aimed at the agent's group reaches it, and none of the
-    // agent's descriptors.
+    // Its own session, so nothing aimed at the agent's group reaches it, none of the agent's
+    // descriptors, and no blocked signal: the agent blocks SIGTERM/SIGINT in every thread
+    // (service::TerminationSignals) and a mask survives exec, so the shim would never hear
+    // its stop.
     setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     mount_fds.MoveForChild();
     close_range(3 + static_cast<unsigned>(mount_fds.fds.size()), ~0U, 0);
     const int null = open("/dev/null", O_RDWR);

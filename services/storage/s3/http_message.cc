@@ -33,8 +33,7 @@ void HttpResponse::set_content(std::string content, const std::string& content_t
 }
 
 void HttpResponse::set_content_provider(size_t length, const std::string& content_type,
-                                        ContentProvider provider,
-                                        ContentProviderReleaser release) {
+                                        ContentProvider provider, ContentProviderReleaser release) {
   set_header("Content-Type", content_type);
   content_length = length;
   content_provider = std::move(provider);
