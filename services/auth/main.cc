@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "libs/common/logging.h"
+#include "libs/service/env_options.h"
 #include "libs/service/run_app.h"
 #include "services/auth/app.h"
 
@@ -12,15 +13,12 @@ int main(int argc, char** argv) {
   CLI::App app("gpuaas-auth: tenants, users, roles, API keys and tokens");
   gpuaas::auth::AuthAppOptions options;
   int access_token_ttl_seconds = 900;
-  auto env = [](std::string_view flag) { return gpuaas::service::EnvName("auth", flag); };
+  gpuaas::service::EnvOptions options(app, "auth");
   gpuaas::service::AddServiceFlags(app, AuthApp::kIdentity, options.common);
-  app.add_option("--bootstrap-admin-password-file", options.bootstrap_admin_password_file,
-                 "creates user 'admin' with this password on an empty schema")
-      ->envname(env("BOOTSTRAP_ADMIN_PASSWORD_FILE"));
-  app.add_option("--access-token-ttl-seconds", access_token_ttl_seconds)
-      ->envname(env("ACCESS_TOKEN_TTL_SECONDS"))
-      ->check(CLI::Range(60, 86400));
-  app.add_option("--issuer", options.auth.issuer)->envname(env("ISSUER"));
+  options.Add("--bootstrap-admin-password-file", options.bootstrap_admin_password_file,
+              "creates user 'admin' with this password on an empty schema");
+  options.Add("--access-token-ttl-seconds", access_token_ttl_seconds)->check(CLI::Range(60, 86400));
+  options.Add("--issuer", options.auth.issuer);
   CLI11_PARSE(app, argc, argv);
   options.auth.access_token_ttl = absl::Seconds(access_token_ttl_seconds);
   gpuaas::SetLogLevel(options.common.log_level);

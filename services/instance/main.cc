@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "libs/common/logging.h"
+#include "libs/service/env_options.h"
 #include "libs/service/run_app.h"
 #include "services/instance/app.h"
 
@@ -16,34 +17,27 @@ int main(int argc, char** argv) {
       "catalog, the reconciler that runs them on stocks, and the agents' workload sets");
   using gpuaas::instance::InstanceApp;
   gpuaas::instance::InstanceAppOptions flags;
-  auto env = [](std::string_view flag) { return gpuaas::service::EnvName("instance", flag); };
+  gpuaas::service::EnvOptions options(app, "instance");
   gpuaas::service::AddServiceFlags(app, InstanceApp::kIdentity, flags.common);
-  app.add_option("--auth-addr", flags.auth_addr,
-                 "the auth service: the keys that verify tokens, and tenants' quotas")
-      ->envname(env("AUTH_ADDR"))
-      ->capture_default_str();
-  app.add_option("--lookup-cache-seconds", flags.lookup_cache_seconds,
-                 "how long a spec or a tenant's quota read for a create serves this replica's "
-                 "next creates (so a quota lowered takes this long to bind them); 0: read both "
-                 "for every create")
-      ->envname(env("LOOKUP_CACHE_SECONDS"))
-      ->check(CLI::Range(0.0, 60.0))
-      ->capture_default_str();
-  app.add_option("--access-domain", flags.access_domain,
-                 "the access proxy's domain in access URLs (<instance>-<port>.<domain>), with "
-                 "its port unless the scheme's default")
-      ->envname(env("ACCESS_DOMAIN"))
-      ->capture_default_str();
-  app.add_option("--access-scheme", flags.access_scheme,
-                 "http, or https when the access proxy serves TLS")
-      ->envname(env("ACCESS_SCHEME"))
-      ->check(CLI::IsMember({"http", "https"}))
-      ->capture_default_str();
-  app.add_option("--access-code-ttl", flags.access_code_ttl_seconds,
-                 "seconds a one-time access link stays usable")
-      ->envname(env("ACCESS_CODE_TTL"))
-      ->check(CLI::Range(1.0, 3600.0))
-      ->capture_default_str();
+  options.Add("--auth-addr", flags.auth_addr,
+              "the auth service: the keys that verify tokens, and tenants' quotas");
+  options
+      .Add("--lookup-cache-seconds", flags.lookup_cache_seconds,
+           "how long a spec or a tenant's quota read for a create serves this replica's "
+           "next creates (so a quota lowered takes this long to bind them); 0: read both "
+           "for every create")
+      ->check(CLI::Range(0.0, 60.0));
+  options.Add("--access-domain", flags.access_domain,
+              "the access proxy's domain in access URLs (<instance>-<port>.<domain>), with "
+              "its port unless the scheme's default");
+  options
+      .Add("--access-scheme", flags.access_scheme,
+           "http, or https when the access proxy serves TLS")
+      ->check(CLI::IsMember({"http", "https"}));
+  options
+      .Add("--access-code-ttl", flags.access_code_ttl_seconds,
+           "seconds a one-time access link stays usable")
+      ->check(CLI::Range(1.0, 3600.0));
   gpuaas::instance::AddBackHalfFlags(app, "instance", flags.back);
   CLI11_PARSE(app, argc, argv);
   gpuaas::SetLogLevel(flags.common.log_level);
