@@ -33,23 +33,13 @@ StockReporter::StockReporter(std::shared_ptr<grpc::ChannelInterface> channel,
       backoff_(options_.backoff) {}
 
 void StockReporter::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
+  stop_.Stop();
   cancel_.Cancel();
 }
 
-bool StockReporter::Stopped() {
-  absl::MutexLock lock(&mu_);
-  return stop_;
-}
+bool StockReporter::Stopped() { return stop_.stopped(); }
 
-bool StockReporter::Sleep(absl::Duration d) {
-  absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(&stop_), d);
-  return !stop_;
-}
+bool StockReporter::Sleep(absl::Duration d) { return !stop_.WaitFor(d); }
 
 void StockReporter::Note(const std::string& state, spdlog::level::level_enum level,
                          const std::string& message) {

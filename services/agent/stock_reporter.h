@@ -29,6 +29,7 @@
 #include "libs/client/node_agent_client.h"
 #include "libs/common/backoff.h"
 #include "libs/common/logging.h"
+#include "libs/common/stop_signal.h"
 
 namespace gpuaas::agent {
 
@@ -92,8 +93,7 @@ class StockReporter final {
   bool cordoned_ = false;          // Run's thread only
   std::string connected_message_;  // Run's thread only
 
-  absl::Mutex mu_;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  StopSignal stop_;
   client::Cancellation cancel_;  // Stop's: ends the call in flight
 };
 
