@@ -13,12 +13,12 @@ int main(int argc, char** argv) {
   CLI::App app("gpuaas-auth: tenants, users, roles, API keys and tokens");
   gpuaas::auth::AuthAppOptions options;
   int access_token_ttl_seconds = 900;
-  gpuaas::service::EnvOptions options(app, "auth");
+  gpuaas::service::EnvOptions flags(app, "auth");
   gpuaas::service::AddServiceFlags(app, AuthApp::kIdentity, options.common);
-  options.Add("--bootstrap-admin-password-file", options.bootstrap_admin_password_file,
-              "creates user 'admin' with this password on an empty schema");
-  options.Add("--access-token-ttl-seconds", access_token_ttl_seconds)->check(CLI::Range(60, 86400));
-  options.Add("--issuer", options.auth.issuer);
+  flags.Add("--bootstrap-admin-password-file", options.bootstrap_admin_password_file,
+            "creates user 'admin' with this password on an empty schema");
+  flags.Add("--access-token-ttl-seconds", access_token_ttl_seconds)->check(CLI::Range(60, 86400));
+  flags.Add("--issuer", options.auth.issuer);
   CLI11_PARSE(app, argc, argv);
   options.auth.access_token_ttl = absl::Seconds(access_token_ttl_seconds);
   gpuaas::SetLogLevel(options.common.log_level);
