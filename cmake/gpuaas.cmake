@@ -4,7 +4,9 @@
 # structs, and GCC 12's -Wrestrict misfires on std::string concatenation (GCC PR 105329).
 set(GPUAAS_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
     -Wno-restrict)
-if(GPUAAS_WERROR)
+# Warnings fail the Release build; the sanitized one only shows them, because GCC 12's
+# instrumented code at -O1 draws false -Wstringop-overflow and -Wmaybe-uninitialized reports.
+if(GPUAAS_WERROR AND NOT GPUAAS_SANITIZE)
   list(APPEND GPUAAS_WARNINGS -Werror)
 endif()
 
