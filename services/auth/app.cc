@@ -42,18 +42,6 @@ absl::StatusOr<std::unique_ptr<AuthApp>> AuthApp::Create(const AuthAppOptions& o
   return app;
 }
 
-AuthApp::~AuthApp() { Stop(); }
-
-absl::Status AuthApp::Start() { return server_->Start(); }
-
-int AuthApp::Run() {
-  const int code = service::ServeUntilStopped(kIdentity, *server_);
-  Stop();
-  return code;
-}
-
-void AuthApp::Stop() {
-  if (server_) server_->Shutdown();
-}
+AuthApp::~AuthApp() { Close(); }
 
 }  // namespace gpuaas::auth

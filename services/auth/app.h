@@ -14,6 +14,7 @@
 #include "libs/common/clock.h"
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
+#include "libs/service/service_app.h"
 #include "libs/service/service_flags.h"
 #include "services/auth/auth.h"
 #include "services/auth/credentials/login_throttle.h"
@@ -30,7 +31,7 @@ struct AuthAppOptions {
   AuthOptions auth;  // issuer and token lifetimes
 };
 
-class AuthApp final {
+class AuthApp final : public service::ServiceApp {
  public:
   static constexpr service::ServiceIdentity kIdentity{
       .name = "auth", .grpc_port = 17051, .metrics_port = 9101};
@@ -40,22 +41,14 @@ class AuthApp final {
   // INVALID_ARGUMENT naming the flag for bad configuration; the database's or key store's
   // error otherwise.
   static absl::StatusOr<std::unique_ptr<AuthApp>> Create(const AuthAppOptions& options);
-  // Stop().
-  ~AuthApp();
+  // Close().
+  ~AuthApp() override;
 
-  // Starts serving (port() is bound afterwards). Errors: as rpc::Server::Start.
-  absl::Status Start();
-  // Serves until SIGTERM/SIGINT, then stops. Returns the exit code (see ServeUntilStopped).
-  int Run();
-  // Stops serving (drains calls in flight). Idempotent.
-  void Stop();
-
-  int port() const { return server_->port(); }
   Auth& auth() { return *auth_; }
   KeyStore& keys() { return *keys_; }
 
  private:
-  AuthApp() = default;
+  AuthApp() : ServiceApp(kIdentity) {}
 
   SystemClock clock_;
   std::unique_ptr<db::Pool> pool_;
@@ -63,7 +56,6 @@ class AuthApp final {
   std::unique_ptr<KeyStore> keys_;
   std::unique_ptr<LoginThrottle> throttle_;
   std::unique_ptr<Auth> auth_;
-  std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<AuthServiceImpl> service_;
 };
 

@@ -63,28 +63,16 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
   return app;
 }
 
-InstanceApp::~InstanceApp() { Stop(); }
+InstanceApp::~InstanceApp() { Close(); }
 
-void InstanceApp::StartBackground() {
+absl::Status InstanceApp::StartBackground() {
   watches_->Start();
   back_->Start();
   started_ = true;
+  return absl::OkStatus();
 }
 
-absl::Status InstanceApp::Start() {
-  StartBackground();
-  return server_->Start();
-}
-
-int InstanceApp::Run() {
-  StartBackground();
-  const int code = service::ServeUntilStopped(kIdentity, *server_);
-  Stop();
-  return code;
-}
-
-void InstanceApp::Stop() {
-  if (server_) server_->Shutdown();
+void InstanceApp::StopBackground() {
   if (started_) {
     back_->Stop();
     watches_->Stop();

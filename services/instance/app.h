@@ -14,6 +14,7 @@
 #include "libs/common/clock.h"
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
+#include "libs/service/service_app.h"
 #include "libs/service/service_flags.h"
 #include "services/instance/access.h"
 #include "services/instance/grpc_service.h"
@@ -37,7 +38,7 @@ struct InstanceAppOptions {
   BackHalfFlags back;
 };
 
-class InstanceApp final {
+class InstanceApp final : public service::ServiceApp {
  public:
   static constexpr service::ServiceIdentity kIdentity{
       .name = "instance", .grpc_port = 17054, .metrics_port = 9104};
@@ -46,27 +47,20 @@ class InstanceApp final {
   // and registers every service. Serves nothing yet. Blocks while PostgreSQL comes up. Errors:
   // INVALID_ARGUMENT naming the flag for bad configuration; the database's error otherwise.
   static absl::StatusOr<std::unique_ptr<InstanceApp>> Create(const InstanceAppOptions& options);
-  // Stop().
-  ~InstanceApp();
+  // Close().
+  ~InstanceApp() override;
 
-  // Starts the watches, the back half and serving. Errors: as rpc::Server::Start.
-  absl::Status Start();
-  // Serves until SIGTERM/SIGINT, then stops. Returns the exit code (see ServeUntilStopped).
-  int Run();
-  // Stops serving, the back half and the watches. Idempotent.
-  void Stop();
-
-  int port() const { return server_->port(); }
   BackHalf& back_half() { return *back_; }
 
  private:
-  InstanceApp() = default;
-  void StartBackground();
+  InstanceApp() : ServiceApp(kIdentity) {}
+  // The watches and the back half.
+  absl::Status StartBackground() override;
+  void StopBackground() override;
 
   service::ServiceFlags common_;
   SystemClock clock_;
   std::unique_ptr<db::Pool> pool_;
-  std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<BackHalf> back_;
   std::unique_ptr<client::AuthClient> auth_;
   std::unique_ptr<client::StockClient> stock_;

@@ -41,30 +41,15 @@ absl::StatusOr<std::unique_ptr<StockApp>> StockApp::Create(const StockAppOptions
   return app;
 }
 
-StockApp::~StockApp() { Stop(); }
+StockApp::~StockApp() { Close(); }
 
-void StockApp::StartWatcher() {
+absl::Status StockApp::StartBackground() {
   if (watch_heartbeats_) {
     heartbeat_watch_ = nodes_->StartHeartbeatWatch();
   }
-}
-
-absl::Status StockApp::Start() {
-  GPUAAS_RETURN_IF_ERROR(server_->Start());
-  StartWatcher();
   return absl::OkStatus();
 }
 
-int StockApp::Run() {
-  StartWatcher();
-  const int code = service::ServeUntilStopped(kIdentity, *server_);
-  Stop();
-  return code;
-}
-
-void StockApp::Stop() {
-  heartbeat_watch_.reset();
-  if (server_) server_->Shutdown();
-}
+void StockApp::StopBackground() { heartbeat_watch_.reset(); }
 
 }  // namespace gpuaas::stock

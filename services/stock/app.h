@@ -12,6 +12,7 @@
 #include "libs/common/periodic_task.h"
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
+#include "libs/service/service_app.h"
 #include "libs/service/service_flags.h"
 #include "services/stock/grpc_service.h"
 #include "services/stock/nodes.h"
@@ -32,7 +33,7 @@ struct StockAppOptions {
   bool watch_heartbeats = true;
 };
 
-class StockApp final {
+class StockApp final : public service::ServiceApp {
  public:
   static constexpr service::ServiceIdentity kIdentity{
       .name = "stock", .grpc_port = 17052, .metrics_port = 9102};
@@ -41,24 +42,18 @@ class StockApp final {
   // Serves nothing yet. Blocks while PostgreSQL comes up. Errors: INVALID_ARGUMENT naming the
   // flag for bad configuration; the database's error otherwise.
   static absl::StatusOr<std::unique_ptr<StockApp>> Create(const StockAppOptions& options);
-  // Stop().
-  ~StockApp();
+  // Close().
+  ~StockApp() override;
 
-  // Starts serving and the heartbeat watcher. Errors: as rpc::Server::Start.
-  absl::Status Start();
-  // Serves until SIGTERM/SIGINT, then stops. Returns the exit code (see ServeUntilStopped).
-  int Run();
-  // Stops serving and the watcher. Idempotent.
-  void Stop();
-
-  int port() const { return server_->port(); }
   db::Pool& pool() { return *pool_; }
   ViewKeeper& keeper() { return *keeper_; }
   NodeInventory& nodes() { return *nodes_; }
 
  private:
-  StockApp() = default;
-  void StartWatcher();
+  StockApp() : ServiceApp(kIdentity) {}
+  // The heartbeat watcher.
+  absl::Status StartBackground() override;
+  void StopBackground() override;
 
   bool watch_heartbeats_ = true;
   SystemClock clock_;
@@ -68,7 +63,6 @@ class StockApp final {
   std::unique_ptr<SpecCatalog> specs_;
   std::unique_ptr<StockPool> stocks_;
   std::unique_ptr<NodeInventory> nodes_;
-  std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<StockServiceImpl> stock_service_;
   std::unique_ptr<NodeAgentServiceImpl> agent_service_;
   std::unique_ptr<PeriodicTask> heartbeat_watch_;

@@ -101,9 +101,9 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   return app;
 }
 
-StorageApp::~StorageApp() { Stop(); }
+StorageApp::~StorageApp() { Close(); }
 
-absl::Status StorageApp::StartDataPlane() {
+absl::Status StorageApp::StartBackground() {
   if (absl::Status s = s3_->Start(); !s.ok()) return service::StartupError("S3 endpoint", s);
   Logger("storage")->info("S3 endpoint on {}:{}", s3_base_url_, s3_->port());
   // Now, then every hour.
@@ -113,23 +113,7 @@ absl::Status StorageApp::StartDataPlane() {
   return absl::OkStatus();
 }
 
-absl::Status StorageApp::Start() {
-  GPUAAS_RETURN_IF_ERROR(StartDataPlane());
-  return server_->Start();
-}
-
-int StorageApp::Run() {
-  if (absl::Status s = StartDataPlane(); !s.ok()) {
-    Logger("storage")->critical("{}", s.ToString());
-    return 1;
-  }
-  const int code = service::ServeUntilStopped(kIdentity, *server_);
-  Stop();
-  return code;
-}
-
-void StorageApp::Stop() {
-  if (server_) server_->Shutdown();
+void StorageApp::StopBackground() {
   upload_expiry_task_.reset();
   if (s3_) s3_->Stop();
 }

@@ -13,6 +13,7 @@
 #include "libs/common/periodic_task.h"
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
+#include "libs/service/service_app.h"
 #include "libs/service/service_flags.h"
 #include "services/storage/accessors.h"
 #include "services/storage/attachments.h"
@@ -40,7 +41,7 @@ struct StorageAppOptions {
   bool sync_writes = true;
 };
 
-class StorageApp final {
+class StorageApp final : public service::ServiceApp {
  public:
   static constexpr service::ServiceIdentity kIdentity{
       .name = "storage", .grpc_port = 17053, .metrics_port = 9103};
@@ -50,18 +51,9 @@ class StorageApp final {
   // while PostgreSQL comes up. Errors: INVALID_ARGUMENT naming the flag for bad configuration;
   // the database's error otherwise.
   static absl::StatusOr<std::unique_ptr<StorageApp>> Create(const StorageAppOptions& options);
-  // Stop().
-  ~StorageApp();
+  // Close().
+  ~StorageApp() override;
 
-  // Starts the S3 endpoint, the upload expiry and serving. Errors: as rpc::Server::Start and
-  // s3::Server::Start.
-  absl::Status Start();
-  // Serves until SIGTERM/SIGINT, then stops. Returns the exit code (see ServeUntilStopped).
-  int Run();
-  // Stops serving, the expiry and the S3 endpoint. Idempotent.
-  void Stop();
-
-  int port() const { return server_->port(); }
   int s3_port() const { return s3_->port(); }
   db::Pool& pool() { return *pool_; }
   Backend& backend() { return *backend_; }
@@ -71,9 +63,11 @@ class StorageApp final {
   int resumed_deletes() const { return resumed_deletes_; }
 
  private:
-  StorageApp() = default;
+  StorageApp() : ServiceApp(kIdentity) {}
+  // The S3 endpoint and the upload expiry.
+  absl::Status StartBackground() override;
+  void StopBackground() override;
   // The S3 endpoint and the expiry thread.
-  absl::Status StartDataPlane();
 
   std::string s3_base_url_;  // "http://host", for the log
   absl::Duration upload_expiry_;
@@ -89,7 +83,6 @@ class StorageApp final {
   std::unique_ptr<Attachments> attachments_;
   std::unique_ptr<Accessors> accessors_;
   std::unique_ptr<TableDirectory> directory_;
-  std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<StorageServiceImpl> service_;
   std::unique_ptr<s3::Server> s3_;
   int resumed_creates_ = 0;
