@@ -33,7 +33,7 @@ ports=("$GPUAAS_PG_PORT" "$GPUAAS_AUTH_PORT" "$GPUAAS_STOCK_PORT" "$GPUAAS_STORA
        "$GPUAAS_AGENT_PORT" $((GPUAAS_AGENT_PORT + 1)) $((GPUAAS_AGENT_PORT + 2)))
 
 # hold PORT...: connects to each port and, once the server has closed its end, closes ours, so
-# the server's side ends in TIME-WAIT on the stack's port. Runs until every server closed (20 s).
+# the server's side ends in TIME-WAIT on the stack's port. Runs until every server closed (120 s).
 hold() {
   /usr/bin/python3 - "$@" <<'PY'
 import select, socket, sys, time
@@ -42,7 +42,7 @@ for port in sys.argv[1:]:
     s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
     socks.append(s)
 print("holding", len(socks), "connections", flush=True)
-deadline = time.time() + 20
+deadline = time.time() + 120
 while socks and time.time() < deadline:
     ready, _, _ = select.select(socks, [], [], 0.2)
     for s in ready:
@@ -53,6 +53,8 @@ while socks and time.time() < deadline:
         if not data:
             s.close()
             socks.remove(s)
+for s in socks:
+    print("still open:", s.getpeername()[1], flush=True)
 sys.exit(1 if socks else 0)
 PY
 }
