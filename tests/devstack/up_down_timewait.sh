@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # ctest devstack_up_down_timewait: `up`, `down`, `up` again at once, ROUNDS times
-# (GPUAAS_UP_DOWN_ROUNDS, default 1: about 70 s a round on 2 cores), each `down` with client connections open on every port of the stack,
-# so that the next `up` meets TIME-WAIT sockets on its own ports (the servers close first), as a
-# real restart does. Every `up` must succeed at the first try on the same ports, every `down` must
-# return only when the processes it stopped have exited, and no port of the stack may lie in the
-# kernel's ephemeral range (where an outgoing connection's TIME-WAIT would hold it, which no
-# listener can take over).
+# (GPUAAS_UP_DOWN_ROUNDS, default 1: about 70 s a round on 2 cores), each `down` with client
+# connections open on every port of the stack, so that the next `up` meets TIME-WAIT sockets on
+# its own ports (the servers close first), as a real restart does. Every `up` must succeed at the
+# first try on the same ports, every `down` must return only when the processes it stopped have
+# exited, and no port of the stack may lie in the kernel's ephemeral range (where an outgoing
+# connection's TIME-WAIT would hold it, which no listener can take over).
 #   up_down_timewait.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
