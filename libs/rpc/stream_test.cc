@@ -120,12 +120,12 @@ class StreamTest : public ::testing::Test {
 
   // Scrapes until the open-streams gauge reads `n`: a stream leaves it when its call closes,
   // which may be a moment after its client saw the status.
+  // A scrape reads one family after another, so the one that first sees n streams open may
+  // have read the counters before the last stream ended: the one after it has not.
   Exposition ScrapeWhenOpenStreams(double n) {
-    Exposition e;
-    do {
-      e = Scrape();
-    } while (e.Value("gpuaas_rpc_open_streams") != n);
-    return e;
+    while (Scrape().Value("gpuaas_rpc_open_streams") != n) {
+    }
+    return Scrape();
   }
 
   std::unique_ptr<Server> server_;
