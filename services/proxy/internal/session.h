@@ -17,6 +17,8 @@
 #include "services/proxy/access_decision.h"
 #include "services/proxy/internal/relay.h"
 #include "services/proxy/proxy_server.h"
+#include "services/proxy/request_checks.h"
+#include "services/proxy/upstream_headers.h"
 
 namespace gpuaas::proxy::internal {
 
@@ -84,29 +86,35 @@ class Session final {
   // One request; true when the connection may serve another.
   asio::awaitable<bool> Handle(http::request_parser<http::empty_body>& head) {
     auto& req = head.get();
-    std::string cookies;
-    for (auto it = req.find(http::field::cookie);
-         it != req.end() && it->name() == http::field::cookie; ++it) {
-      if (!cookies.empty()) {
-        cookies += "; ";
-      }
-      cookies.append(it->value().data(), it->value().size());
+    // A body we do not read would be taken for the next request: close after answering.
+    const bool has_body = head.chunked() || head.content_length().value_or(0) > 0;
+    const bool keep_if_answered = req.keep_alive() && !has_body;
+    std::optional<std::string> transfer_encoding;
+    if (req.count(http::field::transfer_encoding) > 0) {
+      transfer_encoding = JoinedField(req, "Transfer-Encoding", ",");
     }
+    if (!HasSafeFraming(transfer_encoding, req.count(http::field::content_length) > 0,
+                        req.version())) {
+      // Where the body ends is ambiguous: never forward it, never read on (smuggling).
+      co_return co_await Answer(400, "bad request: Transfer-Encoding\n", false, req.version());
+    }
+    const std::string cookies = JoinedField(req, "Cookie", "; ");
     auto host_it = req.find(http::field::host);
     const RequestHead view{.method = Sv(req.method_string()),
                            .target = Sv(req.target()),
                            .host_fields = static_cast<int>(req.count(http::field::host)),
                            .host = host_it == req.end() ? std::string_view() : Sv(host_it->value()),
                            .authorization = Sv(req[http::field::authorization]),
-                           .cookie = cookies};
+                           .cookie = cookies,
+                           .origin = Sv(req[http::field::origin]),
+                           .fetch_site = Sv(req["Sec-Fetch-Site"]),
+                           .upgrade = req.count(http::field::upgrade) > 0};
     Decision d = Decide(view, {.routes = shared_.deps.routes,
                                .authenticator = shared_.deps.authenticator,
                                .cookies = shared_.deps.cookies,
                                .access_domain = shared_.options.access_domain,
+                               .tls = shared_.tls,
                                .now = shared_.deps.clock.Now()});
-    // A body we do not read would be taken for the next request: close after answering.
-    const bool has_body = head.chunked() || head.content_length().value_or(0) > 0;
-    const bool keep_if_answered = req.keep_alive() && !has_body;
     switch (d.action) {
       case Decision::Action::kRespond:
         co_return co_await Answer(d.status, d.body, keep_if_answered, req.version(),
@@ -119,26 +127,8 @@ class Session final {
     if (shared_.deps.activity != nullptr) {
       shared_.deps.activity->Note(d.host.instance_id);
     }
-    Rewrite(req, d, cookies, std::string_view(view.host));
+    PrepareUpstreamHeaders(req, {.client_ip = client_ip_, .tls = shared_.tls, .host = view.host});
     co_return co_await Forward(head, d);
-  }
-
-  // What the workload sees: no proxy cookie, no verified token, where the request came from.
-  void Rewrite(http::request<http::empty_body>& req, const Decision& d, const std::string& cookies,
-               std::string_view host) {
-    req.erase(http::field::cookie);
-    if (std::string rest = WithoutCookie(cookies, kAccessCookieName); !rest.empty()) {
-      req.set(http::field::cookie, rest);
-    }
-    if (d.strip_authorization) {
-      req.erase(http::field::authorization);
-    }
-    // The proxy answers Expect: 100-continue itself by reading the body (see Forward).
-    req.erase(http::field::expect);
-    std::string xff(req["X-Forwarded-For"]);
-    req.set("X-Forwarded-For", xff.empty() ? client_ip_ : xff + ", " + client_ip_);
-    req.set("X-Forwarded-Proto", shared_.tls ? "https" : "http");
-    req.set("X-Forwarded-Host", std::string(host));
   }
 
   asio::awaitable<bool> Answer(unsigned status, std::string_view body, bool keep, unsigned version,
