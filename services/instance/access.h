@@ -13,6 +13,8 @@
 #include "absl/time/time.h"
 #include "gpuaas/instance/v1/instance.pb.h"
 #include "libs/authz/principal.h"
+#include "libs/client/auth_client.h"
+#include "libs/client/call_context.h"
 #include "libs/db/db.h"
 
 namespace gpuaas::instance {
@@ -30,7 +32,8 @@ struct AccessOptions {
 
 class Access final {
  public:
-  Access(db::Pool& pool, AccessOptions options);
+  // `auth` (for memberships, called with the caller's token) must outlive this object.
+  Access(db::Pool& pool, client::AuthClient& auth, AccessOptions options);
 
   // InstanceService.GetInstanceAccess: MEMBER and above, of the instance's tenant.
   absl::Status GetInstanceAccess(const authz::Principal& p, const pb::GetInstanceAccessRequest& req,
@@ -38,11 +41,18 @@ class Access final {
   // AccessService: the proxy's calls (SERVICE, PLATFORM_ADMIN).
   absl::Status RedeemAccessCode(const authz::Principal& p, const pb::RedeemAccessCodeRequest& req,
                                 pb::AccessGrant& out);
+  absl::Status CheckAccessGrant(const authz::Principal& p, const client::CallerCredentials& caller,
+                                const pb::AccessGrant& req, pb::AccessGrant& out);
   absl::Status ReportAccess(const authz::Principal& p, const pb::ReportAccessRequest& req,
                             pb::ReportAccessResponse& out);
 
  private:
+  // PERMISSION_DENIED unless `user_id` is an enabled member of `tenant_id` with Power::kUse.
+  absl::Status CheckStillMember(const client::CallerCredentials& caller,
+                                const std::string& tenant_id, const std::string& user_id);
+
   db::Pool& pool_;
+  client::AuthClient& auth_;
   AccessOptions options_;
 };
 

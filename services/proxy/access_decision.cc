@@ -112,6 +112,8 @@ Decision Decide(const RequestHead& head, const DecisionContext& ctx) {
         return Respond(403, "forbidden: cross-origin request\n");
       }
       forward.route = *route;
+      forward.cookie_grant = *std::move(grant);
+      forward.cookie = std::string(cookie);
       return forward;
     }
   }

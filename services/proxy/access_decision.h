@@ -21,6 +21,7 @@
 // authz::AuthorizeWorkloadAccess.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -60,6 +61,9 @@ struct Decision {
   AccessHost host;
   PortRoute route;
   std::string code;
+  // Forwarding on the proxy's cookie: its grant and value, to re-check (grant_rechecks.h).
+  std::optional<authz::WorkloadGrant> cookie_grant;
+  std::string cookie;
 };
 
 struct DecisionContext {

@@ -22,7 +22,8 @@ bool IsOurJwt(absl::string_view token) {
   if (!payload.ok()) {
     return false;
   }
-  const nlohmann::json claims = nlohmann::json::parse(*payload, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json claims =
+      nlohmann::json::parse(*payload, nullptr, /*allow_exceptions=*/false);
   if (!claims.is_object()) {
     return false;
   }
@@ -33,8 +34,8 @@ bool IsOurJwt(absl::string_view token) {
 }  // namespace
 
 bool IsGpuaasCredential(std::string_view authorization) {
-  absl::string_view value = absl::StripAsciiWhitespace(
-      absl::string_view(authorization.data(), authorization.size()));
+  absl::string_view value =
+      absl::StripAsciiWhitespace(absl::string_view(authorization.data(), authorization.size()));
   if (value.size() < 7 || !absl::EqualsIgnoreCase(value.substr(0, 7), "Bearer ")) {
     return false;
   }

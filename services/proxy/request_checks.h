@@ -20,10 +20,10 @@ bool HasSafeFraming(std::optional<std::string_view> transfer_encoding, bool has_
 // What a browser says about where a request came from.
 struct RequestOrigin {
   std::string_view method;
-  bool upgrade = false;          // asks for a protocol upgrade (WebSocket)
-  std::string_view origin;       // Origin, "" when absent
-  std::string_view fetch_site;   // Sec-Fetch-Site, "" when absent
-  std::string_view own_origin;   // "<scheme>://<Host>" of this very instance port
+  bool upgrade = false;         // asks for a protocol upgrade (WebSocket)
+  std::string_view origin;      // Origin, "" when absent
+  std::string_view fetch_site;  // Sec-Fetch-Site, "" when absent
+  std::string_view own_origin;  // "<scheme>://<Host>" of this very instance port
 };
 
 // False when the request may change state (a method other than GET, HEAD, OPTIONS, TRACE, or

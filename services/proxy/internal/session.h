@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "libs/common/logging.h"
 #include "services/proxy/access_decision.h"
+#include "services/proxy/grant_rechecks.h"
 #include "services/proxy/internal/relay.h"
 #include "services/proxy/proxy_server.h"
 #include "services/proxy/request_checks.h"
@@ -36,6 +37,7 @@ struct SessionShared {
   const ProxyOptions& options;
   const ProxyDeps& deps;
   asio::thread_pool& blocking;  // for RPCs, off the I/O threads
+  GrantRechecks& rechecks;
   bool tls = false;
 };
 
@@ -124,6 +126,11 @@ class Session final {
       case Decision::Action::kForward:
         break;
     }
+    if (d.cookie_grant) {
+      if (absl::Status s = co_await Recheck(d); !s.ok()) {
+        co_return co_await AnswerFailedCheck(s, keep_if_answered, req.version());
+      }
+    }
     if (shared_.deps.activity != nullptr) {
       shared_.deps.activity->Note(d.host.instance_id);
     }
@@ -187,6 +194,8 @@ class Session final {
     if (!value.ok()) {
       co_return co_await Answer(404, "not found\n", keep, version);
     }
+    // The redemption just confirmed the grant.
+    shared_.rechecks.Remember(*value, absl::OkStatus(), now);
     // Host-only (no Domain), so the browser sends it to this instance port and nowhere else.
     std::string cookie = std::string(kAccessCookieName) + "=" + *value + "; Path=/; Max-Age=" +
                          std::to_string(absl::ToInt64Seconds(shared_.options.cookie_ttl)) +
@@ -200,6 +209,38 @@ class Session final {
     extra.emplace_back("Location", d.route.base_url);
     extra.emplace_back("Referrer-Policy", "no-referrer");
     co_return co_await Answer(302, "", keep, version, false, std::move(extra));
+  }
+
+  // The cookie's grant, as the instance service last confirmed it within --grant-recheck;
+  // asks again (on the blocking pool) when that was longer ago.
+  asio::awaitable<absl::Status> Recheck(const Decision& d) {
+    const absl::Time now = shared_.deps.clock.Now();
+    if (std::optional<absl::Status> fresh = shared_.rechecks.Fresh(d.cookie, now)) {
+      co_return *fresh;
+    }
+    GrantChecker& grants = shared_.deps.grants;
+    const authz::WorkloadGrant grant = *d.cookie_grant;
+    absl::Status answer = co_await asio::co_spawn(
+        shared_.blocking,
+        [&]() -> asio::awaitable<absl::Status> { co_return grants.CheckGrant(grant); },
+        asio::use_awaitable);
+    shared_.rechecks.Remember(d.cookie, answer, now);
+    co_return answer;
+  }
+
+  // A grant that no longer holds answers as if there had been no access (the same bodies as
+  // access_decision.h's); an outage of the instance service answers 503.
+  asio::awaitable<bool> AnswerFailedCheck(const absl::Status& s, bool keep, unsigned version) {
+    switch (s.code()) {
+      case absl::StatusCode::kPermissionDenied:
+        co_return co_await Answer(403, "forbidden\n", keep, version);
+      case absl::StatusCode::kUnavailable:
+      case absl::StatusCode::kDeadlineExceeded:
+        Logger("proxy")->warn("re-checking an access cookie: {}", s.ToString());
+        co_return co_await Answer(503, "try again\n", keep, version);
+      default:
+        co_return co_await Answer(404, "not found\n", keep, version);
+    }
   }
 
   asio::awaitable<beast::error_code> Connect(const PortRoute& route) {
