@@ -147,6 +147,17 @@ absl::Status Access::CheckAccessGrant(const authz::Principal& p,
 absl::Status Access::CheckStillMember(const client::CallerCredentials& caller,
                                       const std::string& tenant_id, const std::string& user_id) {
   const absl::Status gone = absl::PermissionDeniedError("the grant's user may no longer use it");
+  auth::v1::GetUserRequest get;
+  get.set_user_id(user_id);
+  absl::StatusOr<auth::v1::User> user = auth_.GetUser(get, client::CallContext::OnBehalf(caller));
+  if (!user.ok()) {
+    return user.status().code() == absl::StatusCode::kNotFound ? gone : user.status();
+  }
+  if (user->disabled()) return gone;
+  // A global role (a platform admin) may open any tenant's instance, as GetInstanceAccess let it.
+  if (authz::IsGlobalRole(user->global_role())) {
+    return authz::Holds(user->global_role(), authz::Power::kUse) ? absl::OkStatus() : gone;
+  }
   auth::v1::ListMembersRequest list;
   list.set_tenant_id(tenant_id);
   list.set_page_size(500);
@@ -162,14 +173,7 @@ absl::Status Access::CheckStillMember(const client::CallerCredentials& caller,
     }
     list.set_page_token(page->next_page_token());
   } while (!role && !list.page_token().empty());
-  if (!role || !authz::Holds(*role, authz::Power::kUse)) return gone;
-  auth::v1::GetUserRequest get;
-  get.set_user_id(user_id);
-  absl::StatusOr<auth::v1::User> user = auth_.GetUser(get, client::CallContext::OnBehalf(caller));
-  if (!user.ok()) {
-    return user.status().code() == absl::StatusCode::kNotFound ? gone : user.status();
-  }
-  return user->disabled() ? gone : absl::OkStatus();
+  return role && authz::Holds(*role, authz::Power::kUse) ? absl::OkStatus() : gone;
 }
 
 absl::Status Access::ReportAccess(const authz::Principal& p, const pb::ReportAccessRequest& req,

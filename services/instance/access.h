@@ -1,6 +1,8 @@
 // Reaching an instance's ports: the one-time links GetInstanceAccess hands out, their
-// redemption by the access proxy (AccessService), and the proxy's activity reports, which keep
-// an instance in use from its idle auto-stop.
+// redemption by the access proxy (AccessService), the proxy's re-checks of what a redeemed link
+// granted (CheckAccessGrant: is the instance port still there, is the user still a member who
+// may use it), and the proxy's activity reports, which keep an instance in use from its idle
+// auto-stop.
 //
 // A link is `<scheme>://<instance_id>-<port>.<domain>/.gpuaas/access?code=<code>`. The code is
 // 32 random bytes; only its SHA-256 is stored, with the instance, port and user it was made
@@ -47,7 +49,8 @@ class Access final {
                             pb::ReportAccessResponse& out);
 
  private:
-  // PERMISSION_DENIED unless `user_id` is an enabled member of `tenant_id` with Power::kUse.
+  // PERMISSION_DENIED unless `user_id` is an enabled user with Power::kUse in `tenant_id` (a
+  // member's role, or a global role). Calls auth (GetUser, ListMembers) with the caller's token.
   absl::Status CheckStillMember(const client::CallerCredentials& caller,
                                 const std::string& tenant_id, const std::string& user_id);
 

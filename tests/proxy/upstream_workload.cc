@@ -28,8 +28,7 @@ std::unique_ptr<testing::ChildProcess> StartUpstream(int port, const std::filesy
   return upstream;
 }
 
-instancepb::CreateInstanceRequest UpstreamInstance(const std::string& id,
-                                                   const std::string& spec) {
+instancepb::CreateInstanceRequest UpstreamInstance(const std::string& id, const std::string& spec) {
   instancepb::CreateInstanceRequest req;
   req.set_instance_id(id);
   req.set_spec_name(spec);
