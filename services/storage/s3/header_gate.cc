@@ -41,7 +41,9 @@ HeaderGate::~HeaderGate() {
   ::close(wake_fd_);
 }
 
-void HeaderGate::Start() { thread_ = std::thread([this] { Loop(); }); }
+void HeaderGate::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void HeaderGate::Stop() {
   {

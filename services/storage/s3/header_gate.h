@@ -29,8 +29,8 @@ struct Connection {
   std::unique_ptr<SSL, SslDeleter> ssl;  // null: plain HTTP
   bool handshaken = false;               // TLS only
   std::string client;                    // the peer's address, for per-client caps
-  std::string head;  // bytes read and not yet parsed: the next request's start
-  int served = 0;    // requests answered on it
+  std::string head;                      // bytes read and not yet parsed: the next request's start
+  int served = 0;                        // requests answered on it
 };
 
 struct HeaderGateLimits {

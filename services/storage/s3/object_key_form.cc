@@ -8,7 +8,7 @@
 namespace gpuaas::storage::s3 {
 namespace {
 
-constexpr size_t kMaxKeyBytes = 1024;  // AWS's limit
+constexpr size_t kMaxKeyBytes = 1024;     // AWS's limit
 constexpr size_t kMaxSegmentBytes = 255;  // NAME_MAX: one file or directory name
 
 // UTF-8 as RFC 3629 has it: no overlong forms, no surrogates, nothing past U+10FFFF.
@@ -56,9 +56,8 @@ absl::Status Invalid(std::string_view key, std::string_view why) {
 
 absl::Status CheckObjectKey(std::string_view key) {
   if (key.size() > kMaxKeyBytes) {
-    return S3Status("KeyTooLongError",
-                    absl::StrCat("Your key is too long: ", key.size(), " bytes, at most ",
-                                 kMaxKeyBytes));
+    return S3Status("KeyTooLongError", absl::StrCat("Your key is too long: ", key.size(),
+                                                    " bytes, at most ", kMaxKeyBytes));
   }
   if (!IsUtf8(key)) {
     return Invalid(key, "must be UTF-8");
@@ -72,8 +71,8 @@ absl::Status CheckObjectKey(std::string_view key) {
   size_t start = 0;
   while (start <= key.size()) {
     size_t end = key.find('/', start);
-    std::string_view segment = key.substr(start, end == std::string_view::npos ? key.npos
-                                                                                : end - start);
+    std::string_view segment =
+        key.substr(start, end == std::string_view::npos ? key.npos : end - start);
     if (segment.empty()) {
       return Invalid(key, "an empty path segment (\"//\", or a trailing \"/\") has no file to be");
     }
