@@ -140,11 +140,10 @@ TEST_F(S3AttackTest, PresignedPutWithUnsignedMetadataOrContentMd5IsRefused) {
   EXPECT_EQ(Get("/alpha-data/meta.txt", key_).status, 404);
   // An unsigned x-amz-content-sha256 changes nothing on a presigned URL (its payload hash is
   // the query's), so it is let through as AWS does.
-  EXPECT_EQ(
-      PresignedPut("/alpha-data/meta.txt", "hello world",
-                   {{"x-amz-content-sha256", "UNSIGNED-PAYLOAD"}})
-          .status,
-      200);
+  EXPECT_EQ(PresignedPut("/alpha-data/meta.txt", "hello world",
+                         {{"x-amz-content-sha256", "UNSIGNED-PAYLOAD"}})
+                .status,
+            200);
 }
 
 TEST_F(S3AttackTest, HeaderSignedRequestWithUnsignedAmzHeaderIsRefused) {
