@@ -22,6 +22,13 @@ void SetGateNonBlocking(int fd, bool on) {
   ::fcntl(fd, F_SETFL, on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
 }
 
+// A blank line ends the head; blank lines before the request line are not it (a worker must never
+// be handed "\r\n\r\nGET ..." and then wait on the rest).
+bool HeadIsWhole(const std::string& head) {
+  size_t start = head.find_first_not_of("\r\n");
+  return start != std::string::npos && head.find("\r\n\r\n", start) != std::string::npos;
+}
+
 }  // namespace
 
 struct HeaderGate::Waiting {
@@ -85,7 +92,7 @@ HeaderGate::Progress HeaderGate::Advance(Waiting& w) {
     c.handshaken = true;
   }
   char piece[kGateReadPiece];
-  while (c.head.find("\r\n\r\n") == std::string::npos && c.head.size() <= limits_.header_limit) {
+  while (!HeadIsWhole(c.head) && c.head.size() <= limits_.header_limit) {
     ssize_t n;
     if (c.ssl) {
       int rc = SSL_read(c.ssl.get(), piece, sizeof(piece));

@@ -665,7 +665,8 @@ TEST(S3ConnectionLimitsTest, CapsPerClientAndTimesOutHeadsAndBodies) {
                     .body_idle_timeout = absl::Seconds(1)};
   S3TestStack stack(options);
   // Two half-sent heads hold no worker (there is one) and the address's two places.
-  int first = SentAndWaiting(stack.port(), "GET /sto_a/x HTTP/1.1\r\nHo");
+  // (Blank lines before a request line do not end its head.)
+  int first = SentAndWaiting(stack.port(), "\r\n\r\nGET /sto_a/x HTTP/1.1\r\nHo");
   int second = SentAndWaiting(stack.port(), "GET /sto_a/x HTTP/1.1\r\nHo");
   std::string third = UntilClosed(SentAndWaiting(stack.port(), "GET / HTTP/1.1\r\n\r\n"));
   EXPECT_TRUE(absl::StartsWith(third, "HTTP/1.1 503")) << third;
