@@ -49,8 +49,7 @@ std::string ConfineSelf(const PortConfinement& ports) {
   RulesetAttr attr{};
   attr.handled_access_net = kAccessNetBindTcp;
   if (abi >= kLandlockScopeAbi) attr.scoped = kScopeAbstractUnixSocket | kScopeSignal;
-  const int ruleset =
-      static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
+  const int ruleset = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
   if (ruleset < 0) return Errno("landlock_create_ruleset");
   // Every port but the range's, less the workload's own: one rule a port (Landlock has no
   // port ranges), which costs the kernel some tens of milliseconds and a few MB per workload.

@@ -34,8 +34,8 @@ constexpr const char* kDenied[] = {
     "vhangup"};
 
 // Namespace flags clone must not carry.
-constexpr scmp_datum_t kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,
-                                            CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+constexpr scmp_datum_t kNamespaceFlags[] = {CLONE_NEWNS,     CLONE_NEWUTS, CLONE_NEWIPC,
+                                            CLONE_NEWUSER,   CLONE_NEWPID, CLONE_NEWNET,
                                             CLONE_NEWCGROUP, CLONE_NEWTIME};
 
 std::string Failed(const char* what, int rc) { return std::string(what) + ": " + strerror(-rc); }

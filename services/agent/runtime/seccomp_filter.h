@@ -6,8 +6,9 @@
 // clone), ptrace and cross-process memory access, handles that reach past a bind mount
 // (open_by_handle_at), swap, reboot, port I/O, accounting, quotas, clock setting and syslog.
 // (personality stays: its odd flags change only the caller's own address space, and
-// libseccomp 2.5 cannot compare one argument twice to allow the plain ones.) Calls of another architecture (x32, i386 via
-// int 0x80) are killed. bwrap applies it to the workload after its own setup (--seccomp FD).
+// libseccomp 2.5 cannot compare one argument twice to allow the plain ones.) Calls of another
+// architecture (x32, i386 via int 0x80) are killed. bwrap applies it to the workload after its own
+// setup (--seccomp FD).
 #pragma once
 
 #include <string>
