@@ -172,9 +172,9 @@ print("ephemeral ok", flush=True)
 time.sleep(600)
 END
 exec python3 /tmp/hog.py)";
-  const instancepb::Instance hogging = Run(attacker_, "hog", hog, 9000, /*probe=*/false,
-                                           {{"FIRST", absl::StrCat(first)},
-                                            {"LAST", absl::StrCat(last)}});
+  const instancepb::Instance hogging =
+      Run(attacker_, "hog", hog, 9000, /*probe=*/false,
+          {{"FIRST", absl::StrCat(first)}, {"LAST", absl::StrCat(last)}});
   ASSERT_TRUE(Running(hogging)) << stack_->agent("node-a").Log();
   const std::string out = OutputWith("hog", "ephemeral ok");
   ASSERT_NE(out.find("ephemeral ok"), std::string::npos) << out;
@@ -185,9 +185,8 @@ exec python3 /tmp/hog.py)";
       << out;
 
   // The legitimate path: the next instance still gets a port of the range and serves on it.
-  const instancepb::Instance web =
-      Run(victim_, "web", "exec python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 127.0.0.1",
-          8080);
+  const instancepb::Instance web = Run(
+      victim_, "web", "exec python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 127.0.0.1", 8080);
   ASSERT_TRUE(Running(web)) << web.message();
   ASSERT_EQ(web.ports_size(), 1);
   EXPECT_GE(web.ports(0).host_port(), first);
@@ -223,9 +222,9 @@ END
 python3 /tmp/probe.py; exec sleep 600)";
   ASSERT_TRUE(Running(Run(attacker_, "probe", probe)));
   const std::string out = OutputWith("probe", "done");
-  for (const char* call : {"keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd", "ptrace",
-                           "unshare", "setns", "mount", "kexec_load", "init_module",
-                           "open_by_handle_at"}) {
+  for (const char* call :
+       {"keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd", "ptrace", "unshare", "setns",
+        "mount", "kexec_load", "init_module", "open_by_handle_at"}) {
     EXPECT_NE(out.find(absl::StrCat(call, " EPERM\n")), std::string::npos) << call << ":\n" << out;
   }
   EXPECT_NE(out.find("exec 0\n"), std::string::npos) << out;
@@ -246,10 +245,8 @@ TEST_F(SandboxAttackTest, TwoWorkloadsRunAsDifferentUidsAndCannotReachEachOther)
       << attacker_out;
   EXPECT_NE(victim_uid, attacker_uid);
   EXPECT_NE(victim_uid, 65534u) << "not the shared nobody";
-  ASSERT_TRUE(
-      Eventually([&] { return fs::exists(WorkloadDir("victim") / "home" / "secret"); }));
-  ASSERT_TRUE(
-      Eventually([&] { return fs::exists(WorkloadDir("attacker") / "home" / "secret"); }));
+  ASSERT_TRUE(Eventually([&] { return fs::exists(WorkloadDir("victim") / "home" / "secret"); }));
+  ASSERT_TRUE(Eventually([&] { return fs::exists(WorkloadDir("attacker") / "home" / "secret"); }));
   const pid_t victim_pid = ProcessOf(victim_uid);
   const pid_t attacker_pid = ProcessOf(attacker_uid);
   ASSERT_GT(victim_pid, 0);

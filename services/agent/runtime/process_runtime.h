@@ -1,8 +1,9 @@
 // The process runtime: each workload is a host process tree sandboxed with bubblewrap (own
 // mount, PID and IPC namespaces; a read-only system; a private home and /tmp; only its mounts
-// and its GPUs' device nodes), run as an unprivileged user, under a small shim process that
-// outlives the agent, keeps its size-capped logs and records its exit. State lives in one
-// directory per workload under `root`, so a new runtime adopts what an old one started.
+// and its GPUs' device nodes; a seccomp filter; Landlock), run as an unprivileged uid of its
+// own, under a small shim process that outlives the agent, keeps its size-capped logs and
+// records its exit. State lives in one directory per workload under `root`, so a new runtime
+// adopts what an old one started.
 #pragma once
 
 #include <sys/types.h>
