@@ -257,9 +257,9 @@ TEST_F(ProcessRuntimeTest, ASymlinkPlantedInAStorageNeverRedirectsAMount) {
   m->set_sub_path("models/sd");
   m->set_mount_path("/data");
   ASSERT_TRUE(runtime_->Start(good).ok());
-  ASSERT_TRUE(Eventually([&] { return fs::exists(storage / "models/sd/out"); }))
+  // Its content, not only its existence: the file is there before echo writes into it.
+  EXPECT_TRUE(Eventually([&] { return Read(storage / "models/sd/out") == "mine\n"; }))
       << Read(root_ / "good.1/stderr.log");
-  EXPECT_EQ(Read(storage / "models/sd/out"), "mine\n");
 }
 
 TEST_F(ProcessRuntimeTest, AMountTheWorkloadsUserCannotReachFailsTheStartSayingWhy) {
