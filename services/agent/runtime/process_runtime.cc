@@ -798,8 +798,9 @@ absl::StatusOr<std::unique_ptr<Runtime>> NewProcessRuntime(ProcessRuntimeOptions
   if (uid == 0) {
     return absl::FailedPreconditionError("workloads never run as root: pick --workload-user");
   }
-  if (options.first_uid != 0 &&
-      (options.last_uid < options.first_uid || options.last_uid >= uid_t{1} << 31)) {
+  if ((options.first_uid != 0 || options.last_uid != 0) &&
+      (options.first_uid == 0 || options.last_uid < options.first_uid ||
+       options.last_uid >= uid_t{1} << 31)) {
     return absl::InvalidArgumentError("workload uid range: want FIRST-LAST within 1-2147483647");
   }
   const int abi = LandlockAbi();
