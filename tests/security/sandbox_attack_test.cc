@@ -21,6 +21,7 @@
 #include "libs/testing/eventually.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
+#include "services/agent/runtime/landlock.h"
 #include "tests/platform/platform_stack.h"
 
 namespace gpuaas::platform_testing {
@@ -152,6 +153,9 @@ class SandboxAttackTest : public gpuaas::testing::PgTest {
 // instance finds no free port. Landlock lets a workload bind only its own ports of the range;
 // ports outside it (ephemeral ones, as notebook kernels use) stay open.
 TEST_F(SandboxAttackTest, AWorkloadCannotTakeTheNodesHostPortRange) {
+  if (agent::LandlockAbi() < agent::kLandlockPortsAbi) {
+    GTEST_SKIP() << "this kernel's Landlock cannot confine ports (the agent warns of it)";
+  }
   const auto [first, last] = stack_->port_range("node-a");
   const std::string hog = R"(cat > /tmp/hog.py <<'END'
 import errno, os, socket, time
@@ -256,6 +260,44 @@ TEST_F(SandboxAttackTest, TwoWorkloadsRunAsDifferentUidsAndCannotReachEachOther)
             absl::StrCat(EACCES, " ", EPERM));
   // The legitimate path: its own home and processes.
   EXPECT_EQ(AsUid(attacker_uid, WorkloadDir("attacker") / "home" / "secret", attacker_pid), "0 0");
+}
+
+// Workloads share the host's network namespace, and with it the abstract unix socket names: a
+// workload connects to the one another tenant's workload listens on (as a notebook kernel or an
+// X server might). Landlock (ABI 6) scopes abstract sockets to the workload's own domain.
+TEST_F(SandboxAttackTest, AWorkloadCannotConnectToAnotherWorkloadsAbstractSocket) {
+  if (agent::LandlockAbi() < agent::kLandlockScopeAbi) {
+    GTEST_SKIP() << "this kernel's Landlock cannot scope sockets (the agent warns of it)";
+  }
+  const std::string listener = R"(cat > /tmp/listen.py <<'END'
+import socket, time
+s = socket.socket(socket.AF_UNIX)
+s.bind("\0gpuaas-attack-victim")
+s.listen()
+c = socket.socket(socket.AF_UNIX)
+c.connect("\0gpuaas-attack-victim")
+print("self ok", flush=True)
+time.sleep(600)
+END
+exec python3 /tmp/listen.py)";
+  ASSERT_TRUE(Running(Run(victim_, "listener", listener)));
+  // The legitimate path: the workload reaches its own socket.
+  const std::string listening = OutputWith("listener", "self ok");
+  ASSERT_NE(listening.find("self ok"), std::string::npos) << listening;
+
+  const std::string connector = R"(cat > /tmp/connect.py <<'END'
+import errno, socket
+c = socket.socket(socket.AF_UNIX)
+try:
+    c.connect("\0gpuaas-attack-victim")
+    print("connect ok", flush=True)
+except OSError as e:
+    print("connect", errno.errorcode.get(e.errno, e.errno), flush=True)
+END
+python3 /tmp/connect.py; exec sleep 600)";
+  ASSERT_TRUE(Running(Run(attacker_, "connector", connector)));
+  const std::string out = OutputWith("connector", "connect");
+  EXPECT_NE(out.find("connect EPERM"), std::string::npos) << out;
 }
 
 }  // namespace
