@@ -35,6 +35,8 @@ class AccessClient final {
                                                            const CallContext& call = {}) const;
   absl::StatusOr<instancepb::ReportAccessResponse> ReportAccess(
       const instancepb::ReportAccessRequest& req, const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::ProxyToken> GetProxyToken(const instancepb::GetProxyTokenRequest& req,
+                                                       const CallContext& call = {}) const;
 
  private:
   using Stub = ::gpuaas::instance::v1::AccessService::StubInterface;

@@ -1,8 +1,9 @@
 // Reaching an instance's ports: the one-time links GetInstanceAccess hands out, their
 // redemption by the access proxy (AccessService), the proxy's re-checks of what a redeemed link
 // granted (CheckAccessGrant: is the instance port still there, is the user still a member who
-// may use it), and the proxy's activity reports, which keep an instance in use from its idle
-// auto-stop.
+// may use it), the proxy's activity reports, which keep an instance in use from its idle
+// auto-stop, and the proxy token the proxy sends to an instance's private ports
+// (0006_proxy_tokens.sql).
 //
 // A link is `<scheme>://<instance_id>-<port>.<domain>/.gpuaas/access?code=<code>`. The code is
 // 32 random bytes; only its SHA-256 is stored, with the instance, port and user it was made
@@ -47,6 +48,8 @@ class Access final {
                                 const pb::AccessGrant& req, pb::AccessGrant& out);
   absl::Status ReportAccess(const authz::Principal& p, const pb::ReportAccessRequest& req,
                             pb::ReportAccessResponse& out);
+  absl::Status GetProxyToken(const authz::Principal& p, const pb::GetProxyTokenRequest& req,
+                             pb::ProxyToken& out);
 
  private:
   // PERMISSION_DENIED unless `user_id` is an enabled user with Power::kUse in `tenant_id` (a

@@ -2,6 +2,7 @@
 
 #include "services/proxy/access_cookie.h"
 #include "services/proxy/gpuaas_credential.h"
+#include "services/proxy/proxy_token.h"
 
 namespace gpuaas::proxy {
 
@@ -39,6 +40,7 @@ void PrepareUpstreamHeaders(http::fields& fields, const UpstreamHeaderContext& c
     }
     it = IsGpuaasCredential(Sv(it->value())) ? fields.erase(it) : std::next(it);
   }
+  SetProxyToken(ctx.route, fields);
   fields.erase(http::field::expect);
   const std::string xff = JoinedField(fields, "X-Forwarded-For", ", ");
   fields.set("X-Forwarded-For",

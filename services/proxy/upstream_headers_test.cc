@@ -30,7 +30,11 @@ TEST(PrepareUpstreamHeaders, StripsOnlyWhatIsOurs) {
   f.insert(http::field::cookie, "b=2");
   f.insert(http::field::expect, "100-continue");
   f.insert("X-Forwarded-For", "10.0.0.1");
-  PrepareUpstreamHeaders(f, {.client_ip = "127.0.0.1", .tls = true, .host = "a-1.example"});
+  const PortRoute route{.is_public = true};
+  PrepareUpstreamHeaders(f, {.client_ip = "127.0.0.1",
+                             .tls = true,
+                             .host = "a-1.example",
+                             .route = route});
   EXPECT_EQ(JoinedField(f, "Authorization", "|"), "Basic dXNlcjpwdw==");
   EXPECT_EQ(JoinedField(f, "Cookie", "|"), "a=1; b=2");
   EXPECT_EQ(f.count(http::field::expect), 0u);
@@ -40,7 +44,7 @@ TEST(PrepareUpstreamHeaders, StripsOnlyWhatIsOurs) {
 
   http::fields only_ours;
   only_ours.insert(http::field::cookie, "gpuaas_access=v");
-  PrepareUpstreamHeaders(only_ours, {.client_ip = "127.0.0.1"});
+  PrepareUpstreamHeaders(only_ours, {.client_ip = "127.0.0.1", .route = route});
   EXPECT_EQ(only_ours.count(http::field::cookie), 0u);
 }
 

@@ -134,7 +134,8 @@ class Session final {
     if (shared_.deps.activity != nullptr) {
       shared_.deps.activity->Note(d.host.instance_id);
     }
-    PrepareUpstreamHeaders(req, {.client_ip = client_ip_, .tls = shared_.tls, .host = view.host});
+    PrepareUpstreamHeaders(
+        req, {.client_ip = client_ip_, .tls = shared_.tls, .host = view.host, .route = d.route});
     co_return co_await Forward(head, d);
   }
 
