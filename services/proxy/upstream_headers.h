@@ -20,7 +20,7 @@ namespace gpuaas::proxy {
 struct UpstreamHeaderContext {
   std::string_view client_ip;
   bool tls = false;
-  std::string_view host;  // the Host the client asked for
+  std::string_view host;   // the Host the client asked for
   const PortRoute& route;  // where the request goes
 };
 

@@ -31,10 +31,8 @@ TEST(PrepareUpstreamHeaders, StripsOnlyWhatIsOurs) {
   f.insert(http::field::expect, "100-continue");
   f.insert("X-Forwarded-For", "10.0.0.1");
   const PortRoute route{.is_public = true};
-  PrepareUpstreamHeaders(f, {.client_ip = "127.0.0.1",
-                             .tls = true,
-                             .host = "a-1.example",
-                             .route = route});
+  PrepareUpstreamHeaders(
+      f, {.client_ip = "127.0.0.1", .tls = true, .host = "a-1.example", .route = route});
   EXPECT_EQ(JoinedField(f, "Authorization", "|"), "Basic dXNlcjpwdw==");
   EXPECT_EQ(JoinedField(f, "Cookie", "|"), "a=1; b=2");
   EXPECT_EQ(f.count(http::field::expect), 0u);
