@@ -46,8 +46,8 @@ fs::path RolePassfileDir(const std::string& admin_dsn) {
   if (std::optional<std::string> passfile = db::DsnParam(admin_dsn, "passfile")) {
     return fs::path(*passfile).parent_path() / "roles";
   }
-  return fs::temp_directory_path() /
-         absl::StrCat("gpuaas-pgpass-", getuid(), "-", db::DsnParam(admin_dsn, "port").value_or(""));
+  return fs::temp_directory_path() / absl::StrCat("gpuaas-pgpass-", getuid(), "-",
+                                                  db::DsnParam(admin_dsn, "port").value_or(""));
 }
 
 std::string ServiceDsn(const std::string& admin_dsn, std::string_view service) {
@@ -57,8 +57,8 @@ std::string ServiceDsn(const std::string& admin_dsn, std::string_view service) {
   fs::create_directories(dir, ec);
   chmod(dir.c_str(), 0700);
   const std::string passfile = (dir / role).string();
-  const int status = Run({GPUAAS_PG_SERVICE_ROLE_SCRIPT, admin_dsn, std::string(service), role,
-                          passfile});
+  const int status =
+      Run({GPUAAS_PG_SERVICE_ROLE_SCRIPT, admin_dsn, std::string(service), role, passfile});
   if (status != 0) {
     ADD_FAILURE() << "tools/pg-service-role for " << service << " exited " << status;
     return "";
@@ -70,10 +70,10 @@ std::string DropServiceRoles(const std::string& admin_dsn, const std::string& da
   // `database` is one of PgTest's own names (t_<hex>), so it needs no quoting.
   const std::string prefix = database + "_";
   absl::Status s = db::ExecWithoutTransaction(
-      admin_dsn, absl::StrCat("DO $$ DECLARE r text; BEGIN FOR r IN SELECT rolname FROM pg_roles "
-                              "WHERE starts_with(rolname, '",
-                              prefix,
-                              "') LOOP EXECUTE format('DROP ROLE %I', r); END LOOP; END $$"));
+      admin_dsn,
+      absl::StrCat("DO $$ DECLARE r text; BEGIN FOR r IN SELECT rolname FROM pg_roles "
+                   "WHERE starts_with(rolname, '",
+                   prefix, "') LOOP EXECUTE format('DROP ROLE %I', r); END LOOP; END $$"));
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(RolePassfileDir(admin_dsn), ec)) {
     if (e.path().filename().string().starts_with(prefix)) fs::remove(e.path(), ec);
