@@ -56,9 +56,8 @@ class DatabaseAttackTest : public gpuaas::testing::PgTest {
     grpc::Status s =
         stack_->instances().CreateInstance(PlatformStack::Ctx(token_).get(), req, &created);
     EXPECT_TRUE(s.ok()) << s.error_message();
-    instancepb::Instance running = stack_->WaitInstance(token_, "intruder", [](const auto& i) {
-      return i.state() == instancepb::STATE_RUNNING;
-    });
+    instancepb::Instance running = stack_->WaitInstance(
+        token_, "intruder", [](const auto& i) { return i.state() == instancepb::STATE_RUNNING; });
     EXPECT_EQ(running.state(), instancepb::STATE_RUNNING) << stack_->agent("node-a").Log();
     std::string out;
     EXPECT_TRUE(gpuaas::testing::Eventually([&] {
@@ -150,8 +149,7 @@ TEST_F(DatabaseAttackTest, WorkloadReadsDatabasePasswordFiles) {
                                         " user=postgres dbname=postgres"));
   const std::string out = RunInWorkload(script);
   for (size_t i = 0; i < files.size(); ++i) {
-    EXPECT_EQ(Line(out, absl::StrCat("file", i)), absl::StrCat("file", i, " refused"))
-        << files[i];
+    EXPECT_EQ(Line(out, absl::StrCat("file", i)), absl::StrCat("file", i, " refused")) << files[i];
   }
   EXPECT_TRUE(Line(out, "socket").starts_with("socket rc=2 ")) << out;
   // The files are there, and each service reads its own (it connected with it).
@@ -180,9 +178,9 @@ TEST_F(DatabaseAttackTest, ServiceRoleRunsProgramsOnTheHost) {
   const std::string marker = (dir_.path() / "pwned").string();
   // A table of its own to copy into: what stops the attack is the program, not the table.
   ASSERT_TRUE(db::ExecWithoutTransaction(stock, "CREATE TABLE stock.attack (line text)").ok());
-  EXPECT_FALSE(db::ExecWithoutTransaction(
-                   stock, "COPY stock.attack FROM PROGRAM 'touch " + marker + "'")
-                   .ok());
+  EXPECT_FALSE(
+      db::ExecWithoutTransaction(stock, "COPY stock.attack FROM PROGRAM 'touch " + marker + "'")
+          .ok());
   EXPECT_FALSE(std::filesystem::exists(marker));
   EXPECT_FALSE(db::ExecWithoutTransaction(stock, "SELECT pg_read_file('/etc/hostname')").ok());
 }
