@@ -115,9 +115,10 @@ TEST_F(StorageAttackTest, RestartAfterTheIdWasTakenDoesNotMountTheNewOwnersStora
   stack_->CreateStorage(attacker_, "team-data");
   const std::string b_uid = GetStorage(attacker_, "team-data").storage_uid();
   ASSERT_TRUE(Create(attacker_, "b-old", "team-data", "b-own").ok());
-  ASSERT_TRUE(Is(stack_->WaitInstance(attacker_, "b-old",
-                                      [](const auto& i) { return Is(i, instancepb::STATE_RUNNING); }),
-                 instancepb::STATE_RUNNING))
+  ASSERT_TRUE(
+      Is(stack_->WaitInstance(attacker_, "b-old",
+                              [](const auto& i) { return Is(i, instancepb::STATE_RUNNING); }),
+         instancepb::STATE_RUNNING))
       << stack_->instance().Log();
   EXPECT_EQ(FirstWords("b-old", 1), "wrote\n");
   Stop(attacker_, "b-old");
