@@ -121,7 +121,8 @@ Reconciler::Outcome Reconciler::Attach(db::Tx& tx, const WorkRow& row, absl::Sta
                  absl::StrCat("storage ", row.storage_id, " has no host path to mount"));
       return Outcome::kDone;
     }
-    repo_.SetAttached(tx, row.instance_id, attached->mount_source().host_path());
+    repo_.SetAttached(tx, row.instance_id, attached->mount_source().host_path(),
+                      attached->storage_uid());
     return Outcome::kDone;
   }
   if (absl::IsNotFound(attached.status())) {

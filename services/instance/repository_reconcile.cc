@@ -105,10 +105,13 @@ void ReconcileRepository::SetClaimed(db::Tx& tx, const std::string& instance_id,
 }
 
 void ReconcileRepository::SetAttached(db::Tx& tx, const std::string& instance_id,
-                                      const std::string& host_path) {
+                                      const std::string& host_path,
+                                      const std::string& storage_uid) {
   constexpr std::string_view kSetAttached =
-      "UPDATE instance.instances SET attached = true, host_path = $2 WHERE instance_id = $1";
-  tx.Exec(kSetAttached, instance_id, host_path);
+      "UPDATE instance.instances SET attached = true, host_path = $2, "
+      "storage_uid = CASE WHEN storage_uid = '' THEN $3 ELSE storage_uid END "
+      "WHERE instance_id = $1";
+  tx.Exec(kSetAttached, instance_id, host_path, storage_uid);
 }
 
 void ReconcileRepository::Publish(db::Tx& tx, const std::string& instance_id,
