@@ -22,4 +22,13 @@ absl::Status AuthorizeStorageData(const StorageGrant& grant, std::string_view st
   return absl::OkStatus();
 }
 
+absl::Status AuthorizeStorageMount(const StorageIdentity& bound, const StorageIdentity& storage) {
+  const bool same_tenant = !bound.tenant_id.empty() && bound.tenant_id == storage.tenant_id;
+  const bool same_identity = bound.storage_uid.empty() || bound.storage_uid == storage.storage_uid;
+  if (!same_tenant || !same_identity) {
+    return absl::NotFoundError("storage not found");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace gpuaas::authz

@@ -1,6 +1,7 @@
 // Who may read or write a storage's data through the S3 data plane. Two kinds of callers reach
 // it: a user or service with an access token (a Principal), and an S3 accessor key, which is
-// scoped to one storage and may be read-only. Both decisions are made here and nowhere else.
+// scoped to one storage and may be read-only. Both decisions are made here and nowhere else,
+// and so is which storage an instance may mount.
 #pragma once
 
 #include <string>
@@ -34,5 +35,18 @@ absl::Status AuthorizeStorageData(const Principal& p, std::string_view storage_t
 // PERMISSION_DENIED).
 absl::Status AuthorizeStorageData(const StorageGrant& grant, std::string_view storage_id,
                                   DataAction action);
+
+// A storage as an instance was bound to it (at its create), or as the storage is now.
+struct StorageIdentity {
+  std::string_view tenant_id;
+  // Storage.storage_uid: never passed on to a later storage of the same storage_id.
+  std::string_view storage_uid;
+};
+
+// May an instance bound to `bound` mount `storage`? Only a storage of the instance's tenant
+// with the identity the instance was bound to; anything else is NOT_FOUND "storage not found"
+// (as another tenant's storage is everywhere). An empty bound.storage_uid (an instance created
+// before storages had identities) is checked by tenant alone. Pure.
+absl::Status AuthorizeStorageMount(const StorageIdentity& bound, const StorageIdentity& storage);
 
 }  // namespace gpuaas::authz

@@ -63,5 +63,33 @@ TEST(AuthorizeStorageData, GrantIsScopedToOneStorage) {
             absl::StatusCode::kNotFound);
 }
 
+// The instance's tenant and bound identity against the storage found under its storage_id.
+TEST(AuthorizeStorageMount, OnlyTheBoundStorageOfTheInstancesTenant) {
+  const StorageIdentity kBound{.tenant_id = "ten-b", .storage_uid = "vol_b"};
+  EXPECT_TRUE(AuthorizeStorageMount(kBound, {.tenant_id = "ten-b", .storage_uid = "vol_b"}).ok());
+  // The id reused by another tenant after the bound storage was deleted.
+  EXPECT_EQ(AuthorizeStorageMount(kBound, {.tenant_id = "ten-a", .storage_uid = "vol_a"}).code(),
+            absl::StatusCode::kNotFound);
+  // Reused by the same tenant: still another storage.
+  EXPECT_EQ(AuthorizeStorageMount(kBound, {.tenant_id = "ten-b", .storage_uid = "vol_c"}).code(),
+            absl::StatusCode::kNotFound);
+  // Another tenant's storage, whatever identity is claimed.
+  EXPECT_EQ(AuthorizeStorageMount(kBound, {.tenant_id = "ten-a", .storage_uid = "vol_b"}).code(),
+            absl::StatusCode::kNotFound);
+  // No tenant named: nothing is the caller's.
+  EXPECT_EQ(AuthorizeStorageMount({.storage_uid = "vol_b"},
+                                  {.tenant_id = "ten-b", .storage_uid = "vol_b"})
+                .code(),
+            absl::StatusCode::kNotFound);
+  // An instance created before identities: its tenant decides.
+  EXPECT_TRUE(
+      AuthorizeStorageMount({.tenant_id = "ten-b"}, {.tenant_id = "ten-b", .storage_uid = "x"})
+          .ok());
+  EXPECT_EQ(
+      AuthorizeStorageMount({.tenant_id = "ten-b"}, {.tenant_id = "ten-a", .storage_uid = "x"})
+          .code(),
+      absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace gpuaas::authz

@@ -7,6 +7,8 @@
 //   client::StorageClient storage(channel, absl::Seconds(2));
 //   storage::v1::AttachStorageRequest req;
 //   req.set_storage_id(storage_id);
+//   req.set_tenant_id(instance_tenant_id);
+//   req.set_storage_uid(bound_storage_uid);
 //   req.set_instance_id(instance_id);
 //   req.set_node_id(node_id);
 //   GPUAAS_ASSIGN_OR_RETURN(

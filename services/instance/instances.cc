@@ -70,9 +70,10 @@ absl::Status QuotaAllows(const std::string& tenant, const auth::v1::Quota& quota
   return absl::OkStatus();
 }
 
-// The storage a create names, as GetStorage answered: the tenant's own and READY.
-absl::Status CheckStorage(const absl::StatusOr<storage::v1::Storage>& storage,
-                          const std::string& tenant, const std::string& storage_id) {
+// The storage a create names, as GetStorage answered: the tenant's own and READY. Its
+// identity, which the instance is bound to.
+absl::StatusOr<std::string> CheckStorage(const absl::StatusOr<storage::v1::Storage>& storage,
+                                         const std::string& tenant, const std::string& storage_id) {
   if (!storage.ok()) return Named(storage.status(), "storage_id", storage_id);
   if (storage->tenant_id() != tenant) {
     return absl::NotFoundError(absl::StrCat("storage_id: ", storage_id, " not found"));
@@ -80,13 +81,13 @@ absl::Status CheckStorage(const absl::StatusOr<storage::v1::Storage>& storage,
   if (storage->state() != storage::v1::STORAGE_STATE_READY) {
     return absl::FailedPreconditionError(absl::StrCat("storage_id: ", storage_id, " is not READY"));
   }
-  return absl::OkStatus();
+  return storage->storage_uid();
 }
 
 // The instance a create stores.
 pb::Instance NewInstance(const pb::CreateInstanceRequest& req, const std::string& tenant,
                          const stock::v1::Spec& spec, const pb::Template& effective,
-                         const std::string& image_ref) {
+                         const std::string& image_ref, const std::string& storage_uid) {
   pb::Instance instance;
   instance.set_instance_id(req.instance_id().empty() ? "i" + NewId("").substr(0, 20)
                                                      : req.instance_id());
@@ -96,6 +97,7 @@ pb::Instance NewInstance(const pb::CreateInstanceRequest& req, const std::string
   instance.set_gpu_num(spec.gpu_num());
   instance.set_image(image_ref);
   instance.set_storage_id(req.storage_id());
+  instance.set_storage_uid(storage_uid);
   *instance.mutable_template_() = effective;
   if (req.has_idle_timeout()) *instance.mutable_idle_timeout() = req.idle_timeout();
   if (req.has_max_run_time()) *instance.mutable_max_run_time() = req.max_run_time();
@@ -259,13 +261,15 @@ absl::Status Instances::CreateInstance(const authz::Principal& p,
     return absl::FailedPreconditionError(
         absl::StrCat("spec_name: ", req.spec_name(), " is deprecated; pick another spec"));
   }
+  std::string storage_uid;
   if (lookups.storage_call) {
-    GPUAAS_RETURN_IF_ERROR(CheckStorage(lookups.storage_call->Wait(), tenant, req.storage_id()));
+    GPUAAS_ASSIGN_OR_RETURN(storage_uid,
+                            CheckStorage(lookups.storage_call->Wait(), tenant, req.storage_id()));
   }
   const bool quota_cached = lookups.cached_quota.has_value();
   GPUAAS_ASSIGN_OR_RETURN(const auth::v1::Quota quota, AwaitQuota(lookups, tenant));
 
-  const pb::Instance instance = NewInstance(req, tenant, spec, effective, image_ref);
+  const pb::Instance instance = NewInstance(req, tenant, spec, effective, image_ref, storage_uid);
   const std::string fingerprint = absl::StrCat(tenant, "/", service::Fingerprint(req));
   bool created = false;
   absl::Status inserted = InsertNew(instance, fingerprint, quota, out, created);

@@ -32,6 +32,9 @@ struct WorkRow {
   std::string spec_name;
   int32_t gpu_num = 0;
   std::string storage_id;
+  // The identity of storage_id's storage when the instance was created; "" for none (or an
+  // instance created before identities).
+  std::string storage_uid;
   pb::Template tmpl;
   pb::DesiredState desired = pb::DESIRED_STATE_UNSPECIFIED;
   pb::State state = pb::STATE_UNSPECIFIED;

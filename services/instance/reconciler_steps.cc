@@ -105,6 +105,10 @@ Reconciler::Outcome Reconciler::Attach(db::Tx& tx, const WorkRow& row, absl::Sta
   }
   storagepb::AttachStorageRequest req;
   req.set_storage_id(row.storage_id);
+  // The storage service mounts only the instance's tenant's storage of the identity bound at
+  // create, checked at every start: the id may have passed to another storage since.
+  req.set_tenant_id(row.tenant_id);
+  req.set_storage_uid(row.storage_uid);
   req.set_instance_id(row.instance_id);
   req.set_node_id(row.node_id);
   // Read-write only when some volume writes: any number of instances may read a storage.
@@ -117,7 +121,14 @@ Reconciler::Outcome Reconciler::Attach(db::Tx& tx, const WorkRow& row, absl::Sta
                  absl::StrCat("storage ", row.storage_id, " has no host path to mount"));
       return Outcome::kDone;
     }
-    repo_.SetAttached(tx, row.instance_id, attached->mount_source().host_path());
+    repo_.SetAttached(tx, row.instance_id, attached->mount_source().host_path(),
+                      attached->storage_uid());
+    return Outcome::kDone;
+  }
+  if (absl::IsNotFound(attached.status())) {
+    repo_.Fail(tx, row.instance_id, pb::REASON_STORAGE_ERROR,
+               absl::StrCat("storage ", row.storage_id,
+                            " not found: the storage this instance was created with is gone"));
     return Outcome::kDone;
   }
   if (IsPermanent(attached.status())) {

@@ -16,7 +16,7 @@ namespace {
   "array_to_string(gpu_uuids, ','), mig_partition, ports, revision, "                            \
   GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("update_time") ", "                    \
   GPUAAS_SQL_MICROS("start_time") ", " GPUAAS_SQL_MICROS("stop_time") ", "                       \
-  "delete_time IS NOT NULL, request_hash"
+  "delete_time IS NOT NULL, request_hash, storage_uid"
 #define GPUAAS_INSTANCE_FROM "SELECT " GPUAAS_INSTANCE_COLUMNS " FROM instance.instances "
 
 // A usage record clipped to [$a, $b): its seconds inside, and their price.
@@ -63,6 +63,7 @@ InstanceRow InstanceFromRow(const db::Row& r) {
   if (auto t = r.GetOptionalTime(23)) *i.mutable_stop_time() = ToProtoTime(*t);
   row.deleted = r.Get<bool>(24);
   row.request_hash = r.Get<std::string>(25);
+  i.set_storage_uid(r.Get<std::string>(26));
   return row;
 }
 
@@ -86,15 +87,15 @@ InstanceRow InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string&
   // RETURNING: the row as the triggers left it (revision), without a read after the write.
   constexpr std::string_view kInsert =
       "INSERT INTO instance.instances (instance_id, tenant_id, name, spec_name, gpu_num, image, "
-      "storage_id, template, idle_timeout_s, max_run_time_s, request_hash, desired_state, state) "
-      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
+      "storage_id, template, idle_timeout_s, max_run_time_s, request_hash, desired_state, state, "
+      "storage_uid) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) "
       "RETURNING " GPUAAS_INSTANCE_COLUMNS;
   return InstanceFromRow(*tx.Exec(kInsert, i.instance_id(), i.tenant_id(), i.name(), i.spec_name(),
                                   i.gpu_num(), i.image(), i.storage_id(),
                                   db::Bytes{i.template_().SerializeAsString()},
                                   static_cast<int64_t>(i.idle_timeout().seconds()),
                                   static_cast<int64_t>(i.max_run_time().seconds()), request_hash,
-                                  pb::DESIRED_STATE_RUNNING, pb::STATE_PENDING)
+                                  pb::DESIRED_STATE_RUNNING, pb::STATE_PENDING, i.storage_uid())
                               .First());
 }
 

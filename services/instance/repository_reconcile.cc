@@ -49,6 +49,7 @@ WorkRow WorkRowFromRow(const db::Row& r) {
   if (ports.ParseFromString(r.GetBytes(29))) w.ports = ports.ports();
   w.last_active_time = r.GetOptionalTime(30);
   w.proxy_token = r.Get<std::string>(31);
+  w.storage_uid = r.Get<std::string>(32);
   return w;
 }
 
@@ -105,10 +106,13 @@ void ReconcileRepository::SetClaimed(db::Tx& tx, const std::string& instance_id,
 }
 
 void ReconcileRepository::SetAttached(db::Tx& tx, const std::string& instance_id,
-                                      const std::string& host_path) {
+                                      const std::string& host_path,
+                                      const std::string& storage_uid) {
   constexpr std::string_view kSetAttached =
-      "UPDATE instance.instances SET attached = true, host_path = $2 WHERE instance_id = $1";
-  tx.Exec(kSetAttached, instance_id, host_path);
+      "UPDATE instance.instances SET attached = true, host_path = $2, "
+      "storage_uid = CASE WHEN storage_uid = '' THEN $3 ELSE storage_uid END "
+      "WHERE instance_id = $1";
+  tx.Exec(kSetAttached, instance_id, host_path, storage_uid);
 }
 
 void ReconcileRepository::Publish(db::Tx& tx, const std::string& instance_id,

@@ -41,8 +41,10 @@ class ReconcileRepository final {
   void SetClaimed(db::Tx& tx, const std::string& instance_id, const std::string& stock_id,
                   const std::string& node_id, const std::vector<std::string>& gpu_uuids,
                   const std::string& mig_partition);
-  // kAttach.
-  void SetAttached(db::Tx& tx, const std::string& instance_id, const std::string& host_path);
+  // kAttach. An instance created before storages had identities is bound to `storage_uid`
+  // (the attached storage's) from its first attach on.
+  void SetAttached(db::Tx& tx, const std::string& instance_id, const std::string& host_path,
+                   const std::string& storage_uid);
   // kPublish: the workload joins its node's set; the node gets a row so that a node which never
   // shows up is lost like one that went away.
   void Publish(db::Tx& tx, const std::string& instance_id, const std::string& node_id);

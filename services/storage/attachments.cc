@@ -1,6 +1,7 @@
 #include "services/storage/attachments.h"
 
 #include "absl/strings/str_cat.h"
+#include "libs/authz/storage_access.h"
 #include "libs/authz/tenant_scope.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
@@ -19,21 +20,32 @@ absl::Status Attachments::AttachStorage(const authz::Principal& p,
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
   GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
+  if (!req.storage_uid().empty()) {
+    GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("storage_uid", req.storage_uid(), "_"));
+  }
   GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(
       authz::RequirePower(p, authz::Power::kServiceCalls, "attaching a storage"));
   std::string backend_class;
+  std::string volume_id;
   // The storage's row lock orders this against other attaches and against DeleteStorage,
   // which checks for attachments under the same lock.
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.attach", [&](db::Tx& tx) -> absl::Status {
     std::optional<StorageRow> row = repo_.GetStorage(tx, scope, req.storage_id(), /*lock=*/true);
     if (!row) return absl::NotFoundError("storage not found");
     const pb::Storage& s = row->storage;
+    // Checked at every attach, so at every start: the id may have passed to another storage
+    // since the instance was bound to it.
+    GPUAAS_RETURN_IF_ERROR(authz::AuthorizeStorageMount(
+        {.tenant_id = req.tenant_id(), .storage_uid = req.storage_uid()},
+        {.tenant_id = s.tenant_id(), .storage_uid = s.storage_uid()}));
     if (s.state() != pb::STORAGE_STATE_READY) {
       return absl::FailedPreconditionError(absl::StrCat(
           "storage ", s.storage_id(), " is ", pb::StorageState_Name(s.state()), ", not READY"));
     }
     backend_class = s.backend_class();
+    volume_id = s.storage_uid();
     if (std::optional<pb::Attachment> held =
             repo_.GetAttachment(tx, s.storage_id(), req.instance_id())) {
       if (held->node_id() != req.node_id() || held->read_only() != req.read_only()) {
@@ -42,6 +54,7 @@ absl::Status Attachments::AttachStorage(const authz::Principal& p,
             Mode(held->read_only()), " on node ", held->node_id(), ": detach it first"));
       }
       out = *std::move(held);
+      out.set_storage_uid(s.storage_uid());
       return absl::OkStatus();
     }
     if (!req.read_only()) {
@@ -58,11 +71,11 @@ absl::Status Attachments::AttachStorage(const authz::Principal& p,
     a.set_read_only(req.read_only());
     repo_.InsertAttachment(tx, a);
     out = *repo_.GetAttachment(tx, s.storage_id(), req.instance_id());
+    out.set_storage_uid(s.storage_uid());
     return absl::OkStatus();
   }));
   GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(backend_class));
-  GPUAAS_ASSIGN_OR_RETURN(MountSource mount,
-                          backend->MountSourceFor(req.storage_id(), req.node_id()));
+  GPUAAS_ASSIGN_OR_RETURN(MountSource mount, backend->MountSourceFor(volume_id, req.node_id()));
   out.mutable_mount_source()->set_host_path(std::move(mount.host_path));
   return absl::OkStatus();
 }
@@ -77,12 +90,14 @@ absl::Status Attachments::DetachStorage(const authz::Principal& p,
       authz::RequirePower(p, authz::Power::kServiceCalls, "detaching a storage"));
   std::optional<pb::Attachment> removed;
   std::string backend_class;
+  std::string volume_id;
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.detach", [&](db::Tx& tx) -> absl::Status {
     removed.reset();
     std::optional<StorageRow> row = repo_.GetStorage(tx, scope, req.storage_id(), /*lock=*/true);
     // Nothing attached to detach: a retry, or a storage gone since.
     if (!row) return absl::OkStatus();
     backend_class = row->storage.backend_class();
+    volume_id = row->storage.storage_uid();
     removed = repo_.DeleteAttachment(tx, req.storage_id(), req.instance_id());
     return absl::OkStatus();
   }));
@@ -91,7 +106,7 @@ absl::Status Attachments::DetachStorage(const authz::Principal& p,
   // The workload wrote through its mount, past the volume's own accounting.
   absl::StatusOr<Backend*> backend = backends_.Find(backend_class);
   absl::Status recounted = backend.status();
-  if (recounted.ok()) recounted = (*backend)->Recount(req.storage_id()).status();
+  if (recounted.ok()) recounted = (*backend)->Recount(volume_id).status();
   if (!recounted.ok()) {
     Logger("storage")->warn("storage {}: recounting usage after detaching instance {}: {}",
                             req.storage_id(), req.instance_id(), recounted.ToString());

@@ -142,19 +142,22 @@ class Backend {
   // The spec's backend class this backend serves ("local").
   virtual std::string_view backend_class() const = 0;
 
+  // Volumes are named by volume_id, the storage's identity (Storage.storage_uid), never by its
+  // reusable storage_id: a storage created under a deleted one's id gets a volume of its own.
+  //
   // Idempotent: an existing volume is kept as it is.
-  virtual absl::Status CreateVolume(std::string_view storage_id) = 0;
+  virtual absl::Status CreateVolume(std::string_view volume_id) = 0;
   // Removes the volume and everything in it; OK when it does not exist (a retry after a crash).
-  virtual absl::Status DeleteVolume(std::string_view storage_id) = 0;
+  virtual absl::Status DeleteVolume(std::string_view volume_id) = 0;
   // The volume with the storage's current limits. NOT_FOUND when it was never created.
-  virtual absl::StatusOr<std::shared_ptr<Volume>> OpenVolume(std::string_view storage_id,
+  virtual absl::StatusOr<std::shared_ptr<Volume>> OpenVolume(std::string_view volume_id,
                                                              const VolumeLimits& limits) = 0;
   // Where a runtime on `node_id` finds the volume. Attachment bookkeeping is the service's.
-  virtual absl::StatusOr<MountSource> MountSourceFor(std::string_view storage_id,
+  virtual absl::StatusOr<MountSource> MountSourceFor(std::string_view volume_id,
                                                      std::string_view node_id) = 0;
   // Re-counts a volume's bytes and files from what is really stored (after a workload wrote to
   // it through its mount). NOT_FOUND when it was never created.
-  virtual absl::StatusOr<VolumeUsage> Recount(std::string_view storage_id) = 0;
+  virtual absl::StatusOr<VolumeUsage> Recount(std::string_view volume_id) = 0;
   // Drops multipart uploads created before `cutoff` in every volume; returns how many.
   virtual absl::StatusOr<int> ExpireUploads(absl::Time cutoff) = 0;
 };

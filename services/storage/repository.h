@@ -43,6 +43,7 @@ struct BucketRow {
   absl::Time create_time;
   int64_t size_bytes = 0;
   int64_t max_files = 0;
+  std::string storage_uid;
 };
 
 class Repository final {

@@ -11,8 +11,8 @@ namespace {
   GPUAAS_SQL_MICROS("expire_time") ", " GPUAAS_SQL_MICROS("create_time")                    \
   " FROM storage.accessors "
 #define GPUAAS_BUCKET_FROM                                                                   \
-  "SELECT storage_id, tenant_id, " GPUAAS_SQL_MICROS("create_time") ", size_bytes, max_files " \
-  "FROM storage.storages "
+  "SELECT storage_id, tenant_id, " GPUAAS_SQL_MICROS("create_time") ", size_bytes, max_files, " \
+  "storage_uid FROM storage.storages "
 // clang-format on
 
 pb::Accessor AccessorFromRow(const db::Row& r) {
@@ -33,7 +33,8 @@ BucketRow BucketFromRow(const db::Row& r) {
                    .tenant_id = r.Get<std::string>(1),
                    .create_time = r.GetTime(2),
                    .size_bytes = r.Get<int64_t>(3),
-                   .max_files = r.Get<int64_t>(4)};
+                   .max_files = r.Get<int64_t>(4),
+                   .storage_uid = r.Get<std::string>(5)};
 }
 
 }  // namespace

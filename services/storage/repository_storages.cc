@@ -11,7 +11,7 @@ namespace {
 #define GPUAAS_STORAGE_FROM                                                                    \
   "SELECT storage_id, tenant_id, name, spec_name, backend_class, size_bytes, max_files, "      \
   "state, request_hash, " GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("update_time") \
-  " FROM storage.storages "
+  ", storage_uid FROM storage.storages "
 // clang-format on
 
 StorageRow StorageFromRow(const db::Row& r) {
@@ -28,6 +28,7 @@ StorageRow StorageFromRow(const db::Row& r) {
   row.request_hash = r.Get<std::string>(8);
   *s.mutable_create_time() = ToProtoTime(r.GetTime(9));
   *s.mutable_update_time() = ToProtoTime(r.GetTime(10));
+  s.set_storage_uid(r.Get<std::string>(11));
   return row;
 }
 
@@ -47,9 +48,10 @@ int64_t Repository::ReservedBytes(db::Tx& tx, const std::string& tenant_id) {
 void Repository::InsertStorage(db::Tx& tx, const pb::Storage& s, const std::string& request_hash) {
   constexpr std::string_view kInsertStorage =
       "INSERT INTO storage.storages (storage_id, tenant_id, name, spec_name, backend_class, "
-      "size_bytes, max_files, state, request_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+      "size_bytes, max_files, state, request_hash, storage_uid) "
+      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
   tx.Exec(kInsertStorage, s.storage_id(), s.tenant_id(), s.name(), s.spec_name(), s.backend_class(),
-          s.size_bytes(), s.max_files(), s.state(), request_hash);
+          s.size_bytes(), s.max_files(), s.state(), request_hash, s.storage_uid());
 }
 
 std::optional<StorageRow> Repository::GetStorageById(db::Tx& tx, const std::string& storage_id) {

@@ -99,6 +99,8 @@ absl::StatusOr<absl::Duration> AccessorTtl(std::string_view field,
 
 std::string NewStorageId() { return NewId("stg-"); }
 
+std::string NewStorageUid() { return NewId("vol_"); }
+
 std::string NewAccessKeyId() {
   std::string id(kKeyIdPrefix);
   for (char b : RandomBytes(static_cast<int>(kKeyIdLength - kKeyIdPrefix.size()))) {

@@ -51,6 +51,11 @@ absl::StatusOr<absl::Duration> AccessorTtl(std::string_view field,
 // A new server-chosen storage id: "stg-" and 26 characters of [a-z2-7] (a valid storage id).
 std::string NewStorageId();
 
+// A new storage identity (Storage.storage_uid): "vol_" and 26 characters of [a-z2-7]. Never a
+// valid storage id ('_'), so it cannot equal the storage_id that storages created before
+// identities keep as theirs.
+std::string NewStorageUid();
+
 // A new S3 access key id (see ValidateAccessKeyId) and secret access key (40 characters of
 // [A-Za-z0-9+/], 240 random bits), from OpenSSL's CSPRNG.
 std::string NewAccessKeyId();

@@ -77,6 +77,11 @@ TEST(StorageRulesTest, StorageIdsAreBucketNames) {
   EXPECT_NE(NewStorageId(), NewStorageId());
 }
 
+TEST(StorageRulesTest, StorageUidsAreNeverStorageIds) {
+  EXPECT_FALSE(ValidateStorageId("storage_id", NewStorageUid()).ok());
+  EXPECT_NE(NewStorageUid(), NewStorageUid());
+}
+
 TEST(StorageRulesTest, AccessKeysHaveAwsShapes) {
   std::set<std::string> ids, secrets;
   for (int i = 0; i < 100; ++i) {

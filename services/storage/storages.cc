@@ -56,8 +56,7 @@ absl::Status Storages::CreateStorage(const authz::Principal& p,
   const std::string fingerprint = service::Fingerprint(req);
   const std::string label = rpc::PrincipalLabel(p);
 
-  std::string storage_id;
-  std::string backend_class;
+  pb::Storage created;
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.create_storage", [&](db::Tx& tx) {
     repo_.LockTenant(tx, tenant);
     absl::StatusOr<service::CreateOutcome> outcome = log_.Create(
@@ -78,6 +77,7 @@ absl::Status Storages::CreateStorage(const authz::Principal& p,
               CheckQuota(tenant, repo_.ReservedBytes(tx, tenant), spec->size_bytes(), quota));
           pb::Storage s;
           s.set_storage_id(id);
+          s.set_storage_uid(NewStorageUid());
           s.set_tenant_id(tenant);
           s.set_name(req.name());
           s.set_spec_name(spec->spec_name());
@@ -91,14 +91,14 @@ absl::Status Storages::CreateStorage(const authz::Principal& p,
     if (!outcome.ok()) return outcome.status();
     std::optional<StorageRow> row = repo_.GetStorageById(tx, outcome->id);
     if (!row) return StorageNotFound();  // created, then deleted since
-    storage_id = row->storage.storage_id();
-    backend_class = row->storage.backend_class();
-    if (row->storage.state() != pb::STORAGE_STATE_CREATING) backend_class.clear();
+    created = std::move(row->storage);
     return absl::OkStatus();
   }));
   // A retry of a create cut short before its volume was made finishes it.
-  if (!backend_class.empty()) GPUAAS_RETURN_IF_ERROR(FinishCreate(storage_id, backend_class));
-  return Describe(scope, storage_id, out);
+  if (created.state() == pb::STORAGE_STATE_CREATING) {
+    GPUAAS_RETURN_IF_ERROR(FinishCreate(created));
+  }
+  return Describe(scope, created.storage_id(), out);
 }
 
 absl::Status Storages::GetStorage(const authz::Principal& p, const pb::GetStorageRequest& req,
@@ -223,7 +223,7 @@ absl::Status Storages::DeleteStorage(const authz::Principal& p, const pb::Delete
   GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
   GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "deleting a storage"));
-  std::string backend_class;
+  pb::Storage deleting;
   // The mark is committed before any byte is removed: from here on the storage is gone for the
   // data plane, and whoever comes next (a retry, a restart) finishes the delete.
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.mark_deleting", [&](db::Tx& tx) {
@@ -239,18 +239,18 @@ absl::Status Storages::DeleteStorage(const authz::Principal& p, const pb::Delete
     if (s.state() != pb::STORAGE_STATE_DELETING) {
       repo_.SetState(tx, s.storage_id(), s.state(), pb::STORAGE_STATE_DELETING);
     }
-    backend_class = s.backend_class();
+    deleting = s;
     return absl::OkStatus();
   }));
-  GPUAAS_RETURN_IF_ERROR(FinishDelete(req.storage_id(), backend_class));
+  GPUAAS_RETURN_IF_ERROR(FinishDelete(deleting));
   out.Clear();
   return absl::OkStatus();
 }
 
-absl::Status Storages::FinishCreate(const std::string& storage_id,
-                                    const std::string& backend_class) {
-  GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(backend_class));
-  GPUAAS_RETURN_IF_ERROR(backend->CreateVolume(storage_id));
+absl::Status Storages::FinishCreate(const pb::Storage& storage) {
+  const std::string& storage_id = storage.storage_id();
+  GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(storage.backend_class()));
+  GPUAAS_RETURN_IF_ERROR(backend->CreateVolume(storage.storage_uid()));
   bool gone = false;
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.mark_ready", [&](db::Tx& tx) {
     gone = false;
@@ -258,13 +258,14 @@ absl::Status Storages::FinishCreate(const std::string& storage_id,
       return absl::OkStatus();
     }
     std::optional<StorageRow> now = repo_.GetStorageById(tx, storage_id);
-    gone = !now || now->storage.state() == pb::STORAGE_STATE_DELETING;
+    gone = !now || now->storage.storage_uid() != storage.storage_uid() ||
+           now->storage.state() == pb::STORAGE_STATE_DELETING;
     return absl::OkStatus();
   }));
   if (!gone) return absl::OkStatus();
   // Deleted while its volume was being made: the delete may have removed the volume before
   // CreateVolume made it again, so remove it once more.
-  if (absl::Status s = backend->DeleteVolume(storage_id); !s.ok()) {
+  if (absl::Status s = backend->DeleteVolume(storage.storage_uid()); !s.ok()) {
     Logger("storage")->warn(
         "storage {}: removing the volume of a storage deleted while created: {}", storage_id,
         s.ToString());
@@ -273,12 +274,11 @@ absl::Status Storages::FinishCreate(const std::string& storage_id,
       absl::StrCat("storage ", storage_id, " was deleted while it was being created"));
 }
 
-absl::Status Storages::FinishDelete(const std::string& storage_id,
-                                    const std::string& backend_class) {
-  GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(backend_class));
-  GPUAAS_RETURN_IF_ERROR(backend->DeleteVolume(storage_id));
+absl::Status Storages::FinishDelete(const pb::Storage& storage) {
+  GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(storage.backend_class()));
+  GPUAAS_RETURN_IF_ERROR(backend->DeleteVolume(storage.storage_uid()));
   return pool_.RunInTransaction("storage.delete_storage", [&](db::Tx& tx) {
-    repo_.DeleteStorage(tx, storage_id);
+    repo_.DeleteStorage(tx, storage.storage_id());
     return absl::OkStatus();
   });
 }
@@ -296,7 +296,8 @@ absl::Status Storages::Describe(const std::string& scope, const std::string& sto
   }));
   if (out.state() != pb::STORAGE_STATE_READY) return absl::OkStatus();
   GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(out.backend_class()));
-  absl::StatusOr<std::shared_ptr<Volume>> volume = backend->OpenVolume(storage_id, LimitsOf(out));
+  absl::StatusOr<std::shared_ptr<Volume>> volume =
+      backend->OpenVolume(out.storage_uid(), LimitsOf(out));
   if (absl::IsNotFound(volume.status())) {
     return absl::InternalError(absl::StrCat(
         "storage ", storage_id, ": its volume is missing from backend ", out.backend_class()));
@@ -325,7 +326,7 @@ absl::StatusOr<int> Storages::ResumeCreates() {
   GPUAAS_ASSIGN_OR_RETURN(std::vector<pb::Storage> creating, InState(pb::STORAGE_STATE_CREATING));
   int finished = 0;
   for (const pb::Storage& s : creating) {
-    if (absl::Status st = FinishCreate(s.storage_id(), s.backend_class()); !st.ok()) {
+    if (absl::Status st = FinishCreate(s); !st.ok()) {
       Logger("storage")->warn("storage {}: finishing its create: {}", s.storage_id(),
                               st.ToString());
       continue;
@@ -339,7 +340,7 @@ absl::StatusOr<int> Storages::ResumeDeletes() {
   GPUAAS_ASSIGN_OR_RETURN(std::vector<pb::Storage> deleting, InState(pb::STORAGE_STATE_DELETING));
   int finished = 0;
   for (const pb::Storage& s : deleting) {
-    if (absl::Status st = FinishDelete(s.storage_id(), s.backend_class()); !st.ok()) {
+    if (absl::Status st = FinishDelete(s); !st.ok()) {
       Logger("storage")->warn("storage {}: finishing its delete: {}", s.storage_id(),
                               st.ToString());
       continue;

@@ -52,10 +52,11 @@ class Storages final {
   absl::StatusOr<int> ResumeDeletes();
 
  private:
-  // CREATING -> volume -> READY.
-  absl::Status FinishCreate(const std::string& storage_id, const std::string& backend_class);
+  // CREATING -> volume -> READY. Volumes are named by storage_uid, never by the reusable
+  // storage_id, so a later storage of the same id never sees this one's bytes.
+  absl::Status FinishCreate(const pb::Storage& storage);
   // DELETING -> no volume -> no row.
-  absl::Status FinishDelete(const std::string& storage_id, const std::string& backend_class);
+  absl::Status FinishDelete(const pb::Storage& storage);
   // The storages in `state`, for the resume passes.
   absl::StatusOr<std::vector<pb::Storage>> InState(pb::StorageState state);
   // The storage as the API shows one: attachments, and usage when READY.

@@ -11,7 +11,8 @@ s3::Bucket ToBucket(BucketRow row) {
   return s3::Bucket{.storage_id = std::move(row.storage_id),
                     .tenant_id = std::move(row.tenant_id),
                     .create_time = row.create_time,
-                    .limits = {.max_bytes = row.size_bytes, .max_files = row.max_files}};
+                    .limits = {.max_bytes = row.size_bytes, .max_files = row.max_files},
+                    .volume_id = std::move(row.storage_uid)};
 }
 
 }  // namespace

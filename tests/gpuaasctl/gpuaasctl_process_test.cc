@@ -649,7 +649,12 @@ TEST_F(GpuaasctlStorageProcessTest, StorageSpecsStoragesAndAccessorsThroughTheir
            "my models"});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(Words(After(r.out, "state:")), std::vector<std::string>{"ready"}) << r;
-  EXPECT_TRUE(fs::is_directory(storage_data() / "volumes" / "models"));
+  // The volume's directory is named by the storage's identity, never its reusable id.
+  r = Run({"storages", "get", "models", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const std::string models_uid = nlohmann::json::parse(r.out)["storage_uid"];
+  EXPECT_THAT(models_uid, StartsWith("vol_"));
+  EXPECT_TRUE(fs::is_directory(storage_data() / "volumes" / models_uid));
   r = Run({"storages", "create", "--spec", "ssd-1g", "--tenant", "studio-a", "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r;
   const std::string chosen = nlohmann::json::parse(r.out)["storage_id"];
@@ -716,7 +721,7 @@ TEST_F(GpuaasctlStorageProcessTest, StorageSpecsStoragesAndAccessorsThroughTheir
   r = Run({"storages", "delete", "models"});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(r.out, "deleted storage models\n");
-  EXPECT_FALSE(fs::exists(storage_data() / "volumes" / "models"));
+  EXPECT_FALSE(fs::exists(storage_data() / "volumes" / models_uid));
   r = Run({"storages", "get", "models"});
   EXPECT_EQ(FailureCode(r), "NOT_FOUND");
   r = Run({"storage-specs", "delete", "ssd-2g"});

@@ -283,6 +283,19 @@ TEST_F(InstanceCreateTest, LookupsThatFindNothingAreNotFoundNamingTheField) {
   ASSERT_OK(Create(member_, Request("a-5", "vol")));
 }
 
+// The instance is bound to its storage's identity, which every start attaches.
+TEST_F(InstanceCreateTest, CreateBindsTheStoragesIdentity) {
+  storage::v1::GetStorageRequest get;
+  get.set_storage_id("vol");
+  storage::v1::Storage vol;
+  ASSERT_TRUE(storage_->stub().GetStorage(Ctx(member_).get(), get, &vol).ok());
+  ASSERT_OK_AND_ASSIGN(pb::Instance created, Create(member_, Request("bound", "vol")));
+  EXPECT_EQ(created.storage_uid(), vol.storage_uid());
+  EXPECT_FALSE(created.storage_uid().empty());
+  ASSERT_OK_AND_ASSIGN(pb::Instance none, Create(member_, Request("unbound")));
+  EXPECT_EQ(none.storage_uid(), "");
+}
+
 TEST_F(InstanceCreateTest, QuotasRefuseNamingTheQuota) {
   SetQuota("alpha", 1, 2);
   ASSERT_OK(Create(member_, Request("q-1")));

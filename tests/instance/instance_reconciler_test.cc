@@ -53,6 +53,9 @@ TEST_F(InstanceReconcilerTest, StartsWithAClaimedStockAndTheStorageAttached) {
   EXPECT_EQ(r.gpu_uuids.size(), 1u);
   EXPECT_FALSE(r.host_path.empty());
   EXPECT_EQ(AttachedTo(), std::vector<std::string>{"web"});
+  // Inserted without an identity (as instances made before identities are): bound to the
+  // storage's at its first attach.
+  EXPECT_EQ(r.storage_uid.rfind("vol_", 0), 0u) << r.storage_uid;
   ASSERT_TRUE(r.start_time.has_value());
   ASSERT_EQ(r.ports.size(), 1);
   EXPECT_EQ(r.ports[0].port(), 8080);

@@ -32,8 +32,13 @@ TEST_F(StorageAttachmentsTest, AttachAnswersTheMountAndRepeatsIt) {
   EXPECT_EQ(first.node_id(), "node-1");
   EXPECT_FALSE(first.read_only());
   ASSERT_FALSE(first.mount_source().host_path().empty());
-  EXPECT_TRUE(std::filesystem::equivalent(first.mount_source().host_path(),
-                                          std::filesystem::path(data_root()) / "volumes/models"));
+  // The volume's directory is named by the storage's identity, not its reusable id.
+  pb::Storage models;
+  ASSERT_TRUE(GetStorage(member_, "models", &models).ok());
+  EXPECT_EQ(first.storage_uid(), models.storage_uid());
+  EXPECT_TRUE(std::filesystem::equivalent(
+      first.mount_source().host_path(),
+      std::filesystem::path(data_root()) / "volumes" / models.storage_uid()));
 
   pb::Attachment again;
   ASSERT_TRUE(Attach("models", "ins-1", false, &again).ok());
@@ -126,6 +131,45 @@ TEST_F(StorageAttachmentsTest, BadInputIsNamed) {
   s = storage_->stub().AttachStorage(Ctx(service_).get(), req, &out);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(s.error_message(), ::testing::StartsWith("node_id:"));
+  req.set_node_id("node-1");
+  s = storage_->stub().AttachStorage(Ctx(service_).get(), req, &out);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), ::testing::StartsWith("tenant_id:"));
+}
+
+// The instance's tenant and the identity it was bound to travel with every attach: another
+// tenant's storage, or a storage that took a deleted one's id, is NOT_FOUND.
+TEST_F(StorageAttachmentsTest, AttachRefusesAnotherTenantOrAnotherIdentity) {
+  pb::Storage models;
+  ASSERT_TRUE(GetStorage(member_, "models", &models).ok());
+  ASSERT_THAT(models.storage_uid(), ::testing::StartsWith("vol_"));
+  EXPECT_EQ(Attach("models", "ins-b", true, nullptr, "node-1", "beta").error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(
+      Attach("models", "ins-b", true, nullptr, "node-1", "beta", models.storage_uid()).error_code(),
+      grpc::StatusCode::NOT_FOUND);
+  pb::Attachment old_mount;
+  ASSERT_TRUE(
+      Attach("models", "ins-1", false, &old_mount, "node-1", "alpha", models.storage_uid()).ok());
+  EXPECT_EQ(old_mount.storage_uid(), models.storage_uid());
+  std::ofstream(old_mount.mount_source().host_path() + "/old.txt") << "old";
+  ASSERT_TRUE(Detach("models", "ins-1").ok());
+
+  // The id deleted and taken again: a new identity, and a directory of its own.
+  ASSERT_TRUE(DeleteStorage(member_, "models").ok());
+  pb::Storage again;
+  ASSERT_TRUE(CreateStorage(member_, "models", "ssd-1g").ok());
+  ASSERT_TRUE(GetStorage(member_, "models", &again).ok());
+  EXPECT_NE(again.storage_uid(), models.storage_uid());
+  EXPECT_EQ(Attach("models", "ins-1", false, nullptr, "node-1", "alpha", models.storage_uid())
+                .error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  pb::Attachment new_mount;
+  ASSERT_TRUE(
+      Attach("models", "ins-2", false, &new_mount, "node-1", "alpha", again.storage_uid()).ok());
+  EXPECT_NE(new_mount.mount_source().host_path(), old_mount.mount_source().host_path());
+  EXPECT_FALSE(std::filesystem::exists(new_mount.mount_source().host_path() + "/old.txt"));
+  EXPECT_FALSE(std::filesystem::exists(old_mount.mount_source().host_path()));
 }
 
 }  // namespace

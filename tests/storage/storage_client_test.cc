@@ -78,6 +78,7 @@ TEST_F(StorageClientRealTest, EveryRpcEndToEnd) {
 
   pb::AttachStorageRequest attach;
   attach.set_storage_id("models");
+  attach.set_tenant_id("alpha");
   attach.set_instance_id("ins-1");
   attach.set_node_id("node-1");
   ASSERT_OK_AND_ASSIGN(pb::Attachment attached, client_->AttachStorage(attach, As(service_)));

@@ -130,6 +130,7 @@ TEST_F(StoragePermissionsTest, EveryRoleOnEveryRpc) {
        [&](const std::string& t, int n) {
          pb::AttachStorageRequest r;
          r.set_storage_id("shared");
+         r.set_tenant_id("alpha");
          r.set_instance_id("ins-" + std::to_string(n));
          r.set_node_id("node-1");
          r.set_read_only(true);

@@ -29,9 +29,25 @@ class StorageStoragesTest : public StorageTest {
     CreateSpec("ssd-6g-few", "6Gi", 10);  // more bytes, fewer files
   }
 
+  // The storage's identity, which names its volume (read while its row exists).
+  std::string Uid(const std::string& storage_id) {
+    std::string uid;
+    EXPECT_OK(storage_->pool().RunInTransaction("test.uid", [&](db::Tx& tx) {
+      std::optional<db::Row> row =
+          tx.Exec("SELECT storage_uid FROM storage.storages WHERE storage_id = $1", storage_id)
+              .First();
+      if (row) uid = row->Get<std::string>(0);
+      return absl::OkStatus();
+    }));
+    EXPECT_FALSE(uid.empty()) << storage_id;
+    return uid;
+  }
   // The storage's volume directory as the local backend lays it out.
-  std::filesystem::path VolumeDir(const std::string& storage_id) const {
-    return std::filesystem::path(data_root()) / "volumes" / storage_id;
+  std::filesystem::path VolumeDir(const std::string& storage_id) {
+    return VolumesDir() / Uid(storage_id);
+  }
+  std::filesystem::path VolumesDir() const {
+    return std::filesystem::path(data_root()) / "volumes";
   }
 
   // Runs `sql` on the service's database, as a crash or an operator would leave things.
@@ -141,7 +157,10 @@ TEST_F(StorageStoragesTest, QuotaBoundsCreatesAndGrows) {
   EXPECT_EQ(over.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(over.error_message(), HasSubstr("max_storage_bytes"));
   EXPECT_THAT(over.error_message(), HasSubstr("alpha"));
-  EXPECT_FALSE(std::filesystem::exists(VolumeDir("three")));
+  // No volume but the two storages'.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(VolumesDir()),
+                          std::filesystem::directory_iterator()),
+            2);
   // beta's quota is its own.
   EXPECT_TRUE(CreateStorage(beta_, "three", "ssd-4g").ok());
 
@@ -258,9 +277,10 @@ TEST_F(StorageStoragesTest, ListFiltersAndRenames) {
 TEST_F(StorageStoragesTest, DeleteRemovesRowAndVolume) {
   ASSERT_TRUE(CreateStorage(member_, "models", "ssd-1g").ok());
   WriteObject("models", "weights.bin", 4096);
+  const std::filesystem::path volume = VolumeDir("models");
   ASSERT_TRUE(DeleteStorage(member_, "models").ok());
   EXPECT_EQ(GetStorage(admin_, "models").error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_FALSE(std::filesystem::exists(VolumeDir("models")));
+  EXPECT_FALSE(std::filesystem::exists(volume));
   EXPECT_EQ(DeleteStorage(member_, "models").error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(Reserved("alpha"), 0);
   // The id is free again.
@@ -273,7 +293,8 @@ TEST_F(StorageStoragesTest, ADeleteCutShortIsFinishedByTheNextStart) {
   WriteObject("models", "weights.bin", 4096);
   // What a crash right after the mark leaves: the row DELETING, the volume whole.
   Exec("UPDATE storage.storages SET state = 3 WHERE storage_id = 'models'");
-  ASSERT_TRUE(std::filesystem::exists(VolumeDir("models") / "weights.bin"));
+  const std::filesystem::path volume = VolumeDir("models");
+  ASSERT_TRUE(std::filesystem::exists(volume / "weights.bin"));
   // Meanwhile it is gone for everyone but a retry of the delete.
   EXPECT_EQ(CreateAccessor(member_, "models").error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(storage_->directory().FindBucket("models").status().code(),
@@ -282,7 +303,7 @@ TEST_F(StorageStoragesTest, ADeleteCutShortIsFinishedByTheNextStart) {
   Restart();
   EXPECT_EQ(storage_->resumed_deletes(), 1);
   EXPECT_EQ(GetStorage(admin_, "models").error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_FALSE(std::filesystem::exists(VolumeDir("models")));
+  EXPECT_FALSE(std::filesystem::exists(volume));
   EXPECT_TRUE(GetStorage(member_, "keep").ok());
   EXPECT_TRUE(std::filesystem::exists(VolumeDir("keep")));
 }
@@ -290,16 +311,17 @@ TEST_F(StorageStoragesTest, ADeleteCutShortIsFinishedByTheNextStart) {
 TEST_F(StorageStoragesTest, ADeleteCutShortIsFinishedByItsRetry) {
   ASSERT_TRUE(CreateStorage(member_, "models", "ssd-1g").ok());
   Exec("UPDATE storage.storages SET state = 3 WHERE storage_id = 'models'");
+  const std::filesystem::path volume = VolumeDir("models");
   ASSERT_TRUE(DeleteStorage(member_, "models").ok());
   EXPECT_EQ(GetStorage(admin_, "models").error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_FALSE(std::filesystem::exists(VolumeDir("models")));
+  EXPECT_FALSE(std::filesystem::exists(volume));
 }
 
 TEST_F(StorageStoragesTest, ACreateCutShortIsFinishedByTheNextStart) {
   ASSERT_TRUE(CreateStorage(member_, "models", "ssd-1g").ok());
   // What a crash between the row and the volume leaves: CREATING, no directory.
   Exec("UPDATE storage.storages SET state = 1 WHERE storage_id = 'models'");
-  ASSERT_OK(storage_->backend().DeleteVolume("models"));
+  ASSERT_OK(storage_->backend().DeleteVolume(Uid("models")));
   ASSERT_FALSE(std::filesystem::exists(VolumeDir("models")));
   Restart();
   EXPECT_EQ(storage_->resumed_creates(), 1);

@@ -93,9 +93,12 @@ grpc::Status StorageTest::DeleteStorage(const std::string& token, const std::str
 }
 
 grpc::Status StorageTest::Attach(const std::string& storage_id, const std::string& instance_id,
-                                 bool read_only, pb::Attachment* out, const std::string& node_id) {
+                                 bool read_only, pb::Attachment* out, const std::string& node_id,
+                                 const std::string& tenant_id, const std::string& storage_uid) {
   pb::AttachStorageRequest req;
   req.set_storage_id(storage_id);
+  req.set_tenant_id(tenant_id);
+  req.set_storage_uid(storage_uid);
   req.set_instance_id(instance_id);
   req.set_node_id(node_id);
   req.set_read_only(read_only);
@@ -128,9 +131,10 @@ void StorageTest::WriteObject(const std::string& storage_id, const std::string& 
   pb::Storage s;
   grpc::Status got = GetStorage(admin_, storage_id, &s);
   ASSERT_TRUE(got.ok()) << got.error_message();
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Volume> volume,
-                       storage_->backend().OpenVolume(
-                           storage_id, {.max_bytes = s.size_bytes(), .max_files = s.max_files()}));
+  ASSERT_OK_AND_ASSIGN(
+      std::shared_ptr<Volume> volume,
+      storage_->backend().OpenVolume(s.storage_uid(),
+                                     {.max_bytes = s.size_bytes(), .max_files = s.max_files()}));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ObjectWriter> writer, volume->Create(key, bytes, ""));
   const std::string chunk(64 * 1024, 'x');
   for (int64_t left = bytes; left > 0;) {

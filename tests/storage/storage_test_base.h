@@ -38,8 +38,11 @@ class StorageTest : public auth::testing::AuthStackTest {
   grpc::Status Resize(const std::string& token, const std::string& storage_id,
                       const std::string& spec, pb::Storage* out = nullptr);
   grpc::Status DeleteStorage(const std::string& token, const std::string& storage_id);
+  // As the instance service attaches: for an instance of `tenant_id` bound to `storage_uid`
+  // ("" for an instance created before identities).
   grpc::Status Attach(const std::string& storage_id, const std::string& instance_id, bool read_only,
-                      pb::Attachment* out = nullptr, const std::string& node_id = "node-1");
+                      pb::Attachment* out = nullptr, const std::string& node_id = "node-1",
+                      const std::string& tenant_id = "alpha", const std::string& storage_uid = "");
   grpc::Status Detach(const std::string& storage_id, const std::string& instance_id,
                       pb::DetachStorageResponse* out = nullptr);
   grpc::Status CreateAccessor(const std::string& token, const std::string& storage_id,

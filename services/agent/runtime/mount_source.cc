@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -53,12 +52,14 @@ void GiveChildrenTo(int dirfd, uid_t uid, gid_t gid, int depth) {
 
 absl::StatusOr<int> OpenMountSource(const std::string& base, const std::string& sub_path, uid_t uid,
                                     gid_t gid) {
-  // The base (the storage service's directory for the storage) is the platform's: trusted.
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  if (ec) return Refused(base, absl::StrCat("cannot make it: ", ec.message()));
+  // The base (the storage service's directory for the storage, named by the storage's
+  // identity) is the platform's: trusted, and never made here. Missing, it is a storage deleted
+  // since it was attached; making it would mount an empty directory in its place.
   int fd = open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Refused(base, std::strerror(errno));
+  if (fd < 0) {
+    return Refused(base, errno == ENOENT ? "the storage's directory is gone (storage deleted?)"
+                                         : std::strerror(errno));
+  }
   std::string at = base;
   for (absl::string_view part : absl::StrSplit(sub_path, '/', absl::SkipEmpty())) {
     const std::string name(part);

@@ -15,8 +15,9 @@
 namespace gpuaas::agent {
 
 // An O_PATH|O_CLOEXEC descriptor of `base`/`sub_path` (sub_path relative, "" for base itself).
-// Missing directories below base are made, owned by uid:gid when the caller is root. Errors:
-// FAILED_PRECONDITION naming the path when a part is a symlink, not a directory, or ".."/".".
+// base must exist (the storage service made it); missing directories below it are made, owned
+// by uid:gid when the caller is root. Errors: FAILED_PRECONDITION naming the path when base is
+// missing, or a part is a symlink, not a directory, or ".."/".".
 absl::StatusOr<int> OpenMountSource(const std::string& base, const std::string& sub_path, uid_t uid,
                                     gid_t gid);
 

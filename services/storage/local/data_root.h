@@ -1,9 +1,11 @@
 // The directories of a local backend's data root, opened once and shared by the backend and
 // its volumes (which may outlive the backend's map while a writer holds them):
 //
-//   <data_root>/volumes/<storage_id>/   exactly the user's files; what an instance mounts
+//   <data_root>/volumes/<volume_id>/    exactly the user's files; what an instance mounts
 //   <data_root>/staging/                 files being written (renamed into place when complete)
-//   <data_root>/uploads/<storage_id>/    multipart uploads (upload_store.h)
+//   <data_root>/uploads/<volume_id>/     multipart uploads (upload_store.h)
+//
+// volume_id is the storage's identity (storage_uid), never its reusable storage_id.
 //   <data_root>/trash/                   deleted volumes on their way out
 //
 // All four on one file system, so that every move between them is an atomic rename.

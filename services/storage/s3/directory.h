@@ -27,6 +27,9 @@ struct Bucket {
   std::string tenant_id;
   absl::Time create_time;
   VolumeLimits limits;
+  // The backend's name for its volume: the storage's identity (storage_uid), never the
+  // reusable storage_id.
+  std::string volume_id;
 };
 
 // Thread-safe; called on every request, so revocations and deletions apply at once.

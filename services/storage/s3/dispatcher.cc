@@ -223,7 +223,7 @@ absl::Status Dispatcher::OpenBucket(RequestContext& ctx) {
     }
   }
   ctx.bucket_info = *std::move(bucket);
-  auto volume = backend_.OpenVolume(ctx.bucket, ctx.bucket_info.limits);
+  auto volume = backend_.OpenVolume(ctx.bucket_info.volume_id, ctx.bucket_info.limits);
   if (!volume.ok()) {
     return volume.status().code() == absl::StatusCode::kNotFound ? NoSuchBucket()
                                                                  : Unavailable(volume.status());

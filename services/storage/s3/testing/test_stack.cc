@@ -91,8 +91,8 @@ S3TestStack::S3TestStack(ServerOptions options)
                                  BucketSpec{kBucketB, "ten_b", {kRoomy, 1'000'000}},
                                  BucketSpec{kBucketSmall, "ten_a", {64 << 10, 4}}}) {
     Check(backend_->CreateVolume(spec.id), "create volume");
-    directory_.AddBucket(
-        Bucket{std::string(spec.id), spec.tenant, clock_.Now() - absl::Hours(1), spec.limits});
+    directory_.AddBucket(Bucket{std::string(spec.id), spec.tenant, clock_.Now() - absl::Hours(1),
+                                spec.limits, std::string(spec.id)});
   }
   auto key = [&](const TestKey& k, std::string_view bucket, std::string tenant, bool read_only,
                  absl::Time expire) {
