@@ -66,6 +66,7 @@ absl::StatusOr<IssuedToken> Auth::IssueAccessToken(const std::string& user_id, c
   claims.exp = claims.iat + options_.access_token_ttl;
   claims.jti = NewId("jti_");
   claims.api_key_id = api_key_id;
+  claims.node = grant.node_id;
   GPUAAS_ASSIGN_OR_RETURN(std::string token, keys_.Sign(claims));
   return IssuedToken{std::move(token), claims.exp, grant.tenant_id, grant.role};
 }

@@ -102,7 +102,7 @@ absl::Status Access::RedeemAccessCode(const authz::Principal& p,
     return absl::InvalidArgumentError("port: must be 1 to 65535");
   }
   GPUAAS_RETURN_IF_ERROR(
-      authz::RequirePower(p, authz::Power::kServiceCalls, "redeeming access codes"));
+      authz::RequirePower(p, authz::Power::kAccessCalls, "redeeming access codes"));
   return pool_.RunInTransaction("instance.redeem", [&](db::Tx& tx) -> absl::Status {
     // A code sent to another host stays unused: whoever holds it may still use it rightly.
     constexpr std::string_view kRedeem =
@@ -129,7 +129,7 @@ absl::Status Access::ReportAccess(const authz::Principal& p, const pb::ReportAcc
         ValidateInstanceId(absl::StrCat("instance_ids[", i, "]"), req.instance_ids(i)));
   }
   GPUAAS_RETURN_IF_ERROR(
-      authz::RequirePower(p, authz::Power::kServiceCalls, "reporting instance access"));
+      authz::RequirePower(p, authz::Power::kAccessCalls, "reporting instance access"));
   if (req.instance_ids().empty()) return absl::OkStatus();
   return pool_.RunInTransaction("instance.report_access", [&](db::Tx& tx) -> absl::Status {
     // Only running instances have an idle window (last_active_time set); it changes no
