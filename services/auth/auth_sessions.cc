@@ -202,6 +202,8 @@ absl::Status Auth::WhoAmI(const Principal& p, pb::WhoAmIResponse& out) {
     out.set_tenant_id(p.tenant_id);
     out.set_role(p.role);
     out.set_api_key_id(p.api_key_id);
+    // A machine's key is its maker's (a platform admin's): it learns nothing of their tenants.
+    if (authz::IsMachineRole(p.role)) return absl::OkStatus();
     for (pb::Membership& m : repo_.MembershipsOf(tx, p.user_id)) {
       *out.add_memberships() = std::move(m);
     }

@@ -343,6 +343,7 @@ TEST_F(AuthPermissionsTest, OnlyPlatformAdminsMintMachineKeys) {
   ASSERT_TRUE(stub().WhoAmI(Ctx(token).get(), {}, &me).ok());
   EXPECT_EQ(me.role(), common::v1::ROLE_NODE_AGENT);
   EXPECT_EQ(me.tenant_id(), "");
+  EXPECT_EQ(me.memberships_size(), 0);  // its maker's tenants are none of its business
 }
 
 TEST_F(AuthPermissionsTest, EveryMethodButPublicOnesNeedsAToken) {

@@ -63,8 +63,9 @@ class MachineAttackTest : public gpuaas::testing::PgTest {
     stockpb::GetNodeRequest r;
     r.set_node_id(victim_node_);
     stockpb::Node node;
-    EXPECT_TRUE(
-        stack_->stock_stub().GetNode(PlatformStack::Ctx(stack_->admin_token()).get(), r, &node).ok());
+    EXPECT_TRUE(stack_->stock_stub()
+                    .GetNode(PlatformStack::Ctx(stack_->admin_token()).get(), r, &node)
+                    .ok());
     return node;
   }
 
@@ -202,8 +203,7 @@ TEST_F(MachineAttackTest, ATenantAdminCannotMintANodeAgentKey) {
   r.set_node_id(victim_node_);
   auth::v1::CreateApiKeyResponse out;
   EXPECT_EQ(
-      stack_->auth().stub().CreateApiKey(PlatformStack::Ctx(boss).get(), r, &out).error_code(),
-      PD);
+      stack_->auth().stub().CreateApiKey(PlatformStack::Ctx(boss).get(), r, &out).error_code(), PD);
 }
 
 }  // namespace
