@@ -4,7 +4,7 @@
 # The same two stages as auth.Dockerfile. On a GPU host run it with the NVIDIA container runtime
 # (`--gpus all`), which mounts libnvidia-ml.so.1: the agent loads it at run time and the image
 # carries nothing of NVIDIA's. Without GPUs, set GPUAAS_AGENT_SIMULATE_GPUS (e.g. 8xA100-80GB).
-# Workloads run under bubblewrap as `nobody`, so the agent runs as root in its container and
+# Workloads run under bubblewrap, each as a uid of its own, so the agent runs as root in its container and
 # needs user namespaces there (docker-compose.yml: seccomp and AppArmor unconfined); python3 is
 # in the image for the process runtime's workloads, which see the container's /usr.
 
@@ -25,7 +25,7 @@ RUN mkdir -p /out \
        /build/tools/health/gpuaas-health \
        /build/tools/gpuaasctl/gpuaasctl tools/agent-credentials /out/ \
  && strip /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-health /out/gpuaasctl \
- && for lib in $(ldd /out/gpuaas-agent /out/gpuaas-health /out/gpuaasctl \
+ && for lib in $(ldd /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-health /out/gpuaasctl \
                  | awk '/=> \//{print $3}' | sort -u); do \
       dpkg -S "$lib" 2>/dev/null || dpkg -S "$(realpath "$lib")" 2>/dev/null || dpkg -S "/usr$lib"; \
     done | cut -d: -f1 | sort -u > /out/runtime-packages \

@@ -21,4 +21,9 @@ absl::StatusOr<instancepb::ReportAccessResponse> AccessClient::ReportAccess(
   return internal::UnaryCall(*stub_, &Stub::ReportAccess, req, call, default_timeout_, &tokens_);
 }
 
+absl::StatusOr<instancepb::ProxyToken> AccessClient::GetProxyToken(
+    const instancepb::GetProxyTokenRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*stub_, &Stub::GetProxyToken, req, call, default_timeout_, &tokens_);
+}
+
 }  // namespace gpuaas::client

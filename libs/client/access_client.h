@@ -33,6 +33,8 @@ class AccessClient final {
       const instancepb::RedeemAccessCodeRequest& req, const CallContext& call = {}) const;
   absl::StatusOr<instancepb::ReportAccessResponse> ReportAccess(
       const instancepb::ReportAccessRequest& req, const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::ProxyToken> GetProxyToken(const instancepb::GetProxyTokenRequest& req,
+                                                       const CallContext& call = {}) const;
 
  private:
   using Stub = ::gpuaas::instance::v1::AccessService::StubInterface;

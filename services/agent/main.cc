@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
 #include "libs/client/access_tokens.h"
@@ -59,6 +60,8 @@ struct AgentFlags {
   std::string disk_path = "/";
   std::string workload_root = "/var/lib/gpuaas-agent/workloads";
   std::string workload_user = "nobody";
+  std::string workload_uid_range = "200000-299999";
+  std::string landlock = "best-effort";
   std::string shim_path;
   std::string advertise_address = "127.0.0.1";
   std::string grpc_advertise_address;
@@ -105,7 +108,14 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
               "one directory per workload (state, home, logs); every directory above it must "
               "let --workload-user through");
   options.Add("--workload-user", f.workload_user,
-              "the unprivileged user workloads run as when the agent runs as root");
+              "the unprivileged user workloads run as when the agent runs as root and "
+              "--workload-uid-range is 'none'");
+  options.Add("--workload-uid-range", f.workload_uid_range,
+              "when the agent runs as root, each workload runs as a uid of its own from "
+              "FIRST-LAST (uids no other user of the host has); 'none': all as --workload-user");
+  options.Add("--landlock", f.landlock,
+              "'required': refuse to start on a kernel without Landlock ABI 6 (workloads' "
+              "ports confined, sockets and signals scoped); 'best-effort': warn and run");
   options.Add("--shim-path", f.shim_path, "gpuaas-workload-shim (default: next to this binary)");
   options.Add("--advertise-address", f.advertise_address,
               "where clients reach this node's workload ports (reported with each port)");
@@ -123,11 +133,25 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
 }
 
 // The process runtime's options from the flags; GPU indices from the discovered GPUs.
-agent::ProcessRuntimeOptions RuntimeOptions(const AgentFlags& f,
-                                            const std::vector<agent::GpuStatus>& gpus) {
+absl::StatusOr<agent::ProcessRuntimeOptions> RuntimeOptions(
+    const AgentFlags& f, const std::vector<agent::GpuStatus>& gpus) {
   agent::ProcessRuntimeOptions o;
   o.root = f.workload_root;
   o.workload_user = f.workload_user;
+  if (f.workload_uid_range != "none") {
+    unsigned first = 0, last = 0;
+    if (std::sscanf(f.workload_uid_range.c_str(), "%u-%u", &first, &last) != 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--workload-uid-range: \"", f.workload_uid_range, "\" is not FIRST-LAST or none"));
+    }
+    o.first_uid = first;
+    o.last_uid = last;
+  }
+  if (f.landlock != "required" && f.landlock != "best-effort") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--landlock: \"", f.landlock, "\" is not required or best-effort"));
+  }
+  o.require_landlock = f.landlock == "required";
   o.shim_path = f.shim_path;
   if (o.shim_path.empty()) {
     std::error_code ec;
@@ -251,8 +275,12 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
   const bool runs_workloads = !f.peers.instance_addr.empty() && f.peers.instance_addr != "none";
   std::unique_ptr<agent::Runtime> runtime;
   if (runs_workloads) {
+    absl::StatusOr<agent::ProcessRuntimeOptions> options = RuntimeOptions(f, monitor.Snapshot());
+    if (!options.ok()) {
+      return fail(options.status());
+    }
     absl::StatusOr<std::unique_ptr<agent::Runtime>> made =
-        agent::NewProcessRuntime(RuntimeOptions(f, monitor.Snapshot()));
+        agent::NewProcessRuntime(*std::move(options));
     if (!made.ok()) {
       return fail(made.status());
     }

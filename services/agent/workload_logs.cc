@@ -31,13 +31,12 @@ class WorkloadLogReader final : public rpc::PullSource<pb::LogChunk> {
  public:
   WorkloadLogReader(std::string workload_id, const std::string& dir,
                     std::vector<std::pair<pb::LogStream, LogCursor>> cursors, bool follow,
-                    std::function<bool(const std::string&)> finished,
-                    std::shared_ptr<std::atomic<int>> open)
+                    std::function<bool(const std::string&)> finished, SlotLimiter::Slot slot)
       : workload_id_(std::move(workload_id)),
         cursors_(std::move(cursors)),
         follow_(follow),
         finished_(std::move(finished)),
-        open_(std::move(open)) {
+        slot_(std::move(slot)) {
     cancel_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (follow_) {
       inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -52,7 +51,6 @@ class WorkloadLogReader final : public rpc::PullSource<pb::LogChunk> {
   ~WorkloadLogReader() override {
     if (cancel_fd_ >= 0) close(cancel_fd_);
     if (inotify_fd_ >= 0) close(inotify_fd_);
-    --*open_;
   }
 
   absl::StatusOr<std::optional<pb::LogChunk>> Next() override {
@@ -110,7 +108,7 @@ class WorkloadLogReader final : public rpc::PullSource<pb::LogChunk> {
   std::vector<std::pair<pb::LogStream, LogCursor>> cursors_;
   const bool follow_;
   std::function<bool(const std::string&)> finished_;
-  std::shared_ptr<std::atomic<int>> open_;
+  SlotLimiter::Slot slot_;
   std::atomic<bool> cancelled_{false};
   int cancel_fd_ = -1;
   int inotify_fd_ = -1;
@@ -124,9 +122,17 @@ bool PlainName(const std::string& id) {
   return id.find('/') == std::string::npos && id.find("..") == std::string::npos && id != ".";
 }
 
+// "<instance_id>.<run>" (Workload.workload_id): every run of an instance shares its streams.
+std::string_view InstanceOfWorkload(std::string_view workload_id) {
+  return workload_id.substr(0, workload_id.rfind('.'));
+}
+
 }  // namespace
 
-WorkloadLogs::WorkloadLogs(WorkloadLogsOptions options) : options_(std::move(options)) {}
+WorkloadLogs::WorkloadLogs(WorkloadLogsOptions options)
+    : options_(std::move(options)),
+      streams_(options_.max_streams, options_.max_streams_per_instance, "log streams", "instance") {
+}
 
 absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> WorkloadLogs::Open(
     const authz::Principal& p, const pb::ReadWorkloadLogsRequest& req) {
@@ -145,11 +151,9 @@ absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> WorkloadLogs::Open(
   if (!PlainName(req.workload_id()) || lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::NotFoundError(absl::StrCat("workload ", req.workload_id(), " not found"));
   }
-  if (++*open_ > options_.max_streams) {
-    --*open_;
-    return absl::ResourceExhaustedError(
-        absl::StrCat("at most ", options_.max_streams, " log streams at once; retry later"));
-  }
+  // One instance's streams cannot take the node's pool from the other tenants' instances.
+  GPUAAS_ASSIGN_OR_RETURN(SlotLimiter::Slot slot,
+                          streams_.Acquire(InstanceOfWorkload(req.workload_id())));
   const int lines = req.tail_lines() == 0 ? kDefaultTailLines : req.tail_lines();
   std::vector<std::pair<pb::LogStream, LogCursor>> cursors;
   for (pb::LogStream s : {pb::LOG_STREAM_STDOUT, pb::LOG_STREAM_STDERR}) {
@@ -158,7 +162,7 @@ absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> WorkloadLogs::Open(
     cursors.emplace_back(s, LogCursor::AtTail(dir + name, lines));
   }
   return std::make_unique<WorkloadLogReader>(req.workload_id(), dir, std::move(cursors),
-                                             req.follow(), options_.finished, open_);
+                                             req.follow(), options_.finished, std::move(slot));
 }
 
 grpc::ServerWriteReactor<pb::LogChunk>* WorkloadLogServiceImpl::ReadWorkloadLogs(

@@ -5,7 +5,6 @@
 // and ends once the workload has finished and its files are drained, or when the caller goes.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "gpuaas/instance/v1/workload_logs.grpc.pb.h"
 #include "libs/authz/principal.h"
+#include "libs/common/slot_limiter.h"
 #include "libs/rpc/handler.h"
 #include "libs/rpc/pull_stream.h"
 
@@ -24,8 +24,10 @@ struct WorkloadLogsOptions {
   // Whether the workload has finished (so its logs are complete once read); true for one the
   // runtime does not know. Called from the streams' threads; must be thread-safe.
   std::function<bool(const std::string& workload_id)> finished;
-  // Streams open at once (a thread each); more are refused RESOURCE_EXHAUSTED.
+  // Streams open at once (a thread each), in all and for one instance's workloads; more are
+  // refused RESOURCE_EXHAUSTED.
   int max_streams = 64;
+  int max_streams_per_instance = 8;
 };
 
 class WorkloadLogs final {
@@ -35,13 +37,14 @@ class WorkloadLogs final {
   // Opens a ReadWorkloadLogs stream. Errors: PERMISSION_DENIED without Power::kServiceCalls
   // (SERVICE, PLATFORM_ADMIN); INVALID_ARGUMENT naming tail_lines, stream or workload_id;
   // NOT_FOUND for a workload this node has no directory for; RESOURCE_EXHAUSTED when
-  // max_streams are open. Reads the files' ends; does not wait.
+  // max_streams are open, or max_streams_per_instance of the workload's instance. Reads the files'
+  // ends; does not wait.
   absl::StatusOr<rpc::PullSourcePtr<instance::v1::LogChunk>> Open(
       const authz::Principal& p, const instance::v1::ReadWorkloadLogsRequest& req);
 
  private:
   const WorkloadLogsOptions options_;
-  std::shared_ptr<std::atomic<int>> open_ = std::make_shared<std::atomic<int>>(0);
+  SlotLimiter streams_;
 };
 
 // The gRPC face: ReadWorkloadLogs on the agent's server.

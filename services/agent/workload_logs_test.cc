@@ -26,7 +26,9 @@ authz::Principal As(common::v1::Role role) {
 class WorkloadLogsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::filesystem::create_directories(dir_.path() / "inst-1.1");
+    for (const char* id : {"inst-1.1", "inst-1.2", "inst-2.1"}) {
+      std::filesystem::create_directories(dir_.path() / id);
+    }
     Append("stdout.log", "a\nb\n");
     Append("stderr.log", "oops\n");
   }
@@ -59,7 +61,8 @@ class WorkloadLogsTest : public ::testing::Test {
   std::atomic<bool> finished_{true};
   WorkloadLogs logs_{{.root = dir_.path().string(),
                       .finished = [this](const std::string&) { return finished_.load(); },
-                      .max_streams = 2}};
+                      .max_streams = 3,
+                      .max_streams_per_instance = 2}};
 };
 
 TEST_F(WorkloadLogsTest, OnlyServicesAndPlatformAdminsRead) {
@@ -100,9 +103,15 @@ TEST_F(WorkloadLogsTest, AFollowEndsOnceTheFinishedWorkloadIsDrained) {
 TEST_F(WorkloadLogsTest, CancelEndsAFollowAndStreamsAreBounded) {
   finished_ = false;
   auto first = Open("inst-1.1", 0, true);
-  auto second = Open("inst-1.1", 0, true);
+  auto second = Open("inst-1.2", 0, true);  // another run of the same instance
   ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_EQ(Open("inst-1.1").status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(Open("inst-1.1").status().code(), absl::StatusCode::kResourceExhausted)
+      << "one instance holds at most its share";
+  auto other = Open("inst-2.1", 0, true);
+  EXPECT_TRUE(other.ok()) << "another instance still gets a stream";
+  EXPECT_EQ(Open("inst-2.1").status().code(), absl::StatusCode::kResourceExhausted)
+      << "the node's total";
+  other->reset();
   (*first)->Cancel();
   EXPECT_EQ((*first)->Next().status().code(), absl::StatusCode::kCancelled);
   first->reset();

@@ -142,4 +142,21 @@ absl::Status Access::ReportAccess(const authz::Principal& p, const pb::ReportAcc
   });
 }
 
+absl::Status Access::GetProxyToken(const authz::Principal& p, const pb::GetProxyTokenRequest& req,
+                                   pb::ProxyToken& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
+  GPUAAS_RETURN_IF_ERROR(
+      authz::RequirePower(p, authz::Power::kAccessCalls, "reading proxy tokens"));
+  return pool_.RunInTransaction("instance.proxy_token", [&](db::Tx& tx) -> absl::Status {
+    constexpr std::string_view kToken =
+        "SELECT proxy_token FROM instance.instances WHERE instance_id = $1 "
+        "AND delete_time IS NULL";
+    std::optional<db::Row> row = tx.Exec(kToken, req.instance_id()).First();
+    if (!row) return absl::NotFoundError("instance not found");
+    out.set_instance_id(req.instance_id());
+    out.set_token(row->Get<std::string>(0));
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace gpuaas::instance

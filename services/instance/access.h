@@ -1,6 +1,7 @@
 // Reaching an instance's ports: the one-time links GetInstanceAccess hands out, their
 // redemption by the access proxy (AccessService), and the proxy's activity reports, which keep
-// an instance in use from its idle auto-stop.
+// an instance in use from its idle auto-stop, and the proxy token the proxy sends to an
+// instance's private ports (0006_proxy_tokens.sql).
 //
 // A link is `<scheme>://<instance_id>-<port>.<domain>/.gpuaas/access?code=<code>`. The code is
 // 32 random bytes; only its SHA-256 is stored, with the instance, port and user it was made
@@ -40,6 +41,8 @@ class Access final {
                                 pb::AccessGrant& out);
   absl::Status ReportAccess(const authz::Principal& p, const pb::ReportAccessRequest& req,
                             pb::ReportAccessResponse& out);
+  absl::Status GetProxyToken(const authz::Principal& p, const pb::GetProxyTokenRequest& req,
+                             pb::ProxyToken& out);
 
  private:
   db::Pool& pool_;

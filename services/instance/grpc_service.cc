@@ -116,4 +116,10 @@ grpc::ServerUnaryReactor* AccessServiceImpl::ReportAccess(grpc::CallbackServerCo
   return rpc::RunDomain(handler_, ctx, access_, &Access::ReportAccess, req, resp);
 }
 
+grpc::ServerUnaryReactor* AccessServiceImpl::GetProxyToken(grpc::CallbackServerContext* ctx,
+                                                           const pb::GetProxyTokenRequest* req,
+                                                           pb::ProxyToken* resp) {
+  return rpc::RunDomain(handler_, ctx, access_, &Access::GetProxyToken, req, resp);
+}
+
 }  // namespace gpuaas::instance

@@ -74,6 +74,9 @@ class AccessServiceImpl final : public pb::AccessService::CallbackService {
   grpc::ServerUnaryReactor* ReportAccess(grpc::CallbackServerContext* ctx,
                                          const pb::ReportAccessRequest* req,
                                          pb::ReportAccessResponse* resp) override;
+  grpc::ServerUnaryReactor* GetProxyToken(grpc::CallbackServerContext* ctx,
+                                          const pb::GetProxyTokenRequest* req,
+                                          pb::ProxyToken* resp) override;
 
  private:
   Access& access_;

@@ -15,19 +15,18 @@ namespace pb = ::gpuaas::instance::v1;
 
 constexpr int kMaxTailLines = 10000;
 
-// Counts the stream as open for as long as it lives.
+// Holds the stream's slot for as long as it lives.
 class CountedSource final : public rpc::PullSource<pb::LogChunk> {
  public:
-  CountedSource(rpc::PullSourcePtr<pb::LogChunk> inner, std::shared_ptr<std::atomic<int>> open)
-      : inner_(std::move(inner)), open_(std::move(open)) {}
-  ~CountedSource() override { --*open_; }
+  CountedSource(rpc::PullSourcePtr<pb::LogChunk> inner, SlotLimiter::Slot slot)
+      : inner_(std::move(inner)), slot_(std::move(slot)) {}
 
   absl::StatusOr<std::optional<pb::LogChunk>> Next() override { return inner_->Next(); }
   void Cancel() override { inner_->Cancel(); }
 
  private:
   rpc::PullSourcePtr<pb::LogChunk> inner_;
-  std::shared_ptr<std::atomic<int>> open_;
+  SlotLimiter::Slot slot_;
 };
 
 absl::Status Validate(const pb::GetInstanceLogsRequest& req) {
@@ -65,23 +64,15 @@ absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> InstanceLogs::Open(
     return absl::UnavailableError(
         absl::StrCat("node ", target->node_id, "'s agent serves no logs (an older agent?)"));
   }
-  if (++*open_ > max_streams_) {
-    --*open_;
-    return absl::ResourceExhaustedError(
-        absl::StrCat("at most ", max_streams_, " log streams at once; retry later"));
-  }
+  GPUAAS_ASSIGN_OR_RETURN(SlotLimiter::Slot slot, streams_.Acquire(target->tenant_id));
   pb::ReadWorkloadLogsRequest upstream;
   upstream.set_workload_id(absl::StrCat(req.instance_id(), ".", target->run));
   upstream.set_tail_lines(req.tail_lines());
   upstream.set_follow(req.follow());
   upstream.set_stream(req.stream());
-  absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> source =
-      agents_.Open(target->agent_address, upstream, incoming);
-  if (!source.ok()) {
-    --*open_;
-    return source.status();
-  }
-  return std::make_unique<CountedSource>(*std::move(source), open_);
+  GPUAAS_ASSIGN_OR_RETURN(rpc::PullSourcePtr<pb::LogChunk> source,
+                          agents_.Open(target->agent_address, upstream, incoming));
+  return std::make_unique<CountedSource>(std::move(source), std::move(slot));
 }
 
 }  // namespace gpuaas::instance

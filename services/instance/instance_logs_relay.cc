@@ -25,7 +25,8 @@ class AgentLogSource final : public rpc::PullSource<pb::LogChunk> {
     if (stream_->Read(chunk)) return chunk;
     const absl::Status status = stream_->Finish();
     if (status.ok() || absl::IsNotFound(status) || absl::IsCancelled(status) ||
-        absl::IsDeadlineExceeded(status) || absl::IsInvalidArgument(status)) {
+        absl::IsDeadlineExceeded(status) || absl::IsInvalidArgument(status) ||
+        absl::IsResourceExhausted(status)) {  // the instance's share of the node's streams
       if (absl::IsNotFound(status)) {
         return absl::NotFoundError("the run's logs are gone: its node no longer keeps them");
       }

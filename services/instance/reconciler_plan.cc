@@ -87,6 +87,10 @@ pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period)
   w.set_tenant_id(row.tenant_id);
   w.set_cmd(row.tmpl.cmd());
   *w.mutable_envs() = row.tmpl.envs();
+  // Templates may not name GPUAAS_* variables (instance_rules.cc), so this one is the only one.
+  pb::Env* token = w.add_envs();
+  token->set_name(std::string(kProxyTokenEnv));
+  token->set_value(row.proxy_token);
   *w.mutable_ports() = row.tmpl.ports();
   for (const pb::Volume& v : row.tmpl.volumes()) {
     pb::Mount* m = w.add_mounts();

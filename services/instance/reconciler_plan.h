@@ -61,6 +61,8 @@ struct WorkRow {
   std::optional<absl::Time> stop_time;
   google::protobuf::RepeatedPtrField<pb::PortMapping> ports;
   std::optional<absl::Time> last_active_time;
+  // The workload's GPUAAS_PROXY_TOKEN (0006_proxy_tokens.sql). A secret: never logged.
+  std::string proxy_token;
 };
 
 enum class Step {
@@ -89,8 +91,13 @@ bool IsWorkloadGone(pb::WorkloadState state);
 // The next step for `row`. Pure.
 Step NextStep(const WorkRow& row);
 
+// The environment variable that hands a workload its instance's proxy token
+// (AccessService.GetProxyToken): catalog images require it of every request.
+constexpr std::string_view kProxyTokenEnv = "GPUAAS_PROXY_TOKEN";
+
 // The workload an agent runs for `row` (published rows only): "<instance_id>.<held_run>",
-// the template's cmd, envs and ports, the volumes bound under host_path, the devices.
+// the template's cmd, envs (and kProxyTokenEnv) and ports, the volumes bound under host_path,
+// the devices.
 pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period);
 
 // "<instance_id>.<run>".

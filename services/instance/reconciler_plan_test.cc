@@ -153,6 +153,10 @@ TEST(BuildWorkloadTest, ResolvesMountsAndDefaults) {
   sub->set_sub_path("models/sd");
   sub->set_read_only(true);
   r.tmpl.add_ports()->set_port(7860);
+  pb::Env* env = r.tmpl.add_envs();
+  env->set_name("MODEL");
+  env->set_value("sd");
+  r.proxy_token = "t0ken";
   const pb::Workload w = BuildWorkload(r, absl::Seconds(7));
   EXPECT_EQ(w.workload_id(), "web.3");
   EXPECT_EQ(w.tenant_id(), "acme");
@@ -164,6 +168,10 @@ TEST(BuildWorkloadTest, ResolvesMountsAndDefaults) {
   EXPECT_TRUE(w.mounts(1).read_only());
   EXPECT_EQ(w.gpu_uuids_size(), 2);
   EXPECT_EQ(w.ports(0).port(), 7860);
+  ASSERT_EQ(w.envs_size(), 2);
+  EXPECT_EQ(w.envs(0).name(), "MODEL");
+  EXPECT_EQ(w.envs(1).name(), "GPUAAS_PROXY_TOKEN");
+  EXPECT_EQ(w.envs(1).value(), "t0ken");
   EXPECT_EQ(w.probe_timeout().seconds(), 300);
   EXPECT_EQ(w.stop_grace_period().seconds(), 7);
 }

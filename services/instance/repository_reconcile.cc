@@ -48,6 +48,7 @@ WorkRow WorkRowFromRow(const db::Row& r) {
   pb::Instance ports;
   if (ports.ParseFromString(r.GetBytes(29))) w.ports = ports.ports();
   w.last_active_time = r.GetOptionalTime(30);
+  w.proxy_token = r.Get<std::string>(31);
   return w;
 }
 

@@ -4,7 +4,8 @@ namespace gpuaas::proxy {
 
 namespace instancepb = ::gpuaas::instance::v1;
 
-RouteTable::Ports RouteTable::RoutesOf(const instancepb::Instance& instance) {
+RouteTable::Ports RouteTable::RoutesOf(const instancepb::Instance& instance,
+                                       const std::string& proxy_token) {
   Ports ports;
   if (instance.state() != instancepb::STATE_READY &&
       instance.state() != instancepb::STATE_RUNNING) {
@@ -23,15 +24,26 @@ RouteTable::Ports RouteTable::RoutesOf(const instancepb::Instance& instance) {
                        .is_public = p.is_public(),
                        .base_url = p.base_url().empty() ? "/" : p.base_url(),
                        .host = m.host(),
-                       .host_port = m.host_port()});
+                       .host_port = m.host_port(),
+                       .proxy_token = proxy_token});
       break;
     }
   }
   return ports;
 }
 
-void RouteTable::Put(const instancepb::Instance& instance) {
-  Ports ports = RoutesOf(instance);
+bool RouteTable::Routes(const instancepb::Instance& instance) {
+  return !RoutesOf(instance, "").empty();
+}
+
+std::string RouteTable::ProxyTokenOf(const std::string& instance_id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = routes_.find(instance_id);
+  return it == routes_.end() ? "" : it->second.front().proxy_token;
+}
+
+void RouteTable::Put(const instancepb::Instance& instance, const std::string& proxy_token) {
+  Ports ports = RoutesOf(instance, proxy_token);
   if (ports.empty()) {
     routes_.erase(instance.instance_id());
   } else {
@@ -53,11 +65,11 @@ std::optional<PortRoute> RouteTable::Find(const std::string& instance_id, int32_
   return std::nullopt;
 }
 
-void RouteTable::Apply(const instancepb::InstanceChange& change) {
+void RouteTable::Apply(const instancepb::InstanceChange& change, const std::string& proxy_token) {
   absl::MutexLock lock(&mu_);
   switch (change.type()) {
     case instancepb::InstanceChange::TYPE_UPSERTED:
-      Put(change.instance());
+      Put(change.instance(), proxy_token);
       break;
     case instancepb::InstanceChange::TYPE_DELETED:
       routes_.erase(change.instance().instance_id());
@@ -70,11 +82,13 @@ void RouteTable::Apply(const instancepb::InstanceChange& change) {
   }
 }
 
-void RouteTable::Replace(const std::vector<instancepb::Instance>& instances) {
+void RouteTable::Replace(const std::vector<instancepb::Instance>& instances,
+                         const absl::flat_hash_map<std::string, std::string>& proxy_tokens) {
   absl::MutexLock lock(&mu_);
   routes_.clear();
   for (const instancepb::Instance& i : instances) {
-    Put(i);
+    auto token = proxy_tokens.find(i.instance_id());
+    Put(i, token == proxy_tokens.end() ? "" : token->second);
   }
 }
 

@@ -1,7 +1,8 @@
 // The proxy's routes, kept in memory so no request waits on an RPC: instance_id → its tenant
 // and, for each HTTP port of its template, whether it is public, its base_url and where the
-// agent mapped it (host:host_port). Fed by RouteWatcher from the instance service's
-// WatchInstances stream. Only READY and RUNNING instances whose port has a mapping route.
+// agent mapped it (host:host_port), and the instance's proxy token. Fed by RouteWatcher from the
+// instance service's WatchInstances stream (and GetProxyToken). Only READY and RUNNING instances
+// whose port has a mapping route.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,9 @@ struct PortRoute {
   std::string base_url;  // "/" when the template left it empty
   std::string host;      // the node's advertised address
   int32_t host_port = 0;
+  // The instance's proxy token (AccessService.GetProxyToken), sent to its private ports
+  // (proxy_token.h); empty when unknown (static routes). A secret: never logged.
+  std::string proxy_token;
 };
 
 // Thread-safe; lookups take a shared lock.
@@ -33,12 +37,21 @@ class RouteTable final {
   std::optional<PortRoute> Find(const std::string& instance_id, int32_t port) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // One change of the watch stream (UPSERTED, DELETED; SYNCED marks the table synced).
-  void Apply(const ::gpuaas::instance::v1::InstanceChange& change) ABSL_LOCKS_EXCLUDED(mu_);
+  // One change of the watch stream (UPSERTED, DELETED; SYNCED marks the table synced);
+  // `proxy_token` is an upserted instance's.
+  void Apply(const ::gpuaas::instance::v1::InstanceChange& change,
+             const std::string& proxy_token = "") ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Every instance at once, after listing them again (the watch fell too far behind).
-  void Replace(const std::vector<::gpuaas::instance::v1::Instance>& instances)
+  // Every instance at once, after listing them again (the watch fell too far behind), with
+  // their proxy tokens by instance id.
+  void Replace(const std::vector<::gpuaas::instance::v1::Instance>& instances,
+               const absl::flat_hash_map<std::string, std::string>& proxy_tokens = {})
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Whether `instance` routes any port (so needs its proxy token).
+  static bool Routes(const ::gpuaas::instance::v1::Instance& instance);
+  // The proxy token of routed instance `instance_id`; empty when it routes nothing now.
+  std::string ProxyTokenOf(const std::string& instance_id) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // A SYNCED marker arrived at least once: the table holds every instance.
   bool synced() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -50,8 +63,10 @@ class RouteTable final {
  private:
   using Ports = std::vector<PortRoute>;
   // The ports an instance routes now; empty when it routes none.
-  static Ports RoutesOf(const ::gpuaas::instance::v1::Instance& instance);
-  void Put(const ::gpuaas::instance::v1::Instance& instance) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static Ports RoutesOf(const ::gpuaas::instance::v1::Instance& instance,
+                        const std::string& proxy_token);
+  void Put(const ::gpuaas::instance::v1::Instance& instance, const std::string& proxy_token)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Ports> routes_ ABSL_GUARDED_BY(mu_);

@@ -64,6 +64,19 @@ TEST(RouteTable, RoutesOnlyMappedHttpPortsOfReadyOrRunningInstances) {
   EXPECT_TRUE(t.synced());
 }
 
+TEST(RouteTable, KeepsEachRoutedInstancesProxyToken) {
+  RouteTable t;
+  EXPECT_TRUE(RouteTable::Routes(Upsert("web-1", instancepb::STATE_RUNNING).instance()));
+  EXPECT_FALSE(RouteTable::Routes(Upsert("web-1", instancepb::STATE_STOPPED).instance()));
+  t.Apply(Upsert("web-1", instancepb::STATE_RUNNING), "tok-1");
+  EXPECT_EQ(t.Find("web-1", 8080)->proxy_token, "tok-1");
+  EXPECT_EQ(t.ProxyTokenOf("web-1"), "tok-1");
+  t.Apply(Upsert("web-1", instancepb::STATE_STOPPED));
+  EXPECT_EQ(t.ProxyTokenOf("web-1"), "") << "forgotten with its routes";
+  t.Replace({Upsert("web-2", instancepb::STATE_RUNNING).instance()}, {{"web-2", "tok-2"}});
+  EXPECT_EQ(t.Find("web-2", 8080)->proxy_token, "tok-2");
+}
+
 TEST(RouteTable, ReplaceForgetsWhatTheListLacks) {
   RouteTable t;
   t.Apply(Upsert("old-1", instancepb::STATE_RUNNING));

@@ -1,6 +1,7 @@
 #include "services/proxy/route_watcher.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "libs/common/backoff.h"
@@ -15,11 +16,41 @@ constexpr absl::Duration kListTimeout = absl::Seconds(20);
 
 RouteWatcher::RouteWatcher(std::shared_ptr<grpc::Channel> instance_channel,
                            client::AccessTokens& tokens, RouteTable& routes)
-    : instances_(std::move(instance_channel), kListTimeout, &tokens), routes_(routes) {}
+    : instances_(instance_channel, kListTimeout, &tokens),
+      access_(std::move(instance_channel), tokens),
+      routes_(routes) {}
 
 void RouteWatcher::Stop() {
   stop_.Stop();
   cancel_.Cancel();
+}
+
+absl::StatusOr<std::string> RouteWatcher::ProxyTokenFor(const instancepb::Instance& instance,
+                                                        bool reuse) {
+  if (!RouteTable::Routes(instance)) {
+    return std::string();
+  }
+  // An instance routed already keeps its token (made once, at create); a listing fetches
+  // afresh, since a missed deletion may have given the id to a new instance.
+  if (reuse) {
+    if (std::string known = routes_.ProxyTokenOf(instance.instance_id()); !known.empty()) {
+      return known;
+    }
+  }
+  instancepb::GetProxyTokenRequest req;
+  req.set_instance_id(instance.instance_id());
+  absl::StatusOr<instancepb::ProxyToken> token =
+      access_.GetProxyToken(req, client::CallContext().set_cancellation(cancel_));
+  if (absl::IsNotFound(token.status())) {
+    // Deleted since this change: its deletion follows. Routed without a token meanwhile, its
+    // catalog server refuses the requests (fails closed).
+    return std::string();
+  }
+  if (!token.ok()) {
+    return absl::Status(token.status().code(), "proxy token of " + instance.instance_id() + ": " +
+                                                   std::string(token.status().message()));
+  }
+  return token->token();
 }
 
 absl::Status RouteWatcher::ListAll() {
@@ -42,7 +73,15 @@ absl::Status RouteWatcher::ListAll() {
     }
     req.set_page_token(page.next_page_token());
   } while (!req.page_token().empty());
-  routes_.Replace(all);
+  absl::flat_hash_map<std::string, std::string> proxy_tokens;
+  for (const instancepb::Instance& i : all) {
+    absl::StatusOr<std::string> token = ProxyTokenFor(i, false);
+    if (!token.ok()) {
+      return token.status();
+    }
+    proxy_tokens[i.instance_id()] = *std::move(token);
+  }
+  routes_.Replace(all, proxy_tokens);
   revision_ = std::max<int64_t>(revision, 0);
   Logger("proxy")->info("listed {} instances at revision {}", all.size(), revision_);
   return absl::OkStatus();
@@ -55,10 +94,20 @@ absl::Status RouteWatcher::WatchOnce() {
   instancepb::WatchInstancesRequest req;
   req.set_since_revision(revision_);
   bool refresh = false;
+  absl::Status token_status;
   const absl::Status status = instances_.WatchInstances(
       req,
       [&](const instancepb::InstanceChange& change) {
-        routes_.Apply(change);
+        std::string proxy_token;
+        if (change.type() == instancepb::InstanceChange::TYPE_UPSERTED) {
+          absl::StatusOr<std::string> token = ProxyTokenFor(change.instance(), true);
+          if (!token.ok()) {
+            token_status = token.status();
+            return false;  // again from this change's revision
+          }
+          proxy_token = *std::move(token);
+        }
+        routes_.Apply(change, proxy_token);
         revision_ = std::max(revision_, change.revision());
         if (change.type() == instancepb::InstanceChange::TYPE_SYNCED) {
           Logger("proxy")->debug("routes synced at revision {} ({} routed)", change.revision(),
@@ -69,6 +118,9 @@ absl::Status RouteWatcher::WatchOnce() {
         return !refresh;
       },
       client::CallContext().set_cancellation(cancel_));
+  if (!token_status.ok()) {
+    return token_status;
+  }
   if (refresh) {
     return absl::OkStatus();
   }

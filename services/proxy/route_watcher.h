@@ -2,7 +2,10 @@
 // proxy's service token). After a break it resumes from the last revision seen; when the
 // service no longer remembers that far back (OUT_OF_RANGE) it lists every instance again and
 // watches from the list's revision. The stream is reopened with a fresh token once the old
-// one is due for refresh, so an expired token never ends the watch.
+// one is due for refresh, so an expired token never ends the watch. Each instance that starts
+// routing gets its proxy token (AccessService.GetProxyToken) before its routes go in the table,
+// so no request reaches its workload without it; when the token cannot be had, the watch
+// retries from the same revision.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -11,6 +14,7 @@
 #include <memory>
 
 #include "absl/time/time.h"
+#include "libs/client/access_client.h"
 #include "libs/client/access_tokens.h"
 #include "libs/client/cancellation.h"
 #include "libs/client/instance_client.h"
@@ -35,8 +39,13 @@ class RouteWatcher final {
   absl::Status WatchOnce();
   // ListInstances every page into the table; sets revision_ to the list's revision.
   absl::Status ListAll();
+  // The proxy token of `instance` when it routes any port ("" when it routes none): the table's
+  // when it routes already, else the instance service's.
+  absl::StatusOr<std::string> ProxyTokenFor(const ::gpuaas::instance::v1::Instance& instance,
+                                            bool reuse);
 
   client::InstanceClient instances_;
+  client::AccessClient access_;
   RouteTable& routes_;
   int64_t revision_ = 0;
 

@@ -54,7 +54,8 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   app->backend_ = *std::move(local);
   auto auth_channel = service::OpenPeerChannel(o.common, o.auth_addr);
   if (!auth_channel.ok()) return service::ConfigError("--auth-addr", auth_channel.status());
-  s3::ServerOptions s3_options{.tls_cert_file = o.s3_tls_cert, .tls_key_file = o.s3_tls_key};
+  s3::ServerOptions s3_options{
+      .tls_cert_file = o.s3_tls_cert, .tls_key_file = o.s3_tls_key, .limits = o.s3_limits};
   GPUAAS_RETURN_IF_ERROR(ParseS3Listen(o.s3_listen, s3_options));
   auto pool = service::OpenDatabase(kIdentity, o.common, Migrations());
   if (!pool.ok()) return service::StartupError("database", pool.status());

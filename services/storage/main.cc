@@ -26,6 +26,15 @@ int main(int argc, char** argv) {
   options.Add("--s3-listen", f.s3_listen, "the S3-compatible data plane's HTTP address");
   options.Add("--s3-tls-cert", f.s3_tls_cert, "PEM certificate: serve S3 over HTTPS");
   options.Add("--s3-tls-key", f.s3_tls_key, "PEM key of --s3-tls-cert");
+  options
+      .Add("--s3-max-connections-per-client", f.s3_limits.max_connections_per_client,
+           "open S3 connections one client address may hold; more are answered 503 SlowDown")
+      ->check(CLI::PositiveNumber);
+  options.Add("--s3-header-timeout", f.s3_limits.header_timeout,
+              "how long an S3 client may take to send a request's head (from connect: the TLS "
+              "handshake too); a slower one is disconnected without holding a worker");
+  options.Add("--s3-body-idle-timeout", f.s3_limits.body_idle_timeout,
+              "how long an S3 request body may pause before the connection is closed");
   app.add_option("--sync-writes", f.sync_writes,
                  "fsync every object and its directory before answering a write (off only where "
                  "the disk's cache survives power loss)")

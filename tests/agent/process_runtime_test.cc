@@ -59,8 +59,11 @@ class ProcessRuntimeTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<Runtime> New() {
+  // `first_uid`-`last_uid`: each workload's own uid; 0: all as nobody.
+  std::unique_ptr<Runtime> New(uid_t first_uid = 0, uid_t last_uid = 0) {
     ProcessRuntimeOptions o;
+    o.first_uid = first_uid;
+    o.last_uid = last_uid;
     o.root = root_.string();
     o.shim_path = GPUAAS_SHIM_BINARY;
     o.log_limit_bytes = 1 << 20;
@@ -254,9 +257,9 @@ TEST_F(ProcessRuntimeTest, ASymlinkPlantedInAStorageNeverRedirectsAMount) {
   m->set_sub_path("models/sd");
   m->set_mount_path("/data");
   ASSERT_TRUE(runtime_->Start(good).ok());
-  ASSERT_TRUE(Eventually([&] { return fs::exists(storage / "models/sd/out"); }))
+  // Its content, not only its existence: the file is there before echo writes into it.
+  EXPECT_TRUE(Eventually([&] { return Read(storage / "models/sd/out") == "mine\n"; }))
       << Read(root_ / "good.1/stderr.log");
-  EXPECT_EQ(Read(storage / "models/sd/out"), "mine\n");
 }
 
 TEST_F(ProcessRuntimeTest, AMountTheWorkloadsUserCannotReachFailsTheStartSayingWhy) {
@@ -338,6 +341,39 @@ TEST_F(ProcessRuntimeTest, AShimKilledOutrightTakesItsWorkloadAlongAndIsReported
       },
       absl::Seconds(10)))
       << "the sandbox outlived its shim";
+}
+
+// Each workload runs as a uid of its own from the range, kept across a new runtime's adoption;
+// when the range is spent a start fails saying so, and a removed workload's uid is free again.
+TEST_F(ProcessRuntimeTest, EachWorkloadRunsAsAUidOfItsOwnUntilItsDirectoryIsRemoved) {
+  if (geteuid() != 0) GTEST_SKIP() << "only a root runtime hands out uids";
+  runtime_ = New(300000, 300001);
+  ASSERT_NE(runtime_, nullptr);
+  const std::string cmd = "id -u > \"$HOME/uid\"; exec sleep 600";
+  ASSERT_TRUE(runtime_->Start(Workload("a.1", cmd)).ok());
+  ASSERT_TRUE(runtime_->Start(Workload("b.1", cmd)).ok());
+  const absl::Status spent = runtime_->Start(Workload("c.1", cmd));
+  EXPECT_EQ(spent.code(), absl::StatusCode::kResourceExhausted) << spent;
+  EXPECT_NE(spent.message().find("no free workload uid in 300000-300001"), std::string::npos);
+  auto uid_of = [&](const std::string& id) {
+    std::string uid;
+    Eventually([&] { return !(uid = Read(root_ / id / "home" / "uid")).empty(); });
+    return uid;
+  };
+  EXPECT_EQ(uid_of("a.1"), "300000\n");
+  EXPECT_EQ(uid_of("b.1"), "300001\n");
+  struct stat home;
+  ASSERT_EQ(stat((root_ / "a.1" / "home").c_str(), &home), 0);
+  EXPECT_EQ(home.st_uid, 300000u);
+  EXPECT_EQ(home.st_mode & 0777, 0700u);
+
+  runtime_ = New(300000, 300001);  // the agent restarts: its workloads keep their uids
+  ASSERT_TRUE(runtime_->Stop("a.1").ok());
+  ASSERT_TRUE(WaitState("a.1", pb::WORKLOAD_STATE_STOPPED));
+  ASSERT_TRUE(runtime_->Remove("a.1").ok());
+  ASSERT_TRUE(runtime_->Remove("c.1").ok());
+  ASSERT_TRUE(runtime_->Start(Workload("d.1", cmd)).ok());
+  EXPECT_EQ(uid_of("d.1"), "300000\n") << "a.1's uid, free again; b.1 keeps 300001";
 }
 
 TEST_F(ProcessRuntimeTest, LogsStayUnderTheirCap) {

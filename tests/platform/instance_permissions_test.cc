@@ -237,6 +237,14 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          return stack_->access().ReportAccess(PlatformStack::Ctx(t).get(), r, &out);
        },
        PD, PD, PD, OK, OK, PD, OK},
+      {"GetProxyToken",
+       [&](const std::string& t, int) {
+         instancepb::GetProxyTokenRequest r;
+         r.set_instance_id("owned");
+         instancepb::ProxyToken out;
+         return stack_->access().GetProxyToken(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, PD, PD, OK, OK, PD, OK},
       // "owned" never ran (no agents): whoever may read it hears FAILED_PRECONDITION.
       {"GetInstanceLogs",
        [&](const std::string& t, int) {

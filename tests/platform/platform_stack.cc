@@ -180,6 +180,7 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
   // stack) must not hand out one free port twice before either workload binds it.
   const int first = 30000 + static_cast<int>((getpid() * 7 + agents_.size()) % 250) * 100;
   const std::string port_range = absl::StrCat(first, "-", first + 99);
+  port_ranges_[spec.node_id] = {first, first + 99};
   auto agent = std::make_unique<Daemon>(
       "agent-" + spec.node_id,
       With({GPUAAS_AGENT_BINARY, "--node-id=" + spec.node_id, "--simulate-gpus=" + spec.gpus,

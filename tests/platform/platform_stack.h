@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -90,6 +91,10 @@ class PlatformStack final {
   const std::filesystem::path& dir() const { return dir_; }
   // The agent's workload directory (its --workload-root).
   std::filesystem::path workload_root(const std::string& node_id) const;
+  // The host ports the agent hands to workloads (its --port-range), [first, last].
+  std::pair<int, int> port_range(const std::string& node_id) const {
+    return port_ranges_.at(node_id);
+  }
 
   stockpb::StockService::Stub& stock_stub() { return *stock_stub_; }
   storagepb::StorageService::Stub& storage_stub() { return *storage_stub_; }
@@ -143,6 +148,7 @@ class PlatformStack final {
   std::unique_ptr<Daemon> storage_;
   std::vector<std::unique_ptr<Daemon>> instances_;
   std::map<std::string, std::unique_ptr<Daemon>> agents_;
+  std::map<std::string, std::pair<int, int>> port_ranges_;
   std::unique_ptr<stockpb::StockService::Stub> stock_stub_;
   std::unique_ptr<storagepb::StorageService::Stub> storage_stub_;
   std::vector<std::unique_ptr<instancepb::InstanceService::Stub>> instance_stubs_;

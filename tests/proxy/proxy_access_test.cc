@@ -94,10 +94,13 @@ class ProxyAccessTest : public gpuaas::testing::PgTest {
 
 TEST_F(ProxyAccessTest, TheAccessMatrix) {
   const std::string web = HostOf("web-1", 8080);
-  // The owner; the workload sees neither the token nor any proxy cookie.
+  // The owner; the workload sees neither the token nor any proxy cookie, only its instance's
+  // proxy token in their place (services/proxy/proxy_token.h).
   HttpResponse owner = HttpGet(port(), web, "/headers", Bearer(token_a_));
   EXPECT_EQ(owner.status, 200);
-  EXPECT_FALSE(absl::StrContains(owner.body, "authorization")) << owner.body;
+  EXPECT_FALSE(absl::StrContains(owner.body, token_a_)) << owner.body;
+  EXPECT_FALSE(absl::StrContains(owner.body, "Bearer")) << owner.body;
+  EXPECT_TRUE(absl::StrContains(owner.body, "authorization: token ")) << owner.body;
   EXPECT_TRUE(absl::StrContains(owner.body, "port=8080")) << owner.body;
 
   // Another tenant's member: as if there were no such instance.
@@ -136,6 +139,7 @@ TEST_F(ProxyAccessTest, TheAccessMatrix) {
   HttpResponse pub = HttpGet(port(), HostOf("web-1", 9090), "/headers");
   EXPECT_EQ(pub.status, 200);
   EXPECT_TRUE(absl::StrContains(pub.body, "port=9090")) << pub.body;
+  EXPECT_FALSE(absl::StrContains(pub.body, "authorization")) << "no proxy token for anyone";
 
   // Host tricks: absolute-form naming the private port from the public host.
   HttpConnection c(port());

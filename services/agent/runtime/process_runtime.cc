@@ -1,5 +1,6 @@
 // The process runtime (process_runtime.h). Each workload has a directory under the root:
 //   workload.pb   the Workload as received        ports   "<port> <host port>" lines
+//   uid           the uid (and gid) it runs as, when each workload has its own
 //   state         "<state> <reason> <exit code>" and a message line, after every change
 //   shim, stopping, exit, stdout.log, stderr.log  written by the shim (shim_files.h)
 //   home/         the workload's private home
@@ -33,12 +34,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "libs/common/logging.h"
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
+#include "services/agent/runtime/landlock.h"
 #include "services/agent/runtime/mount_source.h"
 #include "services/agent/runtime/probe.h"
 #include "services/agent/runtime/sandbox.h"
@@ -160,6 +163,7 @@ struct Entry {
   pb::Workload workload;
   fs::path dir;
   std::map<int, int> host_ports;
+  uid_t uid = 0;  // and gid
   pb::WorkloadState state = pb::WORKLOAD_STATE_UNSPECIFIED;
   pb::Reason reason = pb::REASON_UNSPECIFIED;
   std::string message;
@@ -232,9 +236,11 @@ class ProcessRuntime final : public Runtime {
   // Everything a start does that may block (files, the storage's ownership, fork): outside
   // the lock, so starts never hold up List, Stop or the loop. Returns the shim's pid.
   absl::StatusOr<pid_t> Spawn(const pb::Workload& workload, const fs::path& dir,
-                              const std::map<int, int>& host_ports) const;
+                              const std::map<int, int>& host_ports, uid_t uid) const;
   absl::StatusOr<std::map<int, int>> AllocatePorts(const pb::Workload& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The least uid of the range no workload directory holds, or the shared uid without a range.
+  absl::StatusOr<uid_t> AllocateUid() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetState(Entry& e, pb::WorkloadState state, pb::Reason reason, std::string message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Persist(const Entry& e) const;
@@ -368,14 +374,28 @@ absl::StatusOr<std::map<int, int>> ProcessRuntime::AllocatePorts(const pb::Workl
   return out;
 }
 
+absl::StatusOr<uid_t> ProcessRuntime::AllocateUid() const {
+  if (options_.first_uid == 0 || geteuid() != 0) return uid_;
+  std::set<uid_t> taken;
+  for (const auto& [id, e] : entries_) taken.insert(e.uid);
+  for (uid_t uid = options_.first_uid; uid <= options_.last_uid; ++uid) {
+    if (taken.count(uid) == 0) return uid;
+  }
+  return absl::ResourceExhaustedError(
+      absl::StrCat("no free workload uid in ", options_.first_uid, "-", options_.last_uid));
+}
+
 absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const fs::path& dir,
-                                            const std::map<int, int>& host_ports) const {
+                                            const std::map<int, int>& host_ports, uid_t uid) const {
+  const gid_t gid = uid == uid_ ? gid_ : uid;
   std::error_code ec;
   fs::create_directories(dir / "home", ec);
   if (ec)
     return absl::InternalError(absl::StrCat("cannot make ", dir.string(), ": ", ec.message()));
-  chmod(dir.c_str(), 0711);  // the shim's files stay root's; home is the workload's
-  GiveTo(dir / "home", uid_, gid_);
+  chmod(dir.c_str(), 0711);  // the shim's files stay root's; home is the workload's alone
+  GiveTo(dir / "home", uid, gid);
+  chmod((dir / "home").c_str(), 0700);
+  std::ofstream(dir / "uid", std::ios::trunc) << uid << "\n";
   {
     std::ofstream out(dir / "workload.pb", std::ios::binary | std::ios::trunc);
     workload.SerializeToOstream(&out);
@@ -389,14 +409,14 @@ absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const 
   // shim has its copies.
   MountFds mount_fds;
   for (const pb::Mount& m : workload.mounts()) {
-    absl::StatusOr<int> fd = OpenMountSource(m.host_path(), m.sub_path(), uid_, gid_);
+    absl::StatusOr<int> fd = OpenMountSource(m.host_path(), m.sub_path(), uid, gid);
     if (!fd.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("mount ", m.mount_path(), ": ", fd.status().message()));
     }
     mount_fds.fds.push_back(*fd);
     // Files other users (the S3 data plane) wrote become the workload's, so it may change them.
-    if (!m.read_only() && geteuid() == 0) GiveTreeTo(*fd, uid_, gid_);
+    if (!m.read_only() && geteuid() == 0) GiveTreeTo(*fd, uid, gid);
   }
   const Launch launch = BuildLaunch({.workload = &workload,
                                      .host_ports = host_ports,
@@ -412,15 +432,22 @@ absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const 
                                    "--bwrap",
                                    options_.bwrap_path,
                                    "--uid",
-                                   std::to_string(uid_),
+                                   std::to_string(uid),
                                    "--gid",
-                                   std::to_string(gid_),
+                                   std::to_string(gid),
                                    "--log-limit",
                                    std::to_string(options_.log_limit_bytes),
                                    "--grace-ms",
-                                   std::to_string(absl::ToInt64Milliseconds(grace))};
+                                   std::to_string(absl::ToInt64Milliseconds(grace)),
+                                   "--port-range",
+                                   absl::StrCat(options_.first_port, "-", options_.last_port)};
+  if (!host_ports.empty()) {
+    std::vector<int> own;
+    for (const auto& [port, host] : host_ports) own.push_back(host);
+    args.insert(args.end(), {"--own-ports", absl::StrJoin(own, ",")});
+  }
   for (const BindSource& b : launch.binds) {
-    GPUAAS_RETURN_IF_ERROR(Reachable(b.host_path, uid_, gid_));
+    GPUAAS_RETURN_IF_ERROR(Reachable(b.host_path, uid, gid));
   }
   args.push_back("--");
   args.insert(args.end(), launch.bwrap_args.begin(), launch.bwrap_args.end());
@@ -460,6 +487,7 @@ absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
   const std::string& id = workload.workload_id();
   fs::path dir;
   absl::StatusOr<std::map<int, int>> ports;
+  absl::StatusOr<uid_t> uid;
   {
     absl::MutexLock lock(&mu_);
     if (entries_.count(id)) return absl::OkStatus();
@@ -473,8 +501,12 @@ absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
     e.spawning = true;
     ports = AllocatePorts(workload);
     if (ports.ok()) e.host_ports = *ports;
+    uid = AllocateUid();
+    if (uid.ok()) e.uid = *uid;
   }
-  absl::StatusOr<pid_t> shim = ports.ok() ? Spawn(workload, dir, *ports) : ports.status();
+  absl::StatusOr<pid_t> shim = !ports.ok() ? ports.status()
+                               : !uid.ok() ? uid.status()
+                                           : Spawn(workload, dir, *ports, *uid);
   {
     // A spawning entry is never removed (Remove refuses unfinished ones): it is still there.
     absl::MutexLock lock(&mu_);
@@ -698,6 +730,8 @@ void ProcessRuntime::Adopt() {
     }
     std::ifstream ports(e.dir / "ports");
     for (int port, host; ports >> port >> host;) e.host_ports[port] = host;
+    e.uid = uid_;  // started before workloads had uids of their own
+    std::ifstream(e.dir / "uid") >> e.uid;
     std::ifstream state(e.dir / "state");
     int s = 0, reason = 0;
     int64_t millis = 0;
@@ -763,6 +797,23 @@ absl::StatusOr<std::unique_ptr<Runtime>> NewProcessRuntime(ProcessRuntimeOptions
   }
   if (uid == 0) {
     return absl::FailedPreconditionError("workloads never run as root: pick --workload-user");
+  }
+  if ((options.first_uid != 0 || options.last_uid != 0) &&
+      (options.first_uid == 0 || options.last_uid < options.first_uid ||
+       options.last_uid >= uid_t{1} << 31)) {
+    return absl::InvalidArgumentError("workload uid range: want FIRST-LAST within 1-2147483647");
+  }
+  const int abi = LandlockAbi();
+  if (abi < kLandlockScopeAbi) {
+    const std::string lacks = absl::StrCat("this kernel's Landlock ABI is ", abi,
+                                           " (4 confines workloads' ports, 6 scopes their ",
+                                           "abstract sockets and signals)");
+    if (options.require_landlock) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(lacks, ": Landlock is required (--landlock=required)"));
+    }
+    Logger("agent")->warn("{}: workloads run without {}", lacks,
+                          abi < kLandlockPortsAbi ? "port confinement or scoping" : "scoping");
   }
   options.root = fs::absolute(options.root).lexically_normal().string();
   auto runtime = std::make_unique<ProcessRuntime>(std::move(options), uid, gid);

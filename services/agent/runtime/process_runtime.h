@@ -1,9 +1,12 @@
 // The process runtime: each workload is a host process tree sandboxed with bubblewrap (own
 // mount, PID and IPC namespaces; a read-only system; a private home and /tmp; only its mounts
-// and its GPUs' device nodes), run as an unprivileged user, under a small shim process that
-// outlives the agent, keeps its size-capped logs and records its exit. State lives in one
-// directory per workload under `root`, so a new runtime adopts what an old one started.
+// and its GPUs' device nodes; a seccomp filter; Landlock), run as an unprivileged uid of its
+// own, under a small shim process that outlives the agent, keeps its size-capped logs and
+// records its exit. State lives in one directory per workload under `root`, so a new runtime
+// adopts what an old one started.
 #pragma once
+
+#include <sys/types.h>
 
 #include <map>
 #include <memory>
@@ -22,9 +25,17 @@ struct ProcessRuntimeOptions {
   std::string shim_path;
   // bubblewrap.
   std::string bwrap_path = "/usr/bin/bwrap";
-  // Whom workloads run as when the agent runs as root (a user name or uid); an agent that is
-  // not root runs them as itself. Never root.
+  // Whom workloads run as when the agent runs as root (a user name or uid) and no uid range is
+  // given; an agent that is not root runs them as itself. Never root.
   std::string workload_user = "nobody";
+  // When the agent runs as root, each workload runs as a uid (and gid) of its own from
+  // [first_uid, last_uid], kept in its directory's `uid` file (so an adopted workload keeps it)
+  // and free again once the directory is removed. 0-0: all run as workload_user.
+  uid_t first_uid = 0;
+  uid_t last_uid = 0;
+  // Refuse to start when the kernel cannot confine workloads' ports and scope their sockets and
+  // signals (Landlock ABI 6, landlock.h); otherwise such a kernel only gets a warning.
+  bool require_landlock = false;
   // Host ports handed to template ports: [first, last].
   int first_port = 20000;
   int last_port = 29999;
@@ -37,7 +48,8 @@ struct ProcessRuntimeOptions {
 };
 
 // Makes the runtime and adopts the workloads found under options.root. Errors:
-// FAILED_PRECONDITION when bwrap or the shim is missing, or the workload user is root.
+// FAILED_PRECONDITION when bwrap or the shim is missing, the workload user is root, or Landlock
+// is required and missing; INVALID_ARGUMENT for a bad port or uid range.
 absl::StatusOr<std::unique_ptr<Runtime>> NewProcessRuntime(ProcessRuntimeOptions options);
 
 }  // namespace gpuaas::agent

@@ -5,7 +5,8 @@
 //   isolated   own mount, PID, IPC and user namespaces; no capabilities; no new user namespaces
 //              inside; a read-only /usr and /etc (the system, nothing else of the host's files);
 //              a fresh /proc, a minimal /dev, a private /tmp (tmpfs) and home; only its own GPUs'
-//              device nodes; its mounts, read-only where asked; an unprivileged user.
+//              device nodes; its mounts, read-only where asked; an unprivileged uid of its own.
+//              The shim adds the seccomp filter (seccomp_filter.h) and Landlock (landlock.h).
 //   shared     the host's network (ports are handed out, not namespaced); CPU, memory and disk
 //              are not limited (no cgroups yet); GPU isolation is by device nodes and
 //              CUDA_VISIBLE_DEVICES only (a time-sliced share sees the whole GPU).

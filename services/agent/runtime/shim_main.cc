@@ -3,18 +3,22 @@
 //   - records itself in <dir>/shim ("<pid> <start time>", the start time from /proc/<pid>/stat
 //     so a recycled pid is never taken for it),
 //   - runs bwrap as the workload's user in a process group of its own, with the environment it
-//     was given (never on a command line, which every user can read),
+//     was given (never on a command line, which every user can read), confined by Landlock to
+//     its own ports of --port-range (landlock.h) and with the workload's seccomp filter
+//     (seccomp_filter.h) for bwrap to apply once the sandbox is set up,
 //   - copies the workload's stdout and stderr into <dir>/stdout.log and stderr.log, each kept
 //     under --log-limit bytes (the newest half in .log, the half before in .log.1),
 //   - on SIGTERM stops the workload: SIGTERM to its process group, SIGKILL after --grace-ms,
 //   - writes <dir>/exit ("<code> <stopped>", code 128+N for signal N) when it is gone.
 //
-//   gpuaas-workload-shim --dir DIR --bwrap /usr/bin/bwrap --uid 65534 --gid 65534
-//       --log-limit 10485760 --grace-ms 10000 -- BWRAP-ARGS...
+//   gpuaas-workload-shim --dir DIR --bwrap /usr/bin/bwrap --uid 200000 --gid 200000
+//       --log-limit 10485760 --grace-ms 10000 --port-range 20000-29999 --own-ports 20004,20007
+//       -- BWRAP-ARGS...
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "services/agent/runtime/landlock.h"
+#include "services/agent/runtime/seccomp_filter.h"
 #include "services/agent/runtime/shim_files.h"
 
 namespace {
@@ -59,6 +65,7 @@ struct Args {
   gid_t gid = 65534;
   int64_t log_limit = 10 << 20;
   int grace_ms = 10000;
+  gpuaas::agent::PortConfinement ports;  // none without --port-range
   std::vector<std::string> bwrap_args;
 };
 
@@ -84,7 +91,16 @@ bool Parse(int argc, char** argv, Args& a) {
       a.log_limit = std::strtoll(v, nullptr, 10);
     else if (arg == "--grace-ms")
       a.grace_ms = std::atoi(v);
-    else
+    else if (arg == "--port-range") {
+      if (std::sscanf(v, "%d-%d", &a.ports.first, &a.ports.last) != 2) return false;
+    } else if (arg == "--own-ports") {
+      for (const char* p = v; *p != '\0';) {
+        char* end = nullptr;
+        a.ports.own.push_back(static_cast<int>(std::strtol(p, &end, 10)));
+        if (end == p) return false;
+        p = *end == ',' ? end + 1 : end;
+      }
+    } else
       return false;
   }
   return !a.dir.empty() && !a.bwrap_args.empty();
@@ -160,6 +176,7 @@ int main(int argc, char** argv) {
   child_sa.sa_flags = SA_NOCLDSTOP;
   sigaction(SIGCHLD, &child_sa, nullptr);
 
+  const pid_t shim = getpid();
   const pid_t child = fork();
   if (child < 0) return Fail(a, std::string("fork: ") + std::strerror(errno));
   if (child == 0) {
@@ -178,6 +195,24 @@ int main(int argc, char** argv) {
         _exit(127);
       }
     }
+    // Dies with the shim from here on (set after the uid change, which clears it), not only
+    // once bwrap's --die-with-parent is set: confining takes a while, and a shim killed
+    // meanwhile must not leave a sandbox behind.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != shim) _exit(127);
+    // Landlock binds this process and all it execs; the seccomp filter only the workload,
+    // since bwrap needs mount and unshare first.
+    if (const std::string why = gpuaas::agent::ConfineSelf(a.ports); !why.empty()) {
+      std::fprintf(stderr, "gpuaas-workload-shim: landlock: %s\n", why.c_str());
+      _exit(127);
+    }
+    std::string why;
+    const int filter = gpuaas::agent::WorkloadSeccompFd(why);
+    if (filter < 0) {
+      std::fprintf(stderr, "gpuaas-workload-shim: seccomp: %s\n", why.c_str());
+      _exit(127);
+    }
+    args.insert(args.begin() + 1, {"--seccomp", std::to_string(filter)});
     std::vector<char*> cargs;
     for (std::string& s : args) cargs.push_back(s.data());
     cargs.push_back(nullptr);

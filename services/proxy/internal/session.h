@@ -17,6 +17,7 @@
 #include "services/proxy/access_decision.h"
 #include "services/proxy/internal/relay.h"
 #include "services/proxy/proxy_server.h"
+#include "services/proxy/proxy_token.h"
 
 namespace gpuaas::proxy::internal {
 
@@ -133,6 +134,7 @@ class Session final {
     if (d.strip_authorization) {
       req.erase(http::field::authorization);
     }
+    SetProxyToken(d.route, req.base());
     // The proxy answers Expect: 100-continue itself by reading the body (see Forward).
     req.erase(http::field::expect);
     std::string xff(req["X-Forwarded-For"]);

@@ -1,5 +1,6 @@
 #include "services/storage/s3/auth.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -32,6 +33,26 @@ const std::string* Param(const QueryParams& query, std::string_view name) {
     }
   }
   return nullptr;
+}
+
+// The first header the signature does not cover but must: every x-amz-* header and, on a
+// presigned URL, Content-MD5 (AWS's rule; a header-signed request may leave Content-MD5
+// unsigned, since the body is checked against it anyway). A presigned URL's canonical payload
+// comes from its query, so an unsigned x-amz-content-sha256 header there changes nothing and is
+// let through, as AWS and MinIO do. "" when there is none.
+std::string UnsignedHeader(const AuthInput& in, const SignatureClaim& claim, bool presigned) {
+  for (const std::string& sent : in.header_names) {
+    std::string name = absl::AsciiStrToLower(sent);
+    bool must_sign = absl::StartsWith(name, "x-amz-") || (presigned && name == "content-md5");
+    if (presigned && name == "x-amz-content-sha256") {
+      must_sign = false;
+    }
+    if (must_sign && std::find(claim.signed_headers.begin(), claim.signed_headers.end(), name) ==
+                         claim.signed_headers.end()) {
+      return name;
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -176,6 +197,12 @@ absl::StatusOr<Authenticated> RequestAuthenticator::Verify(const AuthInput& in,
   }
   if (claim.credential.service != "s3") {
     return S3Status(malformed, "the credential's service must be s3");
+  }
+  if (std::string name = UnsignedHeader(in, claim, presigned); !name.empty()) {
+    return S3Status("AccessDenied",
+                    absl::StrCat("There were headers present in the request which were not "
+                                 "signed: ",
+                                 name));
   }
   absl::Time now = clock_.Now();
   if (presigned) {

@@ -4,6 +4,9 @@
 // token), InvalidAccessKeyId (unknown or revoked key), SignatureDoesNotMatch,
 // RequestTimeTooSkewed, AuthorizationHeaderMalformed, AuthorizationQueryParametersError,
 // InvalidRequest, NotImplemented (payload modes we do not speak), ServiceUnavailable.
+// A SigV4 request (header or presigned) that carries an x-amz-* header it did not sign (or, when
+// presigned, an unsigned Content-MD5) is AccessDenied, as on AWS: otherwise whoever holds a
+// presigned PUT could add x-amz-copy-source and copy any key of the bucket onto it.
 // An expired accessor is AccessDenied ("The access key has expired"), not ExpiredToken:
 // ExpiredToken tells AWS SDKs to refresh session credentials, which an accessor has not.
 #pragma once
@@ -57,6 +60,8 @@ struct AuthInput {
   const QueryParams* query = nullptr;
   // All values of a header (name in lower case), in order; empty when absent.
   std::function<std::vector<std::string>(std::string_view)> header_values;
+  // The name of every header sent, in any case, repeats allowed.
+  std::vector<std::string> header_names;
 };
 
 class RequestAuthenticator final {

@@ -10,6 +10,7 @@
 #include "services/storage/s3/errors.h"
 #include "services/storage/s3/handlers.h"
 #include "services/storage/s3/metrics.h"
+#include "services/storage/s3/object_key_form.h"
 
 namespace gpuaas::storage::s3 {
 namespace {
@@ -145,6 +146,9 @@ absl::Status Dispatcher::Serve(RequestContext& ctx) {
     }
     return values;
   };
+  for (const auto& [name, value] : ctx.http.headers) {
+    in.header_names.push_back(name);
+  }
   auto auth = authenticator_.Authenticate(in);
   if (!auth.ok()) {
     return auth.status();
@@ -193,7 +197,7 @@ absl::Status Dispatcher::ParseTarget(RequestContext& ctx) {
   if (slash != std::string_view::npos) {
     ctx.key = std::string(rest.substr(slash + 1));
   }
-  return absl::OkStatus();
+  return ctx.key.empty() ? absl::OkStatus() : CheckObjectKey(ctx.key);
 }
 
 absl::Status Dispatcher::OpenBucket(RequestContext& ctx) {

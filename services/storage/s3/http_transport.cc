@@ -1,5 +1,6 @@
 #include "services/storage/s3/http_transport.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -8,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -16,6 +18,7 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -29,16 +32,20 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
 
-// Idle time between requests on one connection, and per read or write while in one.
+// Idle time between requests on one connection; every write's bound.
 constexpr int kKeepAliveMs = 10'000;
-constexpr int kIoTimeoutSeconds = 60;
-constexpr int kHandshakeTimeoutSeconds = 10;
+constexpr int kWriteTimeoutSeconds = 60;
 constexpr int kMaxRequestsPerConnection = 1000;
 constexpr size_t kBodyPiece = 64 * 1024;
 // S3 allows 8 KiB of request headers; user metadata and long presigned URLs stay well inside.
 constexpr uint32_t kHeaderLimit = 64 * 1024;
 constexpr int kListenBacklog = 512;
 constexpr int kPollSliceMs = 100;
+// Sent to a connection over its address's cap, without reading its request.
+constexpr std::string_view kTooManyConnections =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/xml\r\n"
+    "Content-Length: 93\r\nConnection: close\r\n\r\n"
+    "<Error><Code>SlowDown</Code><Message>Too many connections from your address</Message></Error>";
 // What clients were told since the endpoint began (cpp-httplib's defaults); none acts on it.
 constexpr std::string_view kKeepAliveHeader = "timeout=5, max=5";
 
@@ -251,22 +258,6 @@ bool WriteResponse(SocketStream& stream, const HttpRequest& req, HttpResponse& r
   return !ec;
 }
 
-// Waits for the next request's first bytes; false after the keep-alive time, or on Stop.
-bool WaitForRequest(int fd, const std::atomic<bool>& stopping) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kKeepAliveMs);
-  while (!stopping.load() && std::chrono::steady_clock::now() < deadline) {
-    pollfd pfd{fd, POLLIN, 0};
-    int rc = ::poll(&pfd, 1, kPollSliceMs);
-    if (rc > 0) {
-      return true;
-    }
-    if (rc < 0 && errno != EINTR) {
-      return false;
-    }
-  }
-  return false;
-}
-
 // Serves one request; false when the connection must close after it.
 bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<char>& piece,
                   bool last, const HttpHandler& handler, const std::atomic<bool>& stopping) {
@@ -340,10 +331,6 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
   return WriteResponse(stream, req, res, close, stopping) && !close;
 }
 
-struct SslDeleter {
-  void operator()(SSL* ssl) const { SSL_free(ssl); }
-};
-
 }  // namespace
 
 struct HttpTransport::Listener {
@@ -379,6 +366,18 @@ absl::Status HttpTransport::Start() {
   }
   port_ = listener->acceptor.local_endpoint().port();
   listener_ = std::move(listener);
+  HeaderGateLimits limits;
+  limits.header_timeout = absl::ToChronoMilliseconds(options_.limits.header_timeout);
+  limits.idle_timeout = std::chrono::milliseconds(kKeepAliveMs);
+  limits.header_limit = kHeaderLimit;
+  gate_ = std::make_unique<HeaderGate>(
+      limits,
+      [this](std::unique_ptr<Connection> conn) {
+        absl::MutexLock lock(&mu_);
+        pending_.push_back(std::move(conn));
+      },
+      [this](std::unique_ptr<Connection> conn) { Close(std::move(conn)); });
+  gate_->Start();
   for (int i = 0; i < options_.threads; ++i) {
     workers_.emplace_back([this] { WorkerLoop(); });
   }
@@ -401,14 +400,47 @@ void HttpTransport::Stop() {
     worker.join();
   }
   workers_.clear();
-  absl::MutexLock lock(&mu_);
-  for (int fd : pending_) {
-    ::close(fd);
+  gate_->Stop();
+  std::deque<std::unique_ptr<Connection>> left;
+  {
+    absl::MutexLock lock(&mu_);
+    left.swap(pending_);
   }
-  pending_.clear();
+  for (auto& conn : left) {
+    Close(std::move(conn));
+  }
   beast::error_code ec;
   listener_->acceptor.close(ec);
 }
+
+void HttpTransport::Close(std::unique_ptr<Connection> conn) {
+  if (conn->ssl && conn->handshaken) {
+    SSL_shutdown(conn->ssl.get());
+  }
+  conn->ssl.reset();
+  ::shutdown(conn->fd, SHUT_RDWR);
+  ::close(conn->fd);
+  absl::MutexLock lock(&mu_);
+  auto it = per_client_.find(conn->client);
+  if (it != per_client_.end() && --it->second <= 0) {
+    per_client_.erase(it);
+  }
+}
+
+namespace {
+
+// The peer's address without its port ("127.0.0.1", "::1").
+std::string ClientAddress(const sockaddr_storage& peer) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (peer.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, text, sizeof(text));
+  } else if (peer.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, text, sizeof(text));
+  }
+  return text;
+}
+
+}  // namespace
 
 void HttpTransport::AcceptLoop() {
   const int listen_fd = listener_->acceptor.native_handle();
@@ -417,7 +449,9 @@ void HttpTransport::AcceptLoop() {
     if (::poll(&pfd, 1, kPollSliceMs) <= 0) {
       continue;
     }
-    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    sockaddr_storage peer{};
+    socklen_t peer_size = sizeof(peer);
+    int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_size, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EMFILE || errno == ENFILE) {
         // Out of descriptors: keep serving the connections we have.
@@ -425,14 +459,40 @@ void HttpTransport::AcceptLoop() {
       }
       continue;
     }
-    absl::MutexLock lock(&mu_);
-    pending_.push_back(fd);
+    auto conn = std::make_unique<Connection>();
+    conn->fd = fd;
+    conn->client = ClientAddress(peer);
+    bool over_cap;
+    {
+      absl::MutexLock lock(&mu_);
+      int& open = per_client_[conn->client];
+      over_cap = open >= options_.limits.max_connections_per_client;
+      if (!over_cap) {
+        ++open;
+      }
+    }
+    if (over_cap) {
+      [[maybe_unused]] ssize_t n = ::send(fd, kTooManyConnections.data(),
+                                          kTooManyConnections.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      ::close(fd);
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (options_.tls != nullptr) {
+      conn->ssl.reset(SSL_new(options_.tls));
+      if (!conn->ssl || SSL_set_fd(conn->ssl.get(), fd) != 1) {
+        Close(std::move(conn));
+        continue;
+      }
+    }
+    gate_->Admit(std::move(conn));
   }
 }
 
 void HttpTransport::WorkerLoop() {
   for (;;) {
-    int fd = -1;
+    std::unique_ptr<Connection> conn;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -443,53 +503,40 @@ void HttpTransport::WorkerLoop() {
       if (stopping_.load()) {
         return;
       }
-      fd = pending_.front();
+      conn = std::move(pending_.front());
       pending_.pop_front();
     }
-    ServeConnection(fd);
+    ServeConnection(std::move(conn));
   }
 }
 
-void HttpTransport::ServeConnection(int fd) {
-  // A client that connects and says nothing holds a thread for the handshake timeout only.
-  timeval handshake{kHandshakeTimeoutSeconds, 0};
-  timeval timeout{kIoTimeoutSeconds, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, options_.tls != nullptr ? &handshake : &timeout,
-             sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-
-  std::unique_ptr<SSL, SslDeleter> ssl;
-  if (options_.tls != nullptr) {
-    ssl.reset(SSL_new(options_.tls));
-    if (!ssl || SSL_set_fd(ssl.get(), fd) != 1 || SSL_accept(ssl.get()) != 1) {
-      ::close(fd);
-      return;
-    }
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  }
-  SocketStream stream(fd, ssl.get());
+// Serves the request whose head the gate gathered, then gives the connection back to the gate
+// to wait for the next one, or closes it.
+void HttpTransport::ServeConnection(std::unique_ptr<Connection> conn) {
+  timeval read_timeout = absl::ToTimeval(options_.limits.body_idle_timeout);
+  timeval write_timeout{kWriteTimeoutSeconds, 0};
+  setsockopt(conn->fd, SOL_SOCKET, SO_RCVTIMEO, &read_timeout, sizeof(read_timeout));
+  setsockopt(conn->fd, SOL_SOCKET, SO_SNDTIMEO, &write_timeout, sizeof(write_timeout));
+  SocketStream stream(conn->fd, conn->ssl.get());
   // Beast reads at most what the buffer holds (at least 512 bytes) and a flat_buffer only grows
   // to what a read asked for: without room reserved, a body would arrive 512 bytes a call.
   beast::flat_buffer buffer;
-  buffer.reserve(kBodyPiece);
-  std::vector<char> piece(kBodyPiece);
-  for (int served = 0; served < kMaxRequestsPerConnection; ++served) {
-    const bool pending = buffer.size() > 0 || stream.HasPending();
-    if (!pending && !WaitForRequest(fd, stopping_)) {
-      break;
-    }
-    if (!ServeRequest(stream, buffer, piece, served + 1 == kMaxRequestsPerConnection, handler_,
-                      stopping_)) {
-      break;
-    }
+  buffer.reserve(std::max(kBodyPiece, conn->head.size()));
+  auto head = buffer.prepare(conn->head.size());
+  std::memcpy(head.data(), conn->head.data(), conn->head.size());
+  buffer.commit(conn->head.size());
+  conn->head.clear();
+  thread_local std::vector<char> piece(kBodyPiece);
+  ++conn->served;
+  const bool keep = ServeRequest(stream, buffer, piece, conn->served == kMaxRequestsPerConnection,
+                                 handler_, stopping_);
+  if (!keep || stopping_.load()) {
+    Close(std::move(conn));
+    return;
   }
-  if (ssl) {
-    SSL_shutdown(ssl.get());
-  }
-  ::shutdown(fd, SHUT_RDWR);
-  ::close(fd);
+  // A pipelined request's start, already read.
+  conn->head.assign(static_cast<const char*>(buffer.data().data()), buffer.size());
+  gate_->Admit(std::move(conn));
 }
 
 }  // namespace gpuaas::storage::s3

@@ -1,11 +1,15 @@
 // The S3 endpoint's HTTP/1.1 server: Boost.Beast parses requests and serializes responses (as
-// in the access proxy), over blocking sockets served by a fixed pool of threads, one connection
+// in the access proxy), over blocking sockets served by a fixed pool of threads, one request
 // per thread at a time, because the handlers block (file I/O, fsync, hashing) and pull request
-// bodies as they store them. A connection waits in a queue until a thread is free.
+// bodies as they store them. A worker takes a connection only once its request head is whole:
+// the TLS handshake, the wait between requests and the head's arrival happen on the header
+// gate's one thread (header_gate.h), so slow or stalled clients hold no worker.
 //
-// Per connection: TCP_NODELAY, a TLS handshake within 10 s when TLS is on, every read and write
-// bounded by 60 s (a stalled client loses its connection, not a thread), 10 s idle between
-// requests, at most 1000 requests. Bodies stream both ways 64 KiB at a time. "Expect:
+// Per connection: TCP_NODELAY; the handshake and the whole first head within header_timeout;
+// 10 s idle between requests, then header_timeout for the head; every body read bounded by
+// body_idle_timeout and every write by 60 s; at most 1000 requests. At most
+// max_connections_per_client open connections per client address; beyond that a connection is
+// answered 503 SlowDown and closed. Bodies stream both ways 64 KiB at a time. "Expect:
 // 100-continue" (in any case: Go's SDK, so rclone, sends "100-Continue") is answered before the
 // handler runs. A connection closes after a response when the handler left its request body
 // unread (the rest must not be parsed as the next request) or answered "Connection: close".
@@ -23,8 +27,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "services/storage/s3/connection_limits.h"
+#include "services/storage/s3/header_gate.h"
 #include "services/storage/s3/http_message.h"
 
 namespace gpuaas::storage::s3 {
@@ -39,6 +47,7 @@ struct HttpTransportOptions {
   int port = 0;  // 0: any free port
   int threads = 64;
   SSL_CTX* tls = nullptr;  // not owned; every connection speaks TLS with it when set
+  ConnectionLimits limits;
 };
 
 class HttpTransport final {
@@ -61,7 +70,9 @@ class HttpTransport final {
 
   void AcceptLoop();
   void WorkerLoop();
-  void ServeConnection(int fd);
+  void ServeConnection(std::unique_ptr<Connection> conn);
+  // Closes `conn` and releases its place under the per-client cap.
+  void Close(std::unique_ptr<Connection> conn);
 
   HttpTransportOptions options_;
   HttpHandler handler_;
@@ -70,8 +81,10 @@ class HttpTransport final {
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
   std::vector<std::thread> workers_;
+  std::unique_ptr<HeaderGate> gate_;
   absl::Mutex mu_;
-  std::deque<int> pending_ ABSL_GUARDED_BY(mu_);  // accepted, not yet served
+  std::deque<std::unique_ptr<Connection>> pending_ ABSL_GUARDED_BY(mu_);   // heads whole
+  absl::flat_hash_map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);  // open connections
 };
 
 }  // namespace gpuaas::storage::s3

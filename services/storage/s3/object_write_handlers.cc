@@ -6,6 +6,7 @@
 #include "services/storage/s3/body_reader.h"
 #include "services/storage/s3/errors.h"
 #include "services/storage/s3/handlers.h"
+#include "services/storage/s3/object_key_form.h"
 #include "services/storage/s3/upload.h"
 #include "services/storage/s3/xml.h"
 
@@ -59,6 +60,9 @@ absl::Status CopyObject(RequestContext& ctx) {
   }
   if (path.substr(0, slash) != ctx.bucket) {
     return S3Status("AccessDenied", "CopyObject copies within one bucket only");
+  }
+  if (absl::Status key = CheckObjectKey(path.substr(slash + 1)); !key.ok()) {
+    return key;
   }
   auto info = ctx.volume->Copy(path.substr(slash + 1), ctx.key);
   if (!info.ok()) {

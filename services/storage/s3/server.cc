@@ -62,6 +62,13 @@ absl::Status Server::Start() {
   if (options_.threads < 1) {
     return absl::InvalidArgumentError("threads must be at least 1");
   }
+  if (options_.limits.max_connections_per_client < 1 ||
+      options_.limits.header_timeout <= absl::ZeroDuration() ||
+      options_.limits.body_idle_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "limits: max_connections_per_client, header_timeout and body_idle_timeout must be "
+        "positive");
+  }
   if (!options_.tls_cert_file.empty()) {
     auto tls = NewTlsContext(options_);
     if (!tls.ok()) {
@@ -84,7 +91,8 @@ absl::Status Server::Start() {
       HttpTransportOptions{.host = options_.host,
                            .port = options_.port,
                            .threads = options_.threads,
-                           .tls = AsSsl(tls_)},
+                           .tls = AsSsl(tls_),
+                           .limits = options_.limits},
       [dispatcher](const HttpRequest& req, HttpResponse& res, const ContentReader* body) {
         dispatcher->Handle(req, res, body);
       });

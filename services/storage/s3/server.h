@@ -22,6 +22,7 @@
 #include "libs/authz/verifier.h"
 #include "libs/common/clock.h"
 #include "services/storage/backend.h"
+#include "services/storage/s3/connection_limits.h"
 #include "services/storage/s3/directory.h"
 
 namespace gpuaas::storage::s3 {
@@ -34,7 +35,8 @@ struct ServerOptions {
   std::string tls_key_file;
   std::string region = "us-east-1";  // the only region signatures may name
   absl::Duration max_clock_skew = absl::Minutes(15);
-  int threads = 64;  // connections served at once; more wait in the accept queue
+  int threads = 64;  // requests served at once; more wait for a thread
+  ConnectionLimits limits;
   // Not owned; null: no metrics.
   prometheus::Registry* metrics_registry = nullptr;
 };

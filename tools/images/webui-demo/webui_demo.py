@@ -13,6 +13,12 @@ Jobs run one at a time, like generations on one GPU. Each writes a PNG made from
 (the same prompt and seed give the same image) and a .json sidecar to the storage's
 outputs directory, so they outlive the instance and are reachable over S3.
 
+Every request but the page itself must carry the instance's proxy token, `Authorization: token
+<GPUAAS_PROXY_TOKEN>`, which only the access proxy sends (the way the real WebUI takes --api-auth
+and JupyterHub's single-user servers a token): the WebUI answers the proxy only, not another
+workload that reaches its host port over the node's network. The page is the same static form
+for everyone, and the probe asks for it.
+
 A second, read-only server, the gallery, lists and serves the finished outputs (no API, no
 WebSocket, nothing that writes): its port is the one a template may mark is_public to share the
 results without credentials while the WebUI itself stays private to its tenant.
@@ -20,6 +26,7 @@ results without credentials while the WebUI itself stays private to its tenant.
 Environment (the image's defaults set the WEBUI_* ones):
   GPUAAS_PORT_7860    the WebUI's host port (the agent's)
   GPUAAS_PORT_7861    the gallery's host port; no gallery when unset
+  GPUAAS_PROXY_TOKEN  the instance's proxy token (the instance service's)
   WEBUI_IP            the address to bind (0.0.0.0: the proxy reaches workloads at their node's
                       advertised address; see tools/images/README.md)
   WEBUI_BASE_URL      the path both servers serve under ("/"), the ports' base_url
@@ -29,6 +36,7 @@ Environment (the image's defaults set the WEBUI_* ones):
 import asyncio
 import collections
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -174,7 +182,18 @@ class Generator:
                          json.dumps(sidecar, indent=1).encode())
 
 
+def require_proxy_token(handler):
+    """401 unless `handler`'s request carries the proxy token (the application's setting)."""
+    expected = ("token " + handler.settings["proxy_token"]).encode()
+    given = handler.request.headers.get("Authorization", "").encode()
+    if not hmac.compare_digest(given, expected):
+        raise tornado.web.HTTPError(401, reason="the access proxy's token is required")
+
+
 class JsonHandler(tornado.web.RequestHandler):
+    def prepare(self):
+        require_proxy_token(self)
+
     def write_json(self, status, body):
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
@@ -233,6 +252,9 @@ class ProgressSocket(tornado.websocket.WebSocketHandler):
         self.generator = generator
         self.job = None
 
+    def prepare(self):
+        require_proxy_token(self)
+
     def check_origin(self, origin):
         # The access proxy admits only the instance's tenant and serves it under its own host
         # name; the page's Origin is that host, never this process's.
@@ -260,6 +282,11 @@ class ProgressSocket(tornado.websocket.WebSocketHandler):
     def on_close(self):
         if self.job is not None:
             self.job.listeners.discard(self)
+
+
+class OutputHandler(tornado.web.StaticFileHandler):
+    def prepare(self):
+        require_proxy_token(self)
 
 
 class PageHandler(tornado.web.RequestHandler):
@@ -304,7 +331,7 @@ def routes(base_url, generator, output_dir, gallery):
         return bare + [(base_url, GalleryHandler, {"output_dir": output_dir}),
                        (base_url + r"outputs/([a-f0-9]{16}\.png)", tornado.web.StaticFileHandler,
                         {"path": output_dir})]
-    out = (base_url + "outputs/(.*)", tornado.web.StaticFileHandler, {"path": output_dir})
+    out = (base_url + "outputs/(.*)", OutputHandler, {"path": output_dir})
     g = {"generator": generator}
     return bare + [
         (base_url, PageHandler, {"page": page(base_url)}),
@@ -319,6 +346,9 @@ def routes(base_url, generator, output_dir, gallery):
 async def main():
     tornado.log.enable_pretty_logging()  # one line per request on stderr: the instance's logs
     port = int(os.environ["GPUAAS_PORT_7860"])
+    proxy_token = os.environ.get("GPUAAS_PROXY_TOKEN", "")
+    if not proxy_token:
+        raise SystemExit("webui-demo: GPUAAS_PROXY_TOKEN is not set: run this as a gpuaas workload")
     gallery_port = os.environ.get("GPUAAS_PORT_7861")
     ip = os.environ.get("WEBUI_IP", "0.0.0.0")
     base_url = "/" + os.environ.get("WEBUI_BASE_URL", "/").strip("/")
@@ -329,7 +359,8 @@ async def main():
     os.makedirs(output_dir, exist_ok=True)
     generator = Generator(output_dir, float(os.environ.get("WEBUI_STEP_SECONDS", "0.05")))
 
-    tornado.web.Application(routes(base_url, generator, output_dir, False)).listen(port, ip)
+    tornado.web.Application(routes(base_url, generator, output_dir, False),
+                            proxy_token=proxy_token).listen(port, ip)
     if gallery_port:
         tornado.web.Application(routes(base_url, generator, output_dir, True)).listen(
             int(gallery_port), ip)

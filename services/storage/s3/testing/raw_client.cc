@@ -168,6 +168,9 @@ HttpReply Send(int port, const RawRequest& request) {
   for (const auto& [name, value] : headers) {
     absl::StrAppend(&raw, name, ": ", value, "\r\n");
   }
+  for (const auto& [name, value] : request.unsigned_headers) {
+    absl::StrAppend(&raw, name, ": ", value, "\r\n");
+  }
   if (!authorization.empty()) {
     absl::StrAppend(&raw, "authorization: ", authorization, "\r\n");
   }

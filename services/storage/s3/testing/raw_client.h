@@ -27,6 +27,8 @@ struct RawRequest {
   std::string path = "/";  // as sent: already percent-encoded
   std::string query;       // as sent, without '?'
   std::vector<std::pair<std::string, std::string>> headers;
+  // Sent but never signed (what an attacker adds to a signed request or presigned URL).
+  std::vector<std::pair<std::string, std::string>> unsigned_headers;
   std::string body;
   // Sign with this key (nullopt: unsigned). Extra headers are signed too.
   std::optional<TestKey> key;

@@ -630,6 +630,86 @@ TEST_F(S3ServerTest, UnknownOperationsAndMethods) {
   EXPECT_EQ(Do("PATCH", "/sto_a/x").status, 405);
 }
 
+// A connection that sent `bytes` and waits; the caller closes it.
+int SentAndWaiting(int port, const std::string& bytes) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(bytes.size()));
+  return fd;
+}
+
+// What the server sends until it closes the connection (or 10 s pass: then "(open)").
+std::string UntilClosed(int fd) {
+  std::string received;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+    received.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return n < 0 && errno == EAGAIN ? received + "(open)" : received;
+}
+
+TEST(S3ConnectionLimitsTest, CapsPerClientAndTimesOutHeadsAndBodies) {
+  ServerOptions options;
+  options.threads = 1;
+  options.limits = {.max_connections_per_client = 2,
+                    .header_timeout = absl::Seconds(1),
+                    .body_idle_timeout = absl::Seconds(1)};
+  S3TestStack stack(options);
+  // Two half-sent heads hold no worker (there is one) and the address's two places.
+  // (Blank lines before a request line do not end its head.)
+  int first = SentAndWaiting(stack.port(), "\r\n\r\nGET /sto_a/x HTTP/1.1\r\nHo");
+  int second = SentAndWaiting(stack.port(), "GET /sto_a/x HTTP/1.1\r\nHo");
+  std::string third = UntilClosed(SentAndWaiting(stack.port(), "GET / HTTP/1.1\r\n\r\n"));
+  EXPECT_TRUE(absl::StartsWith(third, "HTTP/1.1 503")) << third;
+  EXPECT_TRUE(absl::StrContains(third, "<Code>SlowDown</Code>")) << third;
+  // The header timeout closes both without an answer; then the address may connect again.
+  EXPECT_EQ(UntilClosed(first), "");
+  EXPECT_EQ(UntilClosed(second), "");
+  RawRequest put;
+  put.method = "PUT";
+  put.path = "/sto_a/limits";
+  put.body = "body";
+  put.key = kKeyRw;
+  EXPECT_EQ(Send(stack.port(), put).status, 200);
+
+  // A body that stops half-way loses its connection after the idle timeout.
+  const std::string url = absl::StrCat(
+      "/sto_a/cut?",
+      PresignQuery(stack.port(), "PUT", "/sto_a/cut", kKeyRw, absl::Now(), absl::Minutes(5)));
+  const absl::Time sent = absl::Now();
+  std::string cut = UntilClosed(SentAndWaiting(
+      stack.port(), absl::StrCat("PUT ", url, " HTTP/1.1\r\nHost: 127.0.0.1:", stack.port(),
+                                 "\r\nContent-Length: 10\r\n\r\nabc")));
+  EXPECT_FALSE(absl::EndsWith(cut, "(open)")) << cut;
+  EXPECT_GE(absl::Now() - sent, absl::Seconds(1)) << "closed before the body paused: " << cut;
+  put.path = "/sto_a/cut";
+  put.method = "GET";
+  put.body.clear();
+  EXPECT_EQ(Send(stack.port(), put).status, 404) << "a cut upload was stored";
+
+  // Two pipelined requests on one connection are both answered (the second's head was read
+  // with the first's and goes back through the gate).
+  std::string both = UntilClosed(
+      SentAndWaiting(stack.port(),
+                     "GET /sto_a/a HTTP/1.1\r\nHost: h\r\n\r\nGET /sto_a/b HTTP/1.1\r\nHost: h\r\n"
+                     "Connection: close\r\n\r\n"));
+  size_t answers = 0;
+  for (size_t at = both.find("HTTP/1.1 403"); at != std::string::npos;
+       at = both.find("HTTP/1.1 403", at + 1)) {
+    ++answers;
+  }
+  EXPECT_EQ(answers, 2u) << both;
+}
+
 TEST(S3MetricsTest, CountsRequestsAndBytes) {
   prometheus::Registry registry;
   ServerOptions options;

@@ -1,0 +1,281 @@
+// Attacks on the storage service's S3 endpoint, run against the real gpuaas-storage binary the
+// way an outsider would: a leaked presigned URL or key with headers added that were never
+// signed, object keys that climb out of the bucket, and a crowd of clients that connect, send
+// half a request head and stall. Each asserts the attack fails and the legitimate request next
+// to it still works.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libs/testing/pg_test.h"
+#include "libs/testing/temp_dir.h"
+#include "services/storage/s3/testing/client_tools.h"
+#include "services/storage/s3/testing/raw_client.h"
+#include "tests/platform/platform_stack.h"
+
+namespace gpuaas::platform_testing {
+namespace {
+
+namespace fs = std::filesystem;
+using storage::s3::testing::HttpReply;
+using storage::s3::testing::PresignQuery;
+using storage::s3::testing::RawRequest;
+using storage::s3::testing::Send;
+using storage::s3::testing::TestKey;
+
+// Short, so the stalled clients' disconnection is seen within the test.
+constexpr int kHeaderTimeoutSeconds = 5;
+
+class S3AttackTest : public gpuaas::testing::PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped()) return;
+    PlatformOptions options;
+    options.agents = {};
+    options.storage_flags = {absl::StrCat("--s3-header-timeout=", kHeaderTimeoutSeconds, "s")};
+    stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
+    const std::string endpoint = stack_->s3_endpoint();
+    port_ = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+    token_ = stack_->CreateTenant("alpha");
+    stack_->CreateStorage(token_, "alpha-data");
+    key_ = Accessor(token_, "alpha-data");
+    other_token_ = stack_->CreateTenant("beta");
+    stack_->CreateStorage(other_token_, "beta-data");
+    other_key_ = Accessor(other_token_, "beta-data");
+  }
+  void TearDown() override {
+    stack_.reset();
+    PgTest::TearDown();
+  }
+
+  TestKey Accessor(const std::string& token, const std::string& storage_id) {
+    storagepb::CreateAccessorRequest req;
+    req.set_storage_id(storage_id);
+    req.set_description("tests/security");
+    storagepb::CreateAccessorResponse accessor;
+    grpc::Status s =
+        stack_->storage_stub().CreateAccessor(PlatformStack::Ctx(token).get(), req, &accessor);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return TestKey{accessor.access_key_id(), accessor.secret_access_key()};
+  }
+
+  HttpReply Put(const std::string& path, const std::string& body, const TestKey& key) {
+    RawRequest r;
+    r.method = "PUT";
+    r.path = path;
+    r.body = body;
+    r.key = key;
+    return Send(port_, r);
+  }
+  HttpReply Get(const std::string& path, const TestKey& key) {
+    RawRequest r;
+    r.path = path;
+    r.key = key;
+    return Send(port_, r);
+  }
+  // A presigned PUT of `path` sent with `unsigned_headers` added by whoever holds the URL.
+  HttpReply PresignedPut(const std::string& path, const std::string& body,
+                         std::vector<std::pair<std::string, std::string>> unsigned_headers = {}) {
+    RawRequest r;
+    r.method = "PUT";
+    r.path = path;
+    r.query = PresignQuery(port_, "PUT", path, key_, absl::Now(), absl::Minutes(10));
+    r.body = body;
+    r.unsigned_headers = std::move(unsigned_headers);
+    return Send(port_, r);
+  }
+
+  gpuaas::testing::TempDir dir_;
+  std::unique_ptr<PlatformStack> stack_;
+  int port_ = 0;
+  std::string token_;
+  std::string other_token_;
+  TestKey key_;
+  TestKey other_key_;
+};
+
+TEST_F(S3AttackTest, PresignedPutWithUnsignedCopySourceDoesNotCopy) {
+  ASSERT_EQ(Put("/alpha-data/secret.txt", "the secret", key_).status, 200);
+
+  HttpReply attack =
+      PresignedPut("/alpha-data/upload.txt", "", {{"x-amz-copy-source", "/alpha-data/secret.txt"}});
+  EXPECT_EQ(attack.status, 403) << attack.body;
+  EXPECT_EQ(attack.ErrorCode(), "AccessDenied");
+  EXPECT_NE(attack.body.find("x-amz-copy-source"), std::string::npos) << attack.body;
+  EXPECT_EQ(Get("/alpha-data/upload.txt", key_).status, 404) << "the copy happened";
+  EXPECT_EQ(Get("/alpha-data/secret.txt", key_).body, "the secret");
+
+  // The URL used as meant still uploads, and a presigned GET reads it back.
+  ASSERT_EQ(PresignedPut("/alpha-data/upload.txt", "uploaded").status, 200);
+  RawRequest get;
+  get.path = "/alpha-data/upload.txt";
+  get.query = PresignQuery(port_, "GET", get.path, key_, absl::Now(), absl::Minutes(10));
+  HttpReply got = Send(port_, get);
+  EXPECT_EQ(got.status, 200);
+  EXPECT_EQ(got.body, "uploaded");
+}
+
+TEST_F(S3AttackTest, PresignedPutWithUnsignedMetadataOrContentMd5IsRefused) {
+  for (const auto& header : std::vector<std::pair<std::string, std::string>>{
+           {"x-amz-meta-owner", "mallory"},
+           {"Content-MD5", "XrY7u+Ae7tCTyyK7j1rNww=="},  // MD5 of "hello world"
+           {"X-Amz-Storage-Class", "STANDARD"},
+           {"x-amz-checksum-crc32", "DUoRhQ=="}}) {
+    HttpReply attack = PresignedPut("/alpha-data/meta.txt", "hello world", {header});
+    EXPECT_EQ(attack.status, 403) << header.first << ": " << attack.body;
+    EXPECT_EQ(attack.ErrorCode(), "AccessDenied") << header.first;
+  }
+  EXPECT_EQ(Get("/alpha-data/meta.txt", key_).status, 404);
+  // An unsigned x-amz-content-sha256 changes nothing on a presigned URL (its payload hash is
+  // the query's), so it is let through as AWS does.
+  EXPECT_EQ(PresignedPut("/alpha-data/meta.txt", "hello world",
+                         {{"x-amz-content-sha256", "UNSIGNED-PAYLOAD"}})
+                .status,
+            200);
+}
+
+TEST_F(S3AttackTest, HeaderSignedRequestWithUnsignedAmzHeaderIsRefused) {
+  ASSERT_EQ(Put("/alpha-data/source.txt", "source bytes", key_).status, 200);
+
+  // A captured signed PUT replayed with a copy source added: no copy.
+  RawRequest attack;
+  attack.method = "PUT";
+  attack.path = "/alpha-data/target.txt";
+  attack.key = key_;
+  attack.unsigned_headers = {{"x-amz-copy-source", "/alpha-data/source.txt"}};
+  HttpReply reply = Send(port_, attack);
+  EXPECT_EQ(reply.status, 403) << reply.body;
+  EXPECT_EQ(reply.ErrorCode(), "AccessDenied");
+  EXPECT_EQ(Get("/alpha-data/target.txt", key_).status, 404);
+
+  attack.unsigned_headers = {{"X-Amz-Meta-Note", "unsigned"}};
+  attack.body = "x";
+  reply = Send(port_, attack);
+  EXPECT_EQ(reply.status, 403) << reply.body;
+  EXPECT_EQ(Get("/alpha-data/target.txt", key_).status, 404);
+
+  // The same copy with its header signed works.
+  RawRequest copy;
+  copy.method = "PUT";
+  copy.path = "/alpha-data/target.txt";
+  copy.key = key_;
+  copy.headers = {{"x-amz-copy-source", "/alpha-data/source.txt"}};
+  reply = Send(port_, copy);
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(Get("/alpha-data/target.txt", key_).body, "source bytes");
+}
+
+TEST_F(S3AttackTest, KeyWithDotDotDoesNotLeaveTheBucket) {
+  for (const char* path :
+       {"/alpha-data/../beta-data/planted.txt", "/alpha-data/%2e%2e/beta-data/planted.txt",
+        "/alpha-data/a/../../beta-data/planted.txt", "/alpha-data/..%2fbeta-data%2fplanted.txt",
+        "/alpha-data/%2E%2E%2F%2E%2E%2Fplanted.txt"}) {
+    HttpReply reply = Put(path, "planted", key_);
+    EXPECT_GE(reply.status, 400) << path << ": " << reply.body;
+    EXPECT_LT(reply.status, 500) << path << ": " << reply.body;
+  }
+  EXPECT_EQ(Get("/beta-data/planted.txt", other_key_).status, 404);
+  for (const auto& entry : fs::recursive_directory_iterator(dir_.path())) {
+    EXPECT_NE(entry.path().filename(), "planted.txt") << entry.path();
+  }
+  // Keys that only look odd stay inside and work.
+  EXPECT_EQ(Put("/alpha-data/a..b/..c", "fine", key_).status, 200);
+  EXPECT_EQ(Get("/alpha-data/a..b/..c", key_).body, "fine");
+}
+
+// A connection to the endpoint from `source` that sends half a request head and stalls; -1 when
+// the connection failed.
+int StalledClient(int port, const char* source) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &local.sin_addr);
+  sockaddr_in server{};
+  server.sin_family = AF_INET;
+  server.sin_port = htons(static_cast<uint16_t>(port));
+  server.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&server), sizeof(server)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  constexpr std::string_view kHalf = "GET /alpha-data/obj HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Am";
+  [[maybe_unused]] ssize_t n = ::send(fd, kHalf.data(), kHalf.size(), MSG_NOSIGNAL);
+  return fd;
+}
+
+// True when the server closed `fd` (or answered and closed) within `timeout`.
+bool ClosedByServer(int fd, absl::Duration timeout) {
+  timeval tv = absl::ToTimeval(timeout);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+    if (n < 0) return false;  // timed out
+  }
+}
+
+TEST_F(S3AttackTest, SlowHeaderClientsDoNotStarveTheEndpoint) {
+  ASSERT_EQ(Put("/alpha-data/obj", "still served", key_).status, 200);
+  // 200 stalled clients from another address (the endpoint's 64 workers, 3 times over).
+  std::vector<int> stalled;
+  for (int i = 0; i < 200; ++i) {
+    int fd = StalledClient(port_, "127.0.0.2");
+    ASSERT_GE(fd, 0) << "connection " << i;
+    stalled.push_back(fd);
+  }
+  // While they stall, a normal client from another address gets its object.
+  for (int i = 0; i < 5; ++i) {
+    HttpReply got = Get("/alpha-data/obj", key_);
+    EXPECT_EQ(got.status, 200) << got.body;
+    EXPECT_EQ(got.body, "still served");
+  }
+  // ... before their header timeout ran out: more stalled connections than the endpoint has
+  // workers are still open (those past the per-address cap were answered 503 at once).
+  int still_open = 0;
+  for (int fd : stalled) {
+    char byte;
+    ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT | MSG_PEEK);
+    still_open += (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ? 1 : 0;
+  }
+  EXPECT_GT(still_open, 64) << "the stalled clients were dropped before the reads were served";
+  // Every stalled client loses its connection: past the per-address cap at once (503), the
+  // others at the header timeout.
+  int closed = 0;
+  for (int fd : stalled) {
+    closed += ClosedByServer(fd, absl::Seconds(kHeaderTimeoutSeconds + 10)) ? 1 : 0;
+    ::close(fd);
+  }
+  EXPECT_EQ(closed, 200);
+  EXPECT_EQ(Get("/alpha-data/obj", key_).body, "still served");
+}
+
+TEST_F(S3AttackTest, AwsCliCopyStillWorks) {
+  std::optional<std::string> aws = storage::s3::testing::FindClient("aws");
+  if (!aws) {
+    GTEST_SKIP() << "the AWS CLI is not installed (tools/install-deps installs it)";
+  }
+  ASSERT_EQ(Put("/alpha-data/cli-source.txt", "copied by the cli", key_).status, 200);
+  auto r = storage::s3::testing::RunCommand(
+      {*aws, "--endpoint-url", stack_->s3_endpoint(), "s3", "cp", "s3://alpha-data/cli-source.txt",
+       "s3://alpha-data/cli-target.txt"},
+      storage::s3::testing::AwsEnv(dir_.path() / "aws", key_));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(Get("/alpha-data/cli-target.txt", key_).body, "copied by the cli");
+}
+
+}  // namespace
+}  // namespace gpuaas::platform_testing
