@@ -16,6 +16,12 @@ absl::StatusOr<instancepb::AccessGrant> AccessClient::RedeemAccessCode(
                              &tokens_);
 }
 
+absl::StatusOr<instancepb::AccessGrant> AccessClient::CheckAccessGrant(
+    const instancepb::AccessGrant& req, const CallContext& call) const {
+  return internal::UnaryCall(*stub_, &Stub::CheckAccessGrant, req, call, default_timeout_,
+                             &tokens_);
+}
+
 absl::StatusOr<instancepb::ReportAccessResponse> AccessClient::ReportAccess(
     const instancepb::ReportAccessRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*stub_, &Stub::ReportAccess, req, call, default_timeout_, &tokens_);

@@ -1,7 +1,7 @@
 // The instance service's proxy-facing API (gpuaas.instance.v1.AccessService) for the access
-// proxy: trading a one-time link's code for a grant, and reporting which instances were
-// reached. Every call carries the proxy's own token from `tokens`; a token the service refuses
-// is dropped, so the next call exchanges the API key again.
+// proxy: trading a one-time link's code for a grant, re-checking a grant, and reporting which
+// instances were reached. Every call carries the proxy's own token from `tokens`; a token the
+// service refuses is dropped, so the next call exchanges the API key again.
 //
 // Errors: the codes instance.proto documents for the RPC, with the server's message;
 // UNAVAILABLE when the service cannot be reached or no token could be had; DEADLINE_EXCEEDED
@@ -31,6 +31,8 @@ class AccessClient final {
 
   absl::StatusOr<instancepb::AccessGrant> RedeemAccessCode(
       const instancepb::RedeemAccessCodeRequest& req, const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::AccessGrant> CheckAccessGrant(const instancepb::AccessGrant& req,
+                                                           const CallContext& call = {}) const;
   absl::StatusOr<instancepb::ReportAccessResponse> ReportAccess(
       const instancepb::ReportAccessRequest& req, const CallContext& call = {}) const;
   absl::StatusOr<instancepb::ProxyToken> GetProxyToken(const instancepb::GetProxyTokenRequest& req,

@@ -48,16 +48,23 @@ std::string WithDsnParam(std::string_view dsn, std::string_view key, std::string
 }
 
 bool DsnHasParam(std::string_view dsn, std::string_view key) {
+  return DsnParam(dsn, key).has_value();
+}
+
+std::optional<std::string> DsnParam(std::string_view dsn, std::string_view key) {
   // libpq's own parser, so quoting and URI escapes are read exactly as connecting would.
   char* err = nullptr;
   std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(
       PQconninfoParse(std::string(dsn).c_str(), &err), &PQconninfoFree);
   if (err != nullptr) PQfreemem(err);
-  if (opts == nullptr) return false;
+  if (opts == nullptr) return std::nullopt;
   for (PQconninfoOption* o = opts.get(); o->keyword != nullptr; ++o) {
-    if (key == o->keyword) return o->val != nullptr;
+    if (key == o->keyword) {
+      if (o->val == nullptr) return std::nullopt;
+      return std::string(o->val);
+    }
   }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace gpuaas::db

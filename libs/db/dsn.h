@@ -3,6 +3,7 @@
 // libpq lets a later setting override an earlier one in both forms, so edits append.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,5 +15,9 @@ std::string WithDsnParam(std::string_view dsn, std::string_view key, std::string
 
 // True when `dsn` already sets `key` (a libpq keyword such as connect_timeout).
 bool DsnHasParam(std::string_view dsn, std::string_view key);
+
+// The value `dsn` gives `key` (a libpq keyword such as dbname), as libpq reads it; nullopt when
+// it gives none or does not parse. Does not block.
+std::optional<std::string> DsnParam(std::string_view dsn, std::string_view key);
 
 }  // namespace gpuaas::db

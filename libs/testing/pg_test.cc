@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libs/db/dsn.h"
+#include "libs/testing/service_dsn.h"
 
 namespace gpuaas::testing {
 namespace {
@@ -68,6 +69,11 @@ void PgTest::TearDown() {
   const std::string drop = "DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)";
   if (absl::Status s = db::ExecWithoutTransaction(admin_dsn_, drop); !s.ok()) {
     ADD_FAILURE() << "dropping test database " << database_ << ": " << s;
+    return;
+  }
+  // Roles are the cluster's, not the database's: those ServiceDsn made for it go now.
+  if (std::string error = DropServiceRoles(admin_dsn_, database_); !error.empty()) {
+    ADD_FAILURE() << "dropping the service roles of " << database_ << ": " << error;
   }
 }
 

@@ -33,7 +33,8 @@ bool RunningUnderCi();
 std::string DsnForDatabase(const std::string& dsn, const std::string& dbname);
 
 // A fresh, empty database `t_<random>` per test, dropped (WITH (FORCE), so leftover
-// connections do not block it) in TearDown.
+// connections do not block it) in TearDown, with the services' roles made on it by ServiceDsn
+// (libs/testing/service_dsn.h).
 class PgTest : public ::testing::Test {
  protected:
   void SetUp() override;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libs/authz/roles.h"
 #include "libs/common/ids.h"
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
@@ -49,7 +50,8 @@ absl::StatusOr<pb::Port> PickPort(const pb::Template& t, int32_t wanted) {
 
 }  // namespace
 
-Access::Access(db::Pool& pool, AccessOptions options) : pool_(pool), options_(std::move(options)) {}
+Access::Access(db::Pool& pool, client::AuthClient& auth, AccessOptions options)
+    : pool_(pool), auth_(auth), options_(std::move(options)) {}
 
 absl::Status Access::GetInstanceAccess(const authz::Principal& p,
                                        const pb::GetInstanceAccessRequest& req,
@@ -116,6 +118,62 @@ absl::Status Access::RedeemAccessCode(const authz::Principal& p,
     out.set_port(req.port());
     return absl::OkStatus();
   });
+}
+
+absl::Status Access::CheckAccessGrant(const authz::Principal& p,
+                                      const client::CallerCredentials& caller,
+                                      const pb::AccessGrant& req, pb::AccessGrant& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("user_id", req.user_id()));
+  if (req.port() < 1 || req.port() > 65535) {
+    return absl::InvalidArgumentError("port: must be 1 to 65535");
+  }
+  GPUAAS_RETURN_IF_ERROR(
+      authz::RequirePower(p, authz::Power::kAccessCalls, "checking access grants"));
+  GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("instance.check_grant", [&](db::Tx& tx) {
+    std::optional<InstanceRow> row = repo::GetInstance(tx, req.instance_id());
+    if (!row || row->deleted || row->instance.tenant_id() != req.tenant_id() ||
+        !PickPort(row->instance.template_(), req.port()).ok()) {
+      return absl::NotFoundError("the grant's instance port is gone");
+    }
+    return absl::OkStatus();
+  }));
+  GPUAAS_RETURN_IF_ERROR(CheckStillMember(caller, req.tenant_id(), req.user_id()));
+  out = req;
+  return absl::OkStatus();
+}
+
+absl::Status Access::CheckStillMember(const client::CallerCredentials& caller,
+                                      const std::string& tenant_id, const std::string& user_id) {
+  const absl::Status gone = absl::PermissionDeniedError("the grant's user may no longer use it");
+  auth::v1::GetUserRequest get;
+  get.set_user_id(user_id);
+  absl::StatusOr<auth::v1::User> user = auth_.GetUser(get, client::CallContext::OnBehalf(caller));
+  if (!user.ok()) {
+    return user.status().code() == absl::StatusCode::kNotFound ? gone : user.status();
+  }
+  if (user->disabled()) return gone;
+  // A global role (a platform admin) may open any tenant's instance, as GetInstanceAccess let it.
+  if (authz::IsGlobalRole(user->global_role())) {
+    return authz::Holds(user->global_role(), authz::Power::kUse) ? absl::OkStatus() : gone;
+  }
+  auth::v1::ListMembersRequest list;
+  list.set_tenant_id(tenant_id);
+  list.set_page_size(500);
+  std::optional<common::v1::Role> role;
+  do {
+    absl::StatusOr<auth::v1::ListMembersResponse> page =
+        auth_.ListMembers(list, client::CallContext::OnBehalf(caller));
+    if (!page.ok()) {
+      return page.status().code() == absl::StatusCode::kNotFound ? gone : page.status();
+    }
+    for (const auth::v1::Membership& m : page->members()) {
+      if (m.user_id() == user_id) role = m.role();
+    }
+    list.set_page_token(page->next_page_token());
+  } while (!role && !list.page_token().empty());
+  return role && authz::Holds(*role, authz::Power::kUse) ? absl::OkStatus() : gone;
 }
 
 absl::Status Access::ReportAccess(const authz::Principal& p, const pb::ReportAccessRequest& req,

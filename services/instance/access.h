@@ -1,7 +1,9 @@
 // Reaching an instance's ports: the one-time links GetInstanceAccess hands out, their
-// redemption by the access proxy (AccessService), and the proxy's activity reports, which keep
-// an instance in use from its idle auto-stop, and the proxy token the proxy sends to an
-// instance's private ports (0006_proxy_tokens.sql).
+// redemption by the access proxy (AccessService), the proxy's re-checks of what a redeemed link
+// granted (CheckAccessGrant: is the instance port still there, is the user still a member who
+// may use it), the proxy's activity reports, which keep an instance in use from its idle
+// auto-stop, and the proxy token the proxy sends to an instance's private ports
+// (0006_proxy_tokens.sql).
 //
 // A link is `<scheme>://<instance_id>-<port>.<domain>/.gpuaas/access?code=<code>`. The code is
 // 32 random bytes; only its SHA-256 is stored, with the instance, port and user it was made
@@ -14,6 +16,8 @@
 #include "absl/time/time.h"
 #include "gpuaas/instance/v1/instance.pb.h"
 #include "libs/authz/principal.h"
+#include "libs/client/auth_client.h"
+#include "libs/client/call_context.h"
 #include "libs/db/db.h"
 
 namespace gpuaas::instance {
@@ -31,7 +35,8 @@ struct AccessOptions {
 
 class Access final {
  public:
-  Access(db::Pool& pool, AccessOptions options);
+  // `auth` (for memberships, called with the caller's token) must outlive this object.
+  Access(db::Pool& pool, client::AuthClient& auth, AccessOptions options);
 
   // InstanceService.GetInstanceAccess: MEMBER and above, of the instance's tenant.
   absl::Status GetInstanceAccess(const authz::Principal& p, const pb::GetInstanceAccessRequest& req,
@@ -39,13 +44,21 @@ class Access final {
   // AccessService: the proxy's calls (SERVICE, PLATFORM_ADMIN).
   absl::Status RedeemAccessCode(const authz::Principal& p, const pb::RedeemAccessCodeRequest& req,
                                 pb::AccessGrant& out);
+  absl::Status CheckAccessGrant(const authz::Principal& p, const client::CallerCredentials& caller,
+                                const pb::AccessGrant& req, pb::AccessGrant& out);
   absl::Status ReportAccess(const authz::Principal& p, const pb::ReportAccessRequest& req,
                             pb::ReportAccessResponse& out);
   absl::Status GetProxyToken(const authz::Principal& p, const pb::GetProxyTokenRequest& req,
                              pb::ProxyToken& out);
 
  private:
+  // PERMISSION_DENIED unless `user_id` is an enabled user with Power::kUse in `tenant_id` (a
+  // member's role, or a global role). Calls auth (GetUser, ListMembers) with the caller's token.
+  absl::Status CheckStillMember(const client::CallerCredentials& caller,
+                                const std::string& tenant_id, const std::string& user_id);
+
   db::Pool& pool_;
+  client::AuthClient& auth_;
   AccessOptions options_;
 };
 

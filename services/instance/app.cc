@@ -41,10 +41,11 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
       [&back_half] { back_half.reconciler().Kick(); },
       InstancesOptions{.lookup_cache_ttl = absl::Seconds(o.lookup_cache_seconds)});
   app->watches_ = std::make_unique<InstanceWatches>(db, o.common.db_dsn);
-  app->access_ = std::make_unique<Access>(
-      db, AccessOptions{.domain = o.access_domain,
-                        .scheme = o.access_scheme,
-                        .code_ttl = absl::Seconds(o.access_code_ttl_seconds)});
+  app->access_ =
+      std::make_unique<Access>(db, *app->auth_,
+                               AccessOptions{.domain = o.access_domain,
+                                             .scheme = o.access_scheme,
+                                             .code_ttl = absl::Seconds(o.access_code_ttl_seconds)});
   app->metrics_ = std::make_unique<InstanceMetricsReader>(db, *app->stock_);
   // Logs come from the node agents, called with the service's own token.
   const service::ServiceFlags& common = app->common_;

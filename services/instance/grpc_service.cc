@@ -110,6 +110,12 @@ grpc::ServerUnaryReactor* AccessServiceImpl::RedeemAccessCode(
   return rpc::RunDomain(handler_, ctx, access_, &Access::RedeemAccessCode, req, resp);
 }
 
+grpc::ServerUnaryReactor* AccessServiceImpl::CheckAccessGrant(grpc::CallbackServerContext* ctx,
+                                                              const pb::AccessGrant* req,
+                                                              pb::AccessGrant* resp) {
+  return rpc::RunAsCaller(handler_, ctx, access_, &Access::CheckAccessGrant, req, resp);
+}
+
 grpc::ServerUnaryReactor* AccessServiceImpl::ReportAccess(grpc::CallbackServerContext* ctx,
                                                           const pb::ReportAccessRequest* req,
                                                           pb::ReportAccessResponse* resp) {

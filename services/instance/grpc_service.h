@@ -71,6 +71,9 @@ class AccessServiceImpl final : public pb::AccessService::CallbackService {
   grpc::ServerUnaryReactor* RedeemAccessCode(grpc::CallbackServerContext* ctx,
                                              const pb::RedeemAccessCodeRequest* req,
                                              pb::AccessGrant* resp) override;
+  grpc::ServerUnaryReactor* CheckAccessGrant(grpc::CallbackServerContext* ctx,
+                                             const pb::AccessGrant* req,
+                                             pb::AccessGrant* resp) override;
   grpc::ServerUnaryReactor* ReportAccess(grpc::CallbackServerContext* ctx,
                                          const pb::ReportAccessRequest* req,
                                          pb::ReportAccessResponse* resp) override;

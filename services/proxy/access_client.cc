@@ -25,6 +25,15 @@ absl::StatusOr<authz::WorkloadGrant> AccessClient::Redeem(const std::string& cod
                               .user_id = grant->user_id()};
 }
 
+absl::Status AccessClient::CheckGrant(const authz::WorkloadGrant& grant) {
+  instancepb::AccessGrant req;
+  req.set_instance_id(grant.instance_id);
+  req.set_port(grant.port);
+  req.set_tenant_id(grant.tenant_id);
+  req.set_user_id(grant.user_id);
+  return access_.CheckAccessGrant(req).status();
+}
+
 absl::Status AccessClient::Report(const std::vector<std::string>& instance_ids) {
   instancepb::ReportAccessRequest req;
   for (const std::string& id : instance_ids) {

@@ -4,6 +4,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "libs/authz/workload_access.h"
+#include "services/proxy/request_checks.h"
 
 namespace gpuaas::proxy {
 namespace {
@@ -100,7 +101,19 @@ Decision Decide(const RequestHead& head, const DecisionContext& ctx) {
           !s.ok()) {
         return FromStatus(s);
       }
+      // The browser attaches the cookie to whatever another page makes it send.
+      const std::string own_origin =
+          std::string(ctx.tls ? "https://" : "http://") + std::string(head.host);
+      if (!FromOwnOriginIfUnsafe({.method = head.method,
+                                  .upgrade = head.upgrade,
+                                  .origin = head.origin,
+                                  .fetch_site = head.fetch_site,
+                                  .own_origin = own_origin})) {
+        return Respond(403, "forbidden: cross-origin request\n");
+      }
       forward.route = *route;
+      forward.cookie_grant = *std::move(grant);
+      forward.cookie = std::string(cookie);
       return forward;
     }
   }
@@ -121,7 +134,6 @@ Decision Decide(const RequestHead& head, const DecisionContext& ctx) {
     return FromStatus(s);
   }
   forward.route = *route;
-  forward.strip_authorization = true;
   return forward;
 }
 

@@ -11,6 +11,8 @@
 //   another tenant, unknown or stopped
 //   instance, unknown port              404, one body for all, so nothing hints it exists
 //   a role without Power::kUse          403
+//   the cookie, on an unsafe method or
+//   an upgrade from another origin      403 (request_checks.h: another tenant's page)
 //   else                                forward
 //
 // Credentials: the proxy's cookie (access_cookie.h) for this very host, else
@@ -19,6 +21,7 @@
 // authz::AuthorizeWorkloadAccess.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,7 +43,10 @@ struct RequestHead {
   int host_fields = 0;  // how many Host header fields came
   std::string_view host;
   std::string_view authorization;
-  std::string_view cookie;  // every Cookie field, joined with "; "
+  std::string_view cookie;      // every Cookie field, joined with "; "
+  std::string_view origin;      // Origin, "" when absent
+  std::string_view fetch_site;  // Sec-Fetch-Site, "" when absent
+  bool upgrade = false;         // an Upgrade field came (WebSocket)
 };
 
 struct Decision {
@@ -55,8 +61,9 @@ struct Decision {
   AccessHost host;
   PortRoute route;
   std::string code;
-  // The request's Authorization was our bearer token: the workload must not see it.
-  bool strip_authorization = false;
+  // Forwarding on the proxy's cookie: its grant and value, to re-check (grant_rechecks.h).
+  std::optional<authz::WorkloadGrant> cookie_grant;
+  std::string cookie;
 };
 
 struct DecisionContext {
@@ -64,6 +71,7 @@ struct DecisionContext {
   authz::Authenticator& authenticator;
   const AccessCookieSigner& cookies;
   std::string_view access_domain;
+  bool tls = false;  // the scheme of the instance's own origin
   absl::Time now;
 };
 

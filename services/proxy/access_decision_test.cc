@@ -69,7 +69,6 @@ constexpr std::string_view kWeb = "web-1-8080.gpuaas.localhost";
 
 TEST_F(AccessDecisionTest, TheMatrix) {
   EXPECT_EQ(Get(kWeb, "Bearer ten-a:MEMBER").action, Decision::Action::kForward);
-  EXPECT_TRUE(Get(kWeb, "Bearer ten-a:MEMBER").strip_authorization);
   EXPECT_EQ(Get(kWeb, "Bearer ten-a:VIEWER").status, 403u);
   EXPECT_EQ(Get(kWeb, "Bearer ten-b:MEMBER").status, 404u);
   EXPECT_EQ(Get(kWeb).status, 401u);
@@ -88,16 +87,53 @@ TEST_F(AccessDecisionTest, APublicPortNeedsNothing) {
   Decision d = Get("web-1-9090.gpuaas.localhost");
   EXPECT_EQ(d.action, Decision::Action::kForward);
   EXPECT_EQ(d.route.host_port, 20002);
-  EXPECT_FALSE(d.strip_authorization);
 }
 
 TEST_F(AccessDecisionTest, ACookieGrantsOnlyItsOwnHost) {
   EXPECT_EQ(Get(kWeb, "", Cookie("web-1", 8080, "ten-a")).action, Decision::Action::kForward);
-  EXPECT_FALSE(Get(kWeb, "Bearer own-scheme", Cookie("web-1", 8080, "ten-a")).strip_authorization);
+  EXPECT_EQ(Get(kWeb, "Bearer own-scheme", Cookie("web-1", 8080, "ten-a")).action,
+            Decision::Action::kForward);
   EXPECT_EQ(Get(kWeb, "", Cookie("web-1", 8081, "ten-a")).status, 401u);
   EXPECT_EQ(Get(kWeb, "", Cookie("web-1", 8080, "ten-b")).status, 404u);
   EXPECT_EQ(Get(kWeb, "", Cookie("web-1", 8080, "ten-a", -absl::Seconds(1))).status, 401u);
   EXPECT_EQ(Get(kWeb, "", std::string(kAccessCookieName) + "=forged.mac").status, 401u);
+}
+
+TEST_F(AccessDecisionTest, ACookieChangesStateOnlyFromItsOwnOrigin) {
+  const std::string cookie = Cookie("web-1", 8080, "ten-a");
+  auto with = [&](std::string_view method, std::string_view origin, std::string_view site,
+                  bool upgrade = false, std::string_view authorization = "",
+                  std::string_view c = "") {
+    return Decide({.method = method,
+                   .target = "/",
+                   .host_fields = 1,
+                   .host = kWeb,
+                   .authorization = authorization,
+                   .cookie = c.empty() ? std::string_view(cookie) : c,
+                   .origin = origin,
+                   .fetch_site = site,
+                   .upgrade = upgrade},
+                  {.routes = routes_,
+                   .authenticator = auth_,
+                   .cookies = signer_,
+                   .access_domain = "gpuaas.localhost",
+                   .now = kNow});
+  };
+  const std::string own = "http://web-1-8080.gpuaas.localhost";
+  const std::string other = "http://web-2-8080.gpuaas.localhost";
+  EXPECT_EQ(with("POST", own, "same-origin").action, Decision::Action::kForward);
+  EXPECT_EQ(with("POST", "", "").action, Decision::Action::kForward);  // not a browser
+  EXPECT_EQ(with("GET", other, "same-site", true).status, 403u);
+  EXPECT_EQ(with("GET", own, "same-origin", true).action, Decision::Action::kForward);
+  EXPECT_EQ(with("POST", other, "").status, 403u);
+  EXPECT_EQ(with("DELETE", "null", "").status, 403u);
+  EXPECT_EQ(with("PUT", "", "cross-site").status, 403u);
+  EXPECT_EQ(with("PATCH", own, "same-site").status, 403u);
+  // Safe methods pass from anywhere (the cookie is SameSite=Lax; a read changes nothing).
+  EXPECT_EQ(with("GET", other, "cross-site").action, Decision::Action::kForward);
+  // A bearer token is never sent by a browser on its own: no origin check.
+  EXPECT_EQ(with("POST", other, "cross-site", false, "Bearer ten-a:MEMBER", "x=1").action,
+            Decision::Action::kForward);
 }
 
 TEST_F(AccessDecisionTest, HostTricksNeverReachAnotherInstance) {

@@ -41,10 +41,13 @@ struct ProxyFlags {
   std::string access_domain = "gpuaas.localhost";
   std::string cookie_secret_file;
   absl::Duration cookie_ttl = absl::Hours(12);
+  absl::Duration grant_recheck = absl::Seconds(60);
   absl::Duration report_interval = absl::Seconds(30);
   absl::Duration header_timeout = absl::Seconds(30);
   absl::Duration body_timeout = absl::Seconds(60);
   absl::Duration upstream_timeout = absl::Minutes(5);
+  int64_t max_connections = 10000;
+  int64_t max_connections_per_client = 256;
   std::vector<std::string> static_routes;
 };
 
@@ -67,6 +70,9 @@ void DefineFlags(CLI::App& app, ProxyFlags& f) {
   options.Add("--cookie-secret-file", f.cookie_secret_file,
               "HMAC key of the access cookie (at least 32 bytes), the same for every replica");
   options.Add("--cookie-ttl", f.cookie_ttl, "how long a one-time link's cookie lasts");
+  options.Add("--grant-recheck", f.grant_recheck,
+              "a cookie's grant is confirmed with the instance service again after this long, "
+              "so a removed member or deleted instance loses access within it");
   options.Add("--report-interval", f.report_interval,
               "how often the instances reached are reported (idle auto-stop)");
   options.Add("--header-timeout", f.header_timeout,
@@ -74,6 +80,10 @@ void DefineFlags(CLI::App& app, ProxyFlags& f) {
   options.Add("--body-timeout", f.body_timeout, "the longest a client's body may stall");
   options.Add("--upstream-timeout", f.upstream_timeout,
               "the longest a workload may take to start or continue its response");
+  options.Add("--max-connections", f.max_connections,
+              "client connections open at once, in total; more are refused at accept (503)");
+  options.Add("--max-connections-per-client", f.max_connections_per_client,
+              "client connections open at once from one client address; more are refused");
   options.Add("--static-route-for-benchmarks", f.static_routes,
               "BENCHMARKS ONLY: route <instance_id>-<port> to TENANT@HOST:PORT instead of "
               "watching the instance service (repeatable); tokens are still verified");
@@ -96,6 +106,13 @@ int Run(const ProxyFlags& f, gpuaas::service::TerminationSignals& signals) {
   if (!cookie_key.ok() || cookie_key->size() < 32) {
     return fail(absl::InvalidArgumentError(
         "--cookie-secret-file: want a key of at least 32 bytes on its first line"));
+  }
+  if (f.grant_recheck <= absl::ZeroDuration()) {
+    return fail(absl::InvalidArgumentError("--grant-recheck: want a positive duration"));
+  }
+  if (f.max_connections < 1 || f.max_connections_per_client < 1) {
+    return fail(absl::InvalidArgumentError(
+        "--max-connections and --max-connections-per-client: want at least 1"));
   }
   absl::StatusOr<std::vector<proxy::StaticRoute>> static_routes =
       proxy::ParseStaticRoutes(f.static_routes);
@@ -122,22 +139,27 @@ int Run(const ProxyFlags& f, gpuaas::service::TerminationSignals& signals) {
   proxy::RouteTable routes;
   proxy::ProxyMetrics metrics;
 
-  proxy::ProxyServer server({.listen_address = f.process.listen,
-                             .access_domain = f.access_domain,
-                             .cookie_ttl = f.cookie_ttl,
-                             .tls_cert_file = f.process.tls.cert_file,
-                             .tls_key_file = f.process.tls.key_file,
-                             .io_threads = f.process.workers,
-                             .header_timeout = f.header_timeout,
-                             .body_timeout = f.body_timeout,
-                             .upstream_timeout = f.upstream_timeout},
-                            {.routes = routes,
-                             .authenticator = *authenticator,
-                             .cookies = cookies,
-                             .redeemer = access,
-                             .activity = &activity,
-                             .metrics = metrics,
-                             .clock = clock});
+  proxy::ProxyServer server(
+      {.listen_address = f.process.listen,
+       .access_domain = f.access_domain,
+       .cookie_ttl = f.cookie_ttl,
+       .tls_cert_file = f.process.tls.cert_file,
+       .tls_key_file = f.process.tls.key_file,
+       .io_threads = f.process.workers,
+       .header_timeout = f.header_timeout,
+       .body_timeout = f.body_timeout,
+       .upstream_timeout = f.upstream_timeout,
+       .grant_recheck = f.grant_recheck,
+       .connection_limits = {.max_connections = f.max_connections,
+                             .max_connections_per_client = f.max_connections_per_client}},
+      {.routes = routes,
+       .authenticator = *authenticator,
+       .cookies = cookies,
+       .redeemer = access,
+       .grants = access,
+       .activity = &activity,
+       .metrics = metrics,
+       .clock = clock});
   absl::StatusOr<std::unique_ptr<gpuaas::rpc::MetricsEndpoint>> metrics_endpoint =
       gpuaas::service::StartMetrics(f.process, {metrics.registry()});
   if (!metrics_endpoint.ok()) {

@@ -15,6 +15,11 @@ ProxyMetrics::ProxyMetrics()
                            .Help("Workloads that could not be reached or broke off a response.")
                            .Register(*registry_)
                            .Add({})),
+      refused_connections_(prometheus::BuildCounter()
+                               .Name("gpuaas_proxy_refused_connections_total")
+                               .Help("Client connections refused at accept by a connection cap.")
+                               .Register(*registry_)
+                               .Add({})),
       connections_(prometheus::BuildGauge()
                        .Name("gpuaas_proxy_connections")
                        .Help("Client connections open.")

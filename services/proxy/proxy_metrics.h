@@ -1,5 +1,6 @@
 // The proxy's Prometheus series: answers by status class, open client connections and
-// WebSocket tunnels, upstream failures. Served by rpc::MetricsEndpoint (--metrics-listen).
+// WebSocket tunnels, upstream failures, connections refused by the caps. Served by
+// rpc::MetricsEndpoint (--metrics-listen).
 #pragma once
 
 #include <prometheus/counter.h>
@@ -19,6 +20,8 @@ class ProxyMetrics final {
   // A response of HTTP `status` was sent (or began: forwarded ones count at their header).
   void CountResponse(unsigned status);
   void CountUpstreamError() { upstream_errors_.Increment(); }
+  // A connection refused at accept: a connection cap was reached (connection_limits.h).
+  void CountRefusedConnection() { refused_connections_.Increment(); }
   prometheus::Gauge& connections() { return connections_; }
   prometheus::Gauge& tunnels() { return tunnels_; }
   prometheus::Gauge& routes() { return routes_; }
@@ -30,6 +33,7 @@ class ProxyMetrics final {
   prometheus::Family<prometheus::Counter>& responses_;
   std::array<prometheus::Counter*, 6> by_class_{};  // 1xx..5xx, index 0 for others
   prometheus::Counter& upstream_errors_;
+  prometheus::Counter& refused_connections_;
   prometheus::Gauge& connections_;
   prometheus::Gauge& tunnels_;
   prometheus::Gauge& routes_;

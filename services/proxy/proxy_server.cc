@@ -24,20 +24,25 @@ struct ProxyServer::Impl {
       : options(std::move(o)),
         deps(d),
         blocking(2),
-        shared{.options = options, .deps = deps, .blocking = blocking},
+        rechecks(options.grant_recheck),
+        shared{.options = options, .deps = deps, .blocking = blocking, .rechecks = rechecks},
+        limits(options.connection_limits),
         acceptor(io) {}
 
   ProxyOptions options;
   ProxyDeps deps;
   asio::io_context io;
   asio::thread_pool blocking;
+  GrantRechecks rechecks;
   internal::SessionShared shared;
+  ConnectionLimits limits;
   std::optional<ssl::context> tls;
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
   int port = 0;
 
-  asio::awaitable<void> Serve(tcp::socket socket) {
+  // `slot` is held until the connection ends.
+  asio::awaitable<void> Serve(tcp::socket socket, ConnectionLimits::Slot slot) {
     deps.metrics.connections().Increment();
     beast::error_code ec;
     socket.set_option(tcp::no_delay(true), ec);
@@ -61,6 +66,23 @@ struct ProxyServer::Impl {
     deps.metrics.connections().Decrement();
   }
 
+  // Beyond a connection cap: a plain-HTTP client reads why (one write into an empty send
+  // buffer, never waiting), a TLS one sees the connection close.
+  void Refuse(tcp::socket& socket) {
+    deps.metrics.CountRefusedConnection();
+    beast::error_code ec;
+    if (!tls) {
+      constexpr std::string_view kBusy =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+          "Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n";
+      socket.non_blocking(true, ec);
+      socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ec);
+      deps.metrics.CountResponse(503);
+    }
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+  }
+
   asio::awaitable<void> Accept() {
     for (;;) {
       beast::error_code ec;
@@ -76,8 +98,14 @@ struct ProxyServer::Impl {
         co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         continue;
       }
+      const auto remote = socket.remote_endpoint(ec);
+      ConnectionLimits::Slot slot = limits.TryAcquire(ec ? "" : remote.address().to_string());
+      if (!slot.held()) {
+        Refuse(socket);
+        continue;
+      }
       auto executor = socket.get_executor();
-      asio::co_spawn(executor, Serve(std::move(socket)), [](std::exception_ptr e) {
+      asio::co_spawn(executor, Serve(std::move(socket), std::move(slot)), [](std::exception_ptr e) {
         if (e) {
           try {
             std::rethrow_exception(e);

@@ -5,7 +5,8 @@
 // frame and two buffers each, not a thread.
 //
 // Everything a request needs is in memory (routes, keys, the cookie key); only one-time link
-// redemptions call out, on a separate small thread pool so a slow RPC holds up no I/O thread.
+// redemptions and a cookie's re-check (once per --grant-recheck) call out, on a separate small
+// thread pool so a slow RPC holds up no I/O thread.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,7 @@
 #include "services/proxy/access_activity.h"
 #include "services/proxy/access_client.h"
 #include "services/proxy/access_cookie.h"
+#include "services/proxy/connection_limits.h"
 #include "services/proxy/proxy_metrics.h"
 #include "services/proxy/route_table.h"
 
@@ -41,6 +43,11 @@ struct ProxyOptions {
   absl::Duration connect_timeout = absl::Seconds(5);
   // The longest a workload may take to start its response, and to continue it.
   absl::Duration upstream_timeout = absl::Minutes(5);
+  // A cookie's grant is confirmed with the instance service again after this long
+  // (grant_rechecks.h).
+  absl::Duration grant_recheck = absl::Seconds(60);
+  // Beyond these, a new connection is refused at accept (connection_limits.h).
+  ConnectionLimitOptions connection_limits;
 };
 
 // What a request decision reads; every reference must outlive the server.
@@ -49,6 +56,7 @@ struct ProxyDeps {
   authz::Authenticator& authenticator;
   const AccessCookieSigner& cookies;
   CodeRedeemer& redeemer;
+  GrantChecker& grants;
   AccessActivity* activity = nullptr;  // none: nothing is reported
   ProxyMetrics& metrics;
   const Clock& clock;

@@ -11,6 +11,7 @@
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/scoped_pg_cluster.h"
+#include "libs/testing/service_dsn.h"
 #include "tests/common/child_process.h"
 
 namespace gpuaas::auth {
@@ -42,7 +43,9 @@ std::string ReadFile(const fs::path& p) {
 class AuthProcess {
  public:
   AuthProcess(std::string dsn, std::vector<std::string> extra = {})
-      : dsn_(std::move(dsn)), extra_(std::move(extra)), port_(FreePort()) {
+      : dsn_(gpuaas::testing::ServiceDsn(dsn, "auth")),
+        extra_(std::move(extra)),
+        port_(FreePort()) {
     dir_ = fs::temp_directory_path() /
            ("auth-process-" + std::to_string(getpid()) + "-" + std::to_string(port_));
     fs::create_directories(dir_);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "libs/testing/service_dsn.h"
 #include "libs/testing/status_matchers.h"
 #include "tests/common/loopback_flags.h"
 
@@ -9,7 +10,8 @@ namespace gpuaas::auth::testing {
 
 AuthStack::AuthStack(const std::string& dsn, AuthOptions options) {
   absl::StatusOr<std::unique_ptr<AuthApp>> app = AuthApp::Create(
-      {.common = gpuaas::testing::LoopbackServiceFlags(dsn, /*pool_size=*/4, /*workers=*/4),
+      {.common = gpuaas::testing::LoopbackServiceFlags(gpuaas::testing::ServiceDsn(dsn, "auth"),
+                                                       /*pool_size=*/4, /*workers=*/4),
        .auth = std::move(options)});
   EXPECT_TRUE(app.ok()) << app.status();
   if (!app.ok()) return;

@@ -62,7 +62,7 @@ trap 'exit 143' TERM INT HUP
 
 mkdir -p "$checkout/tools"
 chmod 700 "$tmp" "$parent"
-for tool in gpuaas pg-cluster install-deps install-images gen-certs agent-credentials; do
+for tool in gpuaas pg-cluster pg-service-role install-deps install-images gen-certs agent-credentials; do
   cp "$src/tools/$tool" "$checkout/tools/"
 done
 cp -r "$src/tools/images" "$checkout/tools/"

@@ -56,6 +56,24 @@ if [ "$(id -u)" -eq 0 ]; then
   [ "$(stat -c %U "$pgdir")" = postgres ] || fail "$pgdir is not owned by postgres"
 fi
 
+# PostgreSQL lets no role in without its password; stack.env's DSN (sourceable) and each
+# service's own password file do get in, each as the service's role.
+[ "$(stat -c %a "$pgdir/pgpass")" = 600 ] || fail "$pgdir/pgpass is not 0600"
+! psql -X -w -Atc 'SELECT 1' "postgresql://postgres@127.0.0.1:$GPUAAS_PG_PORT/gpuaas" \
+    >/dev/null 2>&1 || fail "the superuser connected without a password"
+pg_dsn=$(. "$state/stack.env" && echo "$GPUAAS_PG_DSN")
+[ "$(psql -X -w -Atc 'SELECT current_user' "$pg_dsn")" = postgres ] \
+  || fail "stack.env's GPUAAS_PG_DSN does not connect: $pg_dsn"
+for service in auth stock storage instance; do
+  [ "$(stat -c %a "$state/$service.pgpass")" = 600 ] || fail "$service.pgpass is not 0600"
+  ! psql -X -w -Atc 'SELECT 1' \
+      "host=127.0.0.1 port=$GPUAAS_PG_PORT dbname=gpuaas user=gpuaas_$service" >/dev/null 2>&1 \
+    || fail "gpuaas_$service connected without a password"
+  [ "$(psql -X -w -Atc "SELECT rolsuper FROM pg_roles WHERE rolname = current_user" \
+        "host=127.0.0.1 port=$GPUAAS_PG_PORT dbname=gpuaas user=gpuaas_$service passfile=$state/$service.pgpass")" = f ] \
+    || fail "gpuaas_$service does not connect with its password file, or is a superuser"
+done
+
 # The README's storage walk-through: a tenant with a storage quota, a storage, an accessor, and a
 # round trip with the AWS CLI, rclone and a presigned link through the stack's S3 endpoint.
 if [ -f "$state/pids/storage.pid" ]; then

@@ -21,6 +21,7 @@
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
 #include "libs/testing/pg_test.h"
+#include "libs/testing/service_dsn.h"
 #include "libs/testing/temp_dir.h"
 #include "tests/common/child_process.h"
 
@@ -32,6 +33,7 @@ namespace authpb = ::gpuaas::auth::v1;
 namespace stockpb = ::gpuaas::stock::v1;
 using gpuaas::testing::ChildProcess;
 using gpuaas::testing::FreePort;
+using gpuaas::testing::ServiceDsn;
 using gpuaas::testing::TempDir;
 using gpuaas::testing::WaitServing;
 using ::testing::HasSubstr;
@@ -95,17 +97,17 @@ class GpuaasctlProcessTest : public gpuaas::testing::PgTest {
     auth_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{
             GPUAAS_AUTH_BINARY, "--listen=" + auth_addr_, "--metrics-listen=127.0.0.1:0",
-            "--db-dsn=" + dsn(),
+            "--db-dsn=" + ServiceDsn(dsn(), "auth"),
             "--bootstrap-admin-password-file=" + (dir_.path() / "admin-password").string()},
         (dir_.path() / "auth.log").string());
     ASSERT_TRUE(WaitServing(auth_addr_)) << ReadFile(dir_.path() / "auth.log");
     stock_addr_ = "127.0.0.1:" + std::to_string(FreePort());
     stock_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{GPUAAS_STOCK_BINARY, "--listen=" + stock_addr_,
-                                 "--metrics-listen=127.0.0.1:0", "--db-dsn=" + dsn(),
-                                 "--auth-addr=" + auth_addr_,
-                                 // Registered nodes stay READY without further heartbeats.
-                                 "--node-timeout-seconds=3600"},
+        std::vector<std::string>{
+            GPUAAS_STOCK_BINARY, "--listen=" + stock_addr_, "--metrics-listen=127.0.0.1:0",
+            "--db-dsn=" + ServiceDsn(dsn(), "stock"), "--auth-addr=" + auth_addr_,
+            // Registered nodes stay READY without further heartbeats.
+            "--node-timeout-seconds=3600"},
         (dir_.path() / "stock.log").string());
     ASSERT_TRUE(WaitServing(stock_addr_)) << ReadFile(dir_.path() / "stock.log");
   }
@@ -141,12 +143,12 @@ class GpuaasctlProcessTest : public gpuaas::testing::PgTest {
     std::ofstream(dir_.path() / "storage.key", std::ios::binary) << std::string(32, 'k');
     storage_addr_ = "127.0.0.1:" + std::to_string(FreePort());
     storage_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{GPUAAS_STORAGE_BINARY, "--listen=" + storage_addr_,
-                                 "--metrics-listen=127.0.0.1:0", "--db-dsn=" + dsn(),
-                                 "--auth-addr=" + auth_addr_,
-                                 "--data-root=" + storage_data().string(),
-                                 "--secret-key-file=" + (dir_.path() / "storage.key").string(),
-                                 "--s3-listen=127.0.0.1:" + std::to_string(FreePort())},
+        std::vector<std::string>{
+            GPUAAS_STORAGE_BINARY, "--listen=" + storage_addr_, "--metrics-listen=127.0.0.1:0",
+            "--db-dsn=" + ServiceDsn(dsn(), "storage"), "--auth-addr=" + auth_addr_,
+            "--data-root=" + storage_data().string(),
+            "--secret-key-file=" + (dir_.path() / "storage.key").string(),
+            "--s3-listen=127.0.0.1:" + std::to_string(FreePort())},
         (dir_.path() / "storage.log").string());
     ASSERT_TRUE(WaitServing(storage_addr_)) << ReadFile(dir_.path() / "storage.log");
   }

@@ -2,6 +2,8 @@
 # ctest fixture `postgres`, setup half: starts a throwaway cluster on a free port in a private
 # temp dir and records it in OUT (the build tree's test-pg/): OUT/dsn (superuser DSN) and
 # OUT/dir (cluster dir, for cleanup.sh). Tests find OUT/dsn through GPUAAS_TEST_PG_DSN_FILE.
+# The DSN names the superuser's password file (passfile=, 0600 in the cluster's 0700 dir); the
+# services a test starts get roles of their own (libs/testing/service_dsn.h).
 set -euo pipefail
 pg_cluster=$1
 out=$2

@@ -229,6 +229,18 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          return stack_->access().RedeemAccessCode(PlatformStack::Ctx(t).get(), r, &out);
        },
        PD, PD, PD, NF, NF, PD, NF},
+      // Port 1 is no HTTP port of "owned": the services hear the grant no longer holds.
+      {"CheckAccessGrant",
+       [&](const std::string& t, int) {
+         instancepb::AccessGrant r;
+         r.set_instance_id("owned");
+         r.set_tenant_id("alpha");
+         r.set_port(1);
+         r.set_user_id("usr_nobody");
+         instancepb::AccessGrant out;
+         return stack_->access().CheckAccessGrant(PlatformStack::Ctx(t).get(), r, &out);
+       },
+       PD, PD, PD, NF, NF, PD, NF},
       {"ReportAccess",
        [&](const std::string& t, int) {
          instancepb::ReportAccessRequest r;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "libs/testing/eventually.h"
+#include "libs/testing/service_dsn.h"
 
 namespace gpuaas::platform_testing {
 
@@ -94,15 +95,19 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   WriteKeyFile(proxy_api_key_file_,
                auth_->CreateApiKey(admin_token_, "proxy", common::v1::ROLE_ACCESS_PROXY));
 
-  const std::vector<std::string> common = {"--metrics-listen=127.0.0.1:0", "--db-dsn=" + dsn,
-                                           "--auth-addr=" + auth_->address()};
+  // Each service on its own database role, as in the dev stack.
+  const auto common = [&](std::string_view service) {
+    return std::vector<std::string>{"--metrics-listen=127.0.0.1:0",
+                                    "--db-dsn=" + gpuaas::testing::ServiceDsn(dsn, service),
+                                    "--auth-addr=" + auth_->address()};
+  };
   int port = FreePort();
   stock_ = std::make_unique<Daemon>(
       "stock",
       With(With({GPUAAS_STOCK_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
                  "--heartbeat-interval-seconds=1",
                  absl::StrCat("--node-timeout-seconds=", options_.stock_node_timeout_seconds)},
-                common),
+                common("stock")),
            options_.stock_flags),
       port, dir_ / "stock.log");
   stock_->Start();
@@ -116,7 +121,7 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
                  "--data-root=" + (dir_ / "storage-data").string(),
                  "--secret-key-file=" + (dir_ / "storage.key").string(),
                  "--s3-listen=127.0.0.1:" + std::to_string(s3_port_), "--sync-writes=false"},
-                common),
+                common("storage")),
            options_.storage_flags),
       port, dir_ / "storage.log");
   storage_->Start();
@@ -128,7 +133,7 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
         With(With({GPUAAS_INSTANCE_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
                    "--stock-addr=" + stock_->address(), "--storage-addr=" + storage_->address(),
                    "--api-key-file=" + api_key_file_.string()},
-                  common),
+                  common("instance")),
              options_.instance_flags),
         port, dir_ / absl::StrCat("instance-", i, ".log"));
     replica->Start();

@@ -3,9 +3,6 @@
 // what (the access matrix), and routes that go when the instance stops.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/match.h"
 #include "libs/authz/jwt.h"
 #include "libs/testing/eventually.h"
@@ -14,6 +11,7 @@
 #include "tests/platform/platform_stack.h"
 #include "tests/proxy/http_client.h"
 #include "tests/proxy/proxy_process.h"
+#include "tests/proxy/upstream_workload.h"
 
 namespace gpuaas::proxy_testing {
 namespace {
@@ -22,13 +20,6 @@ namespace instancepb = ::gpuaas::instance::v1;
 using platform_testing::PlatformStack;
 
 std::string Bearer(const std::string& token) { return "Authorization: Bearer " + token + "\r\n"; }
-
-std::string UpstreamScript() {
-  std::ifstream in(GPUAAS_PROXY_UPSTREAM_PY);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class ProxyAccessTest : public gpuaas::testing::PgTest {
  protected:
@@ -52,23 +43,9 @@ class ProxyAccessTest : public gpuaas::testing::PgTest {
 
   // An instance of studio-a running upstream.py: 8080 private (the probe), 9090 public.
   void CreateWeb(const std::string& id) {
-    instancepb::CreateInstanceRequest req;
-    req.set_instance_id(id);
-    req.set_spec_name("a100.1x");
-    instancepb::Template* t = req.mutable_template_();
-    t->set_cmd("exec python3 -c \"$UPSTREAM_PY\"");
-    instancepb::Env* env = t->add_envs();
-    env->set_name("UPSTREAM_PY");
-    env->set_value(UpstreamScript());
-    instancepb::Port* web = t->add_ports();
-    web->set_port(8080);
-    web->set_is_probe(true);
-    instancepb::Port* pub = t->add_ports();
-    pub->set_port(9090);
-    pub->set_is_public(true);
     instancepb::Instance created;
-    grpc::Status s =
-        stack_->instances().CreateInstance(PlatformStack::Ctx(token_a_).get(), req, &created);
+    grpc::Status s = stack_->instances().CreateInstance(PlatformStack::Ctx(token_a_).get(),
+                                                        UpstreamInstance(id, "a100.1x"), &created);
     ASSERT_TRUE(s.ok()) << s.error_message();
     stack_->WaitInstance(token_a_, id, [](const instancepb::Instance& i) {
       return i.state() == instancepb::STATE_RUNNING;

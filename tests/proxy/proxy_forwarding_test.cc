@@ -13,6 +13,7 @@
 #include "libs/testing/temp_dir.h"
 #include "tests/proxy/http_client.h"
 #include "tests/proxy/proxy_process.h"
+#include "tests/proxy/upstream_workload.h"
 
 namespace gpuaas::proxy_testing {
 namespace {
@@ -22,12 +23,7 @@ class ProxyForwardingTest : public ::testing::Test {
   void SetUp() override {
     upstream_port_ = testing::FreePort();
     closed_port_ = testing::FreePort();  // nobody listens there
-    upstream_ = std::make_unique<testing::ChildProcess>(
-        std::vector<std::string>{"/usr/bin/python3", GPUAAS_PROXY_UPSTREAM_PY,
-                                 std::to_string(upstream_port_)},
-        (dir_.path() / "upstream.log").string());
-    ASSERT_TRUE(gpuaas::testing::Eventually(
-        [&] { return HttpGet(upstream_port_, "x", "/").status == 200; }, absl::Seconds(20)));
+    upstream_ = StartUpstream(upstream_port_, dir_.path() / "upstream.log");
     const std::string up = std::to_string(upstream_port_);
     const std::string api_key = (dir_.path() / "api-key").string();
     std::ofstream(api_key) << "unused.unused\n";

@@ -3,13 +3,17 @@
 #   GET  /headers      the request's headers, one "name: value" a line, and "port=<port>"
 #   GET  /stream?n=N   N bytes, chunked, in 64 KiB pieces
 #   POST /upload       reads the body (chunked or sized) and answers its length
+#   POST /headers      as GET /headers (a bodiless POST)
 #   GET  /cut          promises 1,000,000 bytes, sends 10, closes
 #   GET  /ws           a WebSocket echo (text and binary frames, unfragmented)
+#   GET  /seen         every request line received before, one a line (smuggling tests)
 #   anything else      "hello from <port>"
 import base64, hashlib, os, socket, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+SEEN = []
+SEEN_LOCK = threading.Lock()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -26,12 +30,21 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def reply_headers(self):
+        lines = [f"{k.lower()}: {v}" for k, v in self.headers.items()]
+        self.reply("\n".join(lines + [f"port={self.server.template_port}"]) + "\n")
+
     def do_GET(self):
         port = self.server.server_address[1]
         path, _, query = self.path.partition("?")
+        if path == "/seen":
+            with SEEN_LOCK:
+                self.reply("".join(line + "\n" for line in SEEN))
+            return
+        with SEEN_LOCK:
+            SEEN.append(self.requestline)
         if path == "/headers":
-            lines = [f"{k.lower()}: {v}" for k, v in self.headers.items()]
-            self.reply("\n".join(lines + [f"port={self.server.template_port}"]) + "\n")
+            self.reply_headers()
         elif path == "/stream":
             n = int(dict(p.split("=") for p in query.split("&"))["n"])
             self.send_response(200)
@@ -57,6 +70,11 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(f"hello from {self.server.template_port}\n")
 
     def do_POST(self):
+        with SEEN_LOCK:
+            SEEN.append(self.requestline)
+        if self.path.startswith("/headers"):
+            self.reply_headers()
+            return
         total = 0
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             while True:

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "libs/client/channel.h"
+#include "libs/testing/service_dsn.h"
 #include "libs/testing/temp_dir.h"
 #include "tests/common/child_process.h"
 #include "tests/stock/stock_test_base.h"
@@ -28,7 +29,8 @@ TEST_F(StockReplicasProcessTest, EightClientsOnTwoProcessesNeverOverbook) {
     const std::string addr = "127.0.0.1:" + std::to_string(FreePort());
     replicas.push_back(std::make_unique<ChildProcess>(
         std::vector<std::string>{GPUAAS_STOCK_BINARY, "--listen=" + addr,
-                                 "--metrics-listen=127.0.0.1:0", "--db-dsn=" + dsn(),
+                                 "--metrics-listen=127.0.0.1:0",
+                                 "--db-dsn=" + gpuaas::testing::ServiceDsn(dsn(), "stock"),
                                  "--auth-addr=" + stack_->address()},
         (dir.path() / ("stock-" + std::to_string(i) + ".log")).string()));
     ASSERT_TRUE(WaitServing(addr));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "libs/client/channel.h"
+#include "libs/testing/service_dsn.h"
 #include "libs/testing/status_matchers.h"
 #include "tests/common/loopback_flags.h"
 
@@ -11,7 +12,7 @@ namespace gpuaas::stock::testing {
 StockStack::StockStack(const std::string& dsn, const std::string& auth_address,
                        StockStackOptions options) {
   absl::StatusOr<std::unique_ptr<StockApp>> app = StockApp::Create(
-      {.common = gpuaas::testing::LoopbackServiceFlags(dsn),
+      {.common = gpuaas::testing::LoopbackServiceFlags(gpuaas::testing::ServiceDsn(dsn, "stock")),
        .auth_addr = auth_address,
        .placement_policy = options.policy,
        .heartbeat_interval_seconds = absl::ToDoubleSeconds(options.timings.heartbeat_interval),

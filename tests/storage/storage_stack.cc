@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "libs/client/channel.h"
+#include "libs/testing/service_dsn.h"
 #include "libs/testing/status_matchers.h"
 #include "tests/common/loopback_flags.h"
 
@@ -14,13 +15,13 @@ StorageStack::StorageStack(const std::string& dsn, const std::string& auth_addre
                            const std::string& data_root, const std::string& secret_key) {
   const std::string key_file = data_root + ".key";
   std::ofstream(key_file, std::ios::binary | std::ios::trunc) << secret_key;
-  absl::StatusOr<std::unique_ptr<StorageApp>> app =
-      StorageApp::Create({.common = gpuaas::testing::LoopbackServiceFlags(dsn),
-                          .auth_addr = auth_address,
-                          .data_root = data_root,
-                          .secret_key_file = key_file,
-                          .s3_listen = "127.0.0.1:0",
-                          .sync_writes = false});
+  absl::StatusOr<std::unique_ptr<StorageApp>> app = StorageApp::Create(
+      {.common = gpuaas::testing::LoopbackServiceFlags(gpuaas::testing::ServiceDsn(dsn, "storage")),
+       .auth_addr = auth_address,
+       .data_root = data_root,
+       .secret_key_file = key_file,
+       .s3_listen = "127.0.0.1:0",
+       .sync_writes = false});
   EXPECT_TRUE(app.ok()) << app.status();
   if (!app.ok()) return;
   app_ = *std::move(app);

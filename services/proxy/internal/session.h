@@ -15,9 +15,11 @@
 #include "absl/strings/str_join.h"
 #include "libs/common/logging.h"
 #include "services/proxy/access_decision.h"
+#include "services/proxy/grant_rechecks.h"
 #include "services/proxy/internal/relay.h"
 #include "services/proxy/proxy_server.h"
-#include "services/proxy/proxy_token.h"
+#include "services/proxy/request_checks.h"
+#include "services/proxy/upstream_headers.h"
 
 namespace gpuaas::proxy::internal {
 
@@ -35,6 +37,7 @@ struct SessionShared {
   const ProxyOptions& options;
   const ProxyDeps& deps;
   asio::thread_pool& blocking;  // for RPCs, off the I/O threads
+  GrantRechecks& rechecks;
   bool tls = false;
 };
 
@@ -85,29 +88,35 @@ class Session final {
   // One request; true when the connection may serve another.
   asio::awaitable<bool> Handle(http::request_parser<http::empty_body>& head) {
     auto& req = head.get();
-    std::string cookies;
-    for (auto it = req.find(http::field::cookie);
-         it != req.end() && it->name() == http::field::cookie; ++it) {
-      if (!cookies.empty()) {
-        cookies += "; ";
-      }
-      cookies.append(it->value().data(), it->value().size());
+    // A body we do not read would be taken for the next request: close after answering.
+    const bool has_body = head.chunked() || head.content_length().value_or(0) > 0;
+    const bool keep_if_answered = req.keep_alive() && !has_body;
+    std::optional<std::string> transfer_encoding;
+    if (req.count(http::field::transfer_encoding) > 0) {
+      transfer_encoding = JoinedField(req, "Transfer-Encoding", ",");
     }
+    if (!HasSafeFraming(transfer_encoding, req.count(http::field::content_length) > 0,
+                        req.version())) {
+      // Where the body ends is ambiguous: never forward it, never read on (smuggling).
+      co_return co_await Answer(400, "bad request: Transfer-Encoding\n", false, req.version());
+    }
+    const std::string cookies = JoinedField(req, "Cookie", "; ");
     auto host_it = req.find(http::field::host);
     const RequestHead view{.method = Sv(req.method_string()),
                            .target = Sv(req.target()),
                            .host_fields = static_cast<int>(req.count(http::field::host)),
                            .host = host_it == req.end() ? std::string_view() : Sv(host_it->value()),
                            .authorization = Sv(req[http::field::authorization]),
-                           .cookie = cookies};
+                           .cookie = cookies,
+                           .origin = Sv(req[http::field::origin]),
+                           .fetch_site = Sv(req["Sec-Fetch-Site"]),
+                           .upgrade = req.count(http::field::upgrade) > 0};
     Decision d = Decide(view, {.routes = shared_.deps.routes,
                                .authenticator = shared_.deps.authenticator,
                                .cookies = shared_.deps.cookies,
                                .access_domain = shared_.options.access_domain,
+                               .tls = shared_.tls,
                                .now = shared_.deps.clock.Now()});
-    // A body we do not read would be taken for the next request: close after answering.
-    const bool has_body = head.chunked() || head.content_length().value_or(0) > 0;
-    const bool keep_if_answered = req.keep_alive() && !has_body;
     switch (d.action) {
       case Decision::Action::kRespond:
         co_return co_await Answer(d.status, d.body, keep_if_answered, req.version(),
@@ -117,30 +126,17 @@ class Session final {
       case Decision::Action::kForward:
         break;
     }
+    if (d.cookie_grant) {
+      if (absl::Status s = co_await Recheck(d); !s.ok()) {
+        co_return co_await AnswerFailedCheck(s, keep_if_answered, req.version());
+      }
+    }
     if (shared_.deps.activity != nullptr) {
       shared_.deps.activity->Note(d.host.instance_id);
     }
-    Rewrite(req, d, cookies, std::string_view(view.host));
+    PrepareUpstreamHeaders(
+        req, {.client_ip = client_ip_, .tls = shared_.tls, .host = view.host, .route = d.route});
     co_return co_await Forward(head, d);
-  }
-
-  // What the workload sees: no proxy cookie, no verified token, where the request came from.
-  void Rewrite(http::request<http::empty_body>& req, const Decision& d, const std::string& cookies,
-               std::string_view host) {
-    req.erase(http::field::cookie);
-    if (std::string rest = WithoutCookie(cookies, kAccessCookieName); !rest.empty()) {
-      req.set(http::field::cookie, rest);
-    }
-    if (d.strip_authorization) {
-      req.erase(http::field::authorization);
-    }
-    SetProxyToken(d.route, req.base());
-    // The proxy answers Expect: 100-continue itself by reading the body (see Forward).
-    req.erase(http::field::expect);
-    std::string xff(req["X-Forwarded-For"]);
-    req.set("X-Forwarded-For", xff.empty() ? client_ip_ : xff + ", " + client_ip_);
-    req.set("X-Forwarded-Proto", shared_.tls ? "https" : "http");
-    req.set("X-Forwarded-Host", std::string(host));
   }
 
   asio::awaitable<bool> Answer(unsigned status, std::string_view body, bool keep, unsigned version,
@@ -199,6 +195,8 @@ class Session final {
     if (!value.ok()) {
       co_return co_await Answer(404, "not found\n", keep, version);
     }
+    // The redemption just confirmed the grant.
+    shared_.rechecks.Remember(*value, absl::OkStatus(), now);
     // Host-only (no Domain), so the browser sends it to this instance port and nowhere else.
     std::string cookie = std::string(kAccessCookieName) + "=" + *value + "; Path=/; Max-Age=" +
                          std::to_string(absl::ToInt64Seconds(shared_.options.cookie_ttl)) +
@@ -212,6 +210,38 @@ class Session final {
     extra.emplace_back("Location", d.route.base_url);
     extra.emplace_back("Referrer-Policy", "no-referrer");
     co_return co_await Answer(302, "", keep, version, false, std::move(extra));
+  }
+
+  // The cookie's grant, as the instance service last confirmed it within --grant-recheck;
+  // asks again (on the blocking pool) when that was longer ago.
+  asio::awaitable<absl::Status> Recheck(const Decision& d) {
+    const absl::Time now = shared_.deps.clock.Now();
+    if (std::optional<absl::Status> fresh = shared_.rechecks.Fresh(d.cookie, now)) {
+      co_return *fresh;
+    }
+    GrantChecker& grants = shared_.deps.grants;
+    const authz::WorkloadGrant grant = *d.cookie_grant;
+    absl::Status answer = co_await asio::co_spawn(
+        shared_.blocking,
+        [&]() -> asio::awaitable<absl::Status> { co_return grants.CheckGrant(grant); },
+        asio::use_awaitable);
+    shared_.rechecks.Remember(d.cookie, answer, now);
+    co_return answer;
+  }
+
+  // A grant that no longer holds answers as if there had been no access (the same bodies as
+  // access_decision.h's); an outage of the instance service answers 503.
+  asio::awaitable<bool> AnswerFailedCheck(const absl::Status& s, bool keep, unsigned version) {
+    switch (s.code()) {
+      case absl::StatusCode::kPermissionDenied:
+        co_return co_await Answer(403, "forbidden\n", keep, version);
+      case absl::StatusCode::kUnavailable:
+      case absl::StatusCode::kDeadlineExceeded:
+        Logger("proxy")->warn("re-checking an access cookie: {}", s.ToString());
+        co_return co_await Answer(503, "try again\n", keep, version);
+      default:
+        co_return co_await Answer(404, "not found\n", keep, version);
+    }
   }
 
   asio::awaitable<beast::error_code> Connect(const PortRoute& route) {
