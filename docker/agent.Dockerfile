@@ -40,16 +40,18 @@ RUN apt-get update -q \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
  && groupadd --system --gid 10001 gpuaas \
  && useradd --system --uid 10001 --gid gpuaas --no-create-home --shell /usr/sbin/nologin gpuaas \
- && mkdir -p /var/lib/gpuaas-agent /var/lib/gpuaas-workloads \
- && chown 10001:10001 /var/lib/gpuaas-agent \
- && chmod 0700 /var/lib/gpuaas-agent \
+ && mkdir -p /var/lib/gpuaas-agent /var/lib/gpuaas-workloads /var/lib/gpuaas-keys/service \
+      /var/lib/gpuaas-keys/proxy \
+ && chown 10001:10001 /var/lib/gpuaas-agent /var/lib/gpuaas-keys/service /var/lib/gpuaas-keys/proxy \
+ && chmod 0700 /var/lib/gpuaas-agent /var/lib/gpuaas-keys/service /var/lib/gpuaas-keys/proxy \
  && chmod 0711 /var/lib/gpuaas-workloads
 COPY --from=builder /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-health /out/gpuaasctl \
      /out/agent-credentials /usr/local/bin/
 # The credentials job runs as the gpuaas user (compose sets `user`); the agent as root, so that
 # its workloads run as nobody.
 # A named volume mounted here starts with this directory's owner and mode: the API key stays
-# readable by the agent's user only.
+# readable by the agent's user only. The job writes the instance service's and the proxy's keys
+# under /var/lib/gpuaas-keys, each into a volume only its own service mounts.
 VOLUME /var/lib/gpuaas-agent
 ENV GPUAAS_AGENT_LISTEN=0.0.0.0:17061 \
     GPUAAS_AGENT_METRICS_LISTEN=0.0.0.0:9161 \

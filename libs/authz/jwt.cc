@@ -112,11 +112,18 @@ absl::StatusOr<Claims> ParseClaims(const Json& payload, std::string kid) {
   GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> tenant, OptionalString(payload, "tenant"));
   GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> jti, OptionalString(payload, "jti"));
   GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> akid, OptionalString(payload, "akid"));
+  GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> node, OptionalString(payload, "node"));
   c.tenant = tenant.value_or("");
   c.jti = jti.value_or("");
   c.api_key_id = akid.value_or("");
-  // A tenant role means nothing without the tenant it is held in.
+  c.node = node.value_or("");
+  // A tenant role means nothing without the tenant it is held in, a node agent nothing without
+  // its node; a machine role acts in no tenant.
   if (IsTenantRole(c.role) && c.tenant.empty()) {
+    return Reject("invalid token claims");
+  }
+  if ((c.role == ::gpuaas::common::v1::ROLE_NODE_AGENT) != !c.node.empty() ||
+      (IsMachineRole(c.role) && !c.tenant.empty())) {
     return Reject("invalid token claims");
   }
   return c;
@@ -138,6 +145,9 @@ std::string SignJwt(const Claims& claims, const Ed25519Key& key) {
   }
   if (!claims.api_key_id.empty()) {
     payload["akid"] = claims.api_key_id;
+  }
+  if (!claims.node.empty()) {
+    payload["node"] = claims.node;
   }
   std::string signing_input = Base64UrlEncode(Dump(header)) + "." + Base64UrlEncode(Dump(payload));
   std::string signature = key.Sign(signing_input);

@@ -22,6 +22,7 @@ struct Claims {
   absl::Time exp;
   std::string jti;
   std::string api_key_id;  // optional claim "akid"
+  std::string node;        // claim "node": required for NODE_AGENT, refused for other roles
 };
 
 // An Ed25519 key pair (or only a public key). Move-only; wraps EVP_PKEY.
@@ -62,8 +63,9 @@ class KeyLookup {
 
 // Parses and verifies a compact JWT: structure, alg == EdDSA (so "none" and HS256 are refused),
 // a known kid, the signature, iss == `issuer`, and iat <= now + leeway < exp.
-// Claims sub, iat, exp and role (a real role's name) are required; tenant is required unless
-// the role is global; tokens over 8 KiB are refused unread. The header's typ, if present, must
+// Claims sub, iat, exp and role (a real role's name) are required; tenant is required for a
+// tenant role and refused for a machine role; node is required for NODE_AGENT and refused
+// otherwise; tokens over 8 KiB are refused unread. The header's typ, if present, must
 // be "JWT" and a crit header is refused (RFC 7515 §4.1.11).
 // Every failure is UNAUTHENTICATED with a short reason; nothing of the token is echoed.
 absl::StatusOr<Claims> VerifyJwt(std::string_view token, const KeyLookup& keys,

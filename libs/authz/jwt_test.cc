@@ -9,6 +9,8 @@
 namespace gpuaas::authz {
 namespace {
 
+using ::gpuaas::common::v1::ROLE_ACCESS_PROXY;
+using ::gpuaas::common::v1::ROLE_NODE_AGENT;
 using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
 using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
 
@@ -151,6 +153,25 @@ TEST_F(JwtTest, GlobalRoleWithoutTenant) {
   absl::StatusOr<Claims> out = Verify(SignJwt(in, signer_));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->tenant, "");
+}
+
+TEST_F(JwtTest, NodeAgentCarriesItsNodeAndNoTenant) {
+  Claims in = SampleClaims();
+  in.role = ROLE_NODE_AGENT;
+  in.tenant.clear();
+  in.node = "node-a";
+  absl::StatusOr<Claims> out = Verify(SignJwt(in, signer_));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->node, "node-a");
+
+  in.node.clear();  // a node agent without its node
+  ExpectRejected(SignJwt(in, signer_), "invalid token claims");
+  in.node = "node-a";
+  in.tenant = "ten_a";  // a machine acting in a tenant
+  ExpectRejected(SignJwt(in, signer_), "invalid token claims");
+  in.role = ROLE_ACCESS_PROXY;  // a node on anything but a node agent
+  in.tenant.clear();
+  ExpectRejected(SignJwt(in, signer_), "invalid token claims");
 }
 
 TEST_F(JwtTest, RejectsExpired) {

@@ -1,6 +1,9 @@
 #include "libs/authz/principal.h"
 
 #include <string>
+
+#include "libs/common/status_macros.h"
+
 namespace gpuaas::authz {
 
 bool Principal::IsGlobal() const { return Has(Power::kAnyTenant); }
@@ -12,7 +15,7 @@ bool Principal::IsPlatformAdmin() const {
 bool Principal::Has(Power power) const { return Holds(role, power); }
 
 absl::Status RequireRole(const Principal& p, Role at_least) {
-  const bool any = at_least == ::gpuaas::common::v1::ROLE_UNSPECIFIED && PowersOf(p.role) != 0;
+  const bool any = at_least == ::gpuaas::common::v1::ROLE_UNSPECIFIED && p.Has(Power::kRead);
   if (any || MayGrant(p.role, at_least)) {
     return absl::OkStatus();
   }
@@ -40,6 +43,18 @@ absl::Status RequireTenant(const Principal& p, std::string_view tenant_id, std::
     return absl::OkStatus();
   }
   return absl::NotFoundError(std::string(what) + " not found");
+}
+
+absl::Status RequireNode(const Principal& p, std::string_view node_id, std::string_view what) {
+  GPUAAS_RETURN_IF_ERROR(RequirePower(p, Power::kNodeCalls, what));
+  if (p.role != ::gpuaas::common::v1::ROLE_NODE_AGENT) {
+    return absl::OkStatus();
+  }
+  if (!p.node_id.empty() && p.node_id == node_id) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError("permission denied: " + std::string(what) +
+                                     ": this agent's key is bound to another node");
 }
 
 }  // namespace gpuaas::authz

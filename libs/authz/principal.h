@@ -16,6 +16,7 @@ struct Principal {
   Role role = ::gpuaas::common::v1::ROLE_UNSPECIFIED;
   std::string token_id;    // jti
   std::string api_key_id;  // set when the token came from ExchangeApiKey
+  std::string node_id;     // the node a NODE_AGENT token acts for (claim "node")
 
   // Holds Power::kAnyTenant (PLATFORM_ADMIN, SERVICE): may act across tenants.
   bool IsGlobal() const;
@@ -26,7 +27,8 @@ struct Principal {
 
 // The principal's role satisfies `at_least`: MayGrant(p.role, at_least) (roles.h), so
 // PLATFORM_ADMIN passes every check and SERVICE passes up to MEMBER. `at_least` =
-// ROLE_UNSPECIFIED accepts any real role; an unknown requirement fails closed.
+// ROLE_UNSPECIFIED accepts any role that reads (Power::kRead), so the machine roles, which read
+// nothing, are refused; an unknown requirement fails closed.
 // Error: PERMISSION_DENIED naming the role needed.
 absl::Status RequireRole(const Principal& p, Role at_least);
 
@@ -39,5 +41,12 @@ absl::Status RequirePower(const Principal& p, Power power, std::string_view what
 // The caller acts in `tenant_id`, or is global. Another tenant's resource is NOT_FOUND
 // ("<what> not found"), so callers cannot learn that it exists.
 absl::Status RequireTenant(const Principal& p, std::string_view tenant_id, std::string_view what);
+
+// The principal may make a node call (Power::kNodeCalls) for `node_id`: a NODE_AGENT only for
+// the node its token is bound to; SERVICE and PLATFORM_ADMIN for any node. Error:
+// PERMISSION_DENIED, also for another node's id: node ids are no secret (ListNodes shows them)
+// and a NOT_FOUND would read to an agent as "register again" (Heartbeat's answer for an unknown
+// node), making a misbound agent loop instead of stopping on a clear refusal.
+absl::Status RequireNode(const Principal& p, std::string_view node_id, std::string_view what);
 
 }  // namespace gpuaas::authz

@@ -5,7 +5,9 @@
 namespace gpuaas::authz {
 namespace {
 
+using ::gpuaas::common::v1::ROLE_ACCESS_PROXY;
 using ::gpuaas::common::v1::ROLE_MEMBER;
+using ::gpuaas::common::v1::ROLE_NODE_AGENT;
 using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
 using ::gpuaas::common::v1::ROLE_SERVICE;
 using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
@@ -106,6 +108,30 @@ TEST(RoleNames, RoundTrip) {
   EXPECT_EQ(RoleFromName("ROLE_UNSPECIFIED"), std::nullopt);
   EXPECT_EQ(RoleFromName("tenant_admin"), std::nullopt);
   EXPECT_EQ(RoleFromName(""), std::nullopt);
+}
+
+TEST(RequireNode, ANodeAgentActsForItsOwnNodeOnly) {
+  Principal agent = Make(ROLE_NODE_AGENT, "");
+  agent.node_id = "node-a";
+  EXPECT_TRUE(RequireNode(agent, "node-a", "heartbeats").ok());
+  EXPECT_EQ(RequireNode(agent, "node-b", "heartbeats").code(), absl::StatusCode::kPermissionDenied);
+  agent.node_id.clear();  // no valid token lacks it; fail closed anyway
+  EXPECT_EQ(RequireNode(agent, "", "heartbeats").code(), absl::StatusCode::kPermissionDenied);
+  // SERVICE and PLATFORM_ADMIN are bound to no node; nobody else makes node calls.
+  EXPECT_TRUE(RequireNode(Make(ROLE_SERVICE, ""), "node-b", "heartbeats").ok());
+  EXPECT_TRUE(RequireNode(Make(ROLE_PLATFORM_ADMIN, ""), "node-b", "heartbeats").ok());
+  for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_ACCESS_PROXY}) {
+    EXPECT_EQ(RequireNode(Make(r), "node-a", "heartbeats").code(),
+              absl::StatusCode::kPermissionDenied);
+  }
+}
+
+TEST(RequireRole, MachineRolesReadNothing) {
+  for (Role r : {ROLE_NODE_AGENT, ROLE_ACCESS_PROXY}) {
+    EXPECT_EQ(RequireRole(Make(r, ""), ROLE_UNSPECIFIED).code(),
+              absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(RequireTenant(Make(r, ""), "ten_a", "storage").code(), absl::StatusCode::kNotFound);
+  }
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 namespace gpuaas::authz {
 namespace {
 
+using ::gpuaas::common::v1::ROLE_ACCESS_PROXY;
 using ::gpuaas::common::v1::ROLE_MEMBER;
+using ::gpuaas::common::v1::ROLE_NODE_AGENT;
 using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
 using ::gpuaas::common::v1::ROLE_SERVICE;
 using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
@@ -17,12 +19,17 @@ constexpr uint32_t Bit(Power p) { return static_cast<uint32_t>(p); }
 constexpr uint32_t kViewer = Bit(Power::kRead);
 constexpr uint32_t kMember = kViewer | Bit(Power::kUse);
 constexpr uint32_t kTenantAdmin = kMember | Bit(Power::kManagePeople);
-constexpr uint32_t kService = kMember | Bit(Power::kAnyTenant) | Bit(Power::kServiceCalls);
+constexpr uint32_t kNodeAgent = Bit(Power::kNodeCalls);
+constexpr uint32_t kAccessProxy = Bit(Power::kAccessCalls);
+constexpr uint32_t kService =
+    kMember | Bit(Power::kAnyTenant) | Bit(Power::kServiceCalls) | kNodeAgent | kAccessProxy;
 constexpr uint32_t kPlatformAdmin = kTenantAdmin | kService | Bit(Power::kPlatform);
 
-// Strongest first, for Meet.
-constexpr Role kByStrength[] = {ROLE_PLATFORM_ADMIN, ROLE_SERVICE, ROLE_TENANT_ADMIN, ROLE_MEMBER,
-                                ROLE_VIEWER};
+// Strongest first, for Meet. The machine roles share no power with the tenant roles, so their
+// place after VIEWER never makes Meet pick one for a tenant role.
+constexpr Role kByStrength[] = {ROLE_PLATFORM_ADMIN, ROLE_SERVICE, ROLE_TENANT_ADMIN,
+                                ROLE_MEMBER,         ROLE_VIEWER,  ROLE_NODE_AGENT,
+                                ROLE_ACCESS_PROXY};
 
 bool Within(uint32_t inner, uint32_t outer) { return (inner & ~outer) == 0; }
 
@@ -40,6 +47,10 @@ uint32_t PowersOf(Role role) {
       return kService;
     case ROLE_PLATFORM_ADMIN:
       return kPlatformAdmin;
+    case ROLE_NODE_AGENT:
+      return kNodeAgent;
+    case ROLE_ACCESS_PROXY:
+      return kAccessProxy;
     default:
       return 0;
   }
@@ -77,6 +88,8 @@ bool IsTenantRole(Role role) {
 
 bool IsGlobalRole(Role role) { return role == ROLE_PLATFORM_ADMIN || role == ROLE_SERVICE; }
 
+bool IsMachineRole(Role role) { return role == ROLE_NODE_AGENT || role == ROLE_ACCESS_PROXY; }
+
 std::string_view RoleName(Role role) {
   switch (role) {
     case ROLE_UNSPECIFIED:
@@ -91,6 +104,10 @@ std::string_view RoleName(Role role) {
       return "PLATFORM_ADMIN";
     case ROLE_SERVICE:
       return "SERVICE";
+    case ROLE_NODE_AGENT:
+      return "NODE_AGENT";
+    case ROLE_ACCESS_PROXY:
+      return "ACCESS_PROXY";
     default:
       return "UNKNOWN";
   }

@@ -6,8 +6,15 @@
 //   VIEWER            read
 //   MEMBER            read, use
 //   TENANT_ADMIN      read, use, manage people
-//   SERVICE           read, use, any tenant, service calls   (never manages people)
+//   SERVICE           read, use, any tenant, service calls, node calls, access calls
+//                     (never manages people)
+//   NODE_AGENT        node calls, only for the node its key is bound to (RequireNode)
+//   ACCESS_PROXY      access calls
 //   PLATFORM_ADMIN    every power, in every tenant
+//
+// The machine roles (NODE_AGENT, ACCESS_PROXY) hold no tenant power at all: a compromised node
+// or proxy reaches no tenant's API, storage or other nodes. Only a platform admin mints them
+// (services/auth), a node agent's key bound to one node.
 //
 // A role may grant another exactly when it holds every power of the other, so no chain of
 // grants (API keys, memberships) ever yields more power than its start: SERVICE cannot mint a
@@ -31,6 +38,8 @@ enum class Power : uint32_t {
   kAnyTenant = 1u << 3,     // act in every tenant, not only the token's
   kServiceCalls = 1u << 4,  // calls only services make (claim stock, attach storage)
   kPlatform = 1u << 5,      // tenants, users, quotas, specs, stock, signing keys
+  kNodeCalls = 1u << 6,     // register a node, heartbeat, watch and report its workloads
+  kAccessCalls = 1u << 7,   // the access proxy's calls (redeem access codes, report access)
 };
 
 // The powers of `role` as a bit set; 0 for ROLE_UNSPECIFIED and values outside the enum.
@@ -56,10 +65,13 @@ bool IsTenantRole(Role role);
 // PLATFORM_ADMIN, SERVICE: held by a user globally.
 bool IsGlobalRole(Role role);
 
+// NODE_AGENT, ACCESS_PROXY: held only by API keys a platform admin made, never by a user.
+bool IsMachineRole(Role role);
+
 // The name tokens carry ("TENANT_ADMIN", without the enum prefix); "UNKNOWN" outside the enum.
 std::string_view RoleName(Role role);
 
-// The inverse of RoleName for the five real roles; nullopt for anything else, including
+// The inverse of RoleName for the real roles; nullopt for anything else, including
 // "ROLE_UNSPECIFIED", so a token can never carry an unspecified role.
 std::optional<Role> RoleFromName(std::string_view name);
 

@@ -6,7 +6,9 @@
 namespace gpuaas::authz {
 namespace {
 
+using ::gpuaas::common::v1::ROLE_ACCESS_PROXY;
 using ::gpuaas::common::v1::ROLE_MEMBER;
+using ::gpuaas::common::v1::ROLE_NODE_AGENT;
 using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
 using ::gpuaas::common::v1::ROLE_SERVICE;
 using ::gpuaas::common::v1::ROLE_TENANT_ADMIN;
@@ -87,6 +89,32 @@ TEST(Roles, WeakestHolder) {
   EXPECT_EQ(WeakestHolder(Power::kManagePeople), ROLE_TENANT_ADMIN);
   EXPECT_EQ(WeakestHolder(Power::kServiceCalls), ROLE_SERVICE);
   EXPECT_EQ(WeakestHolder(Power::kPlatform), ROLE_PLATFORM_ADMIN);
+}
+
+// The machine roles hold only their own calls: no tenant power, nothing of each other's, and no
+// tenant role ever meets down to one.
+TEST(Roles, MachineRoles) {
+  for (Role r : {ROLE_NODE_AGENT, ROLE_ACCESS_PROXY}) {
+    EXPECT_TRUE(IsMachineRole(r));
+    EXPECT_FALSE(IsTenantRole(r) || IsGlobalRole(r));
+    for (Power p : {Power::kRead, Power::kUse, Power::kManagePeople, Power::kAnyTenant,
+                    Power::kServiceCalls, Power::kPlatform}) {
+      EXPECT_FALSE(Holds(r, p)) << RoleName(r);
+    }
+    EXPECT_EQ(RoleFromName(RoleName(r)), r);
+    EXPECT_EQ(Meet(ROLE_PLATFORM_ADMIN, r), r);
+    for (Role t : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN}) {
+      EXPECT_FALSE(MayGrant(t, r));
+      EXPECT_EQ(Meet(t, r), ROLE_UNSPECIFIED);
+    }
+  }
+  EXPECT_TRUE(Holds(ROLE_NODE_AGENT, Power::kNodeCalls));
+  EXPECT_FALSE(Holds(ROLE_NODE_AGENT, Power::kAccessCalls));
+  EXPECT_TRUE(Holds(ROLE_ACCESS_PROXY, Power::kAccessCalls));
+  EXPECT_FALSE(Holds(ROLE_ACCESS_PROXY, Power::kNodeCalls));
+  EXPECT_EQ(Meet(ROLE_NODE_AGENT, ROLE_ACCESS_PROXY), ROLE_UNSPECIFIED);
+  EXPECT_EQ(WeakestHolder(Power::kNodeCalls), ROLE_NODE_AGENT);
+  EXPECT_EQ(WeakestHolder(Power::kAccessCalls), ROLE_ACCESS_PROXY);
 }
 
 }  // namespace

@@ -10,6 +10,12 @@ absl::StatusOr<std::string> TenantScope(const Principal& p) {
   return p.tenant_id;
 }
 
+absl::StatusOr<std::string> InstanceListScope(const Principal& p, std::string_view what) {
+  if (!p.Has(Power::kRead) && p.Has(Power::kAccessCalls)) return std::string();
+  if (absl::Status s = RequirePower(p, Power::kRead, what); !s.ok()) return s;
+  return TenantScope(p);
+}
+
 absl::StatusOr<std::string> TargetTenant(const Principal& p, std::string_view requested) {
   if (!requested.empty()) {
     if (absl::Status s = RequireTenant(p, requested, "tenant"); !s.ok()) return s;

@@ -17,6 +17,12 @@ namespace gpuaas::authz {
 // empty filter never reaches a tenant role.
 absl::StatusOr<std::string> TenantScope(const Principal& p);
 
+// The tenant filter of instance listings and watches, which the access proxy also reads to
+// route requests: a reading role gets TenantScope(p); the access proxy (Power::kAccessCalls,
+// no read power) every tenant's instances, and nothing else of any tenant. Error:
+// PERMISSION_DENIED saying `what` needs a reading role.
+absl::StatusOr<std::string> InstanceListScope(const Principal& p, std::string_view what);
+
 // The tenant a new resource belongs to: `requested` (a request's tenant_id, already validated
 // as a tenant id by the caller) or else the token's tenant. Errors: INVALID_ARGUMENT
 // "tenant_id: ..." for a global role with neither, NOT_FOUND "tenant not found" when a tenant

@@ -148,6 +148,7 @@ class JwksAuthenticator final : public Authenticator {
     p.role = claims->role;
     p.token_id = std::move(claims->jti);
     p.api_key_id = std::move(claims->api_key_id);
+    p.node_id = std::move(claims->node);
     verified_.Insert(*token, snap.generation, p, claims->iat, claims->exp, now);
     return p;
   }

@@ -13,7 +13,7 @@
 
 namespace gpuaas::testing {
 
-enum class CallerKind { kViewer, kUser, kOther, kService, kPlatform };
+enum class CallerKind { kViewer, kUser, kOther, kService, kPlatform, kNodeAgent, kProxy };
 
 struct MatrixCaller {
   const char* name;
@@ -28,6 +28,10 @@ struct MatrixRow {
   // The code each kind of caller gets: the resource's tenant's viewer; its member or tenant
   // admin; another tenant's admin; a service; a platform admin.
   grpc::StatusCode viewer, user, other, service, platform;
+  // The machines' own keys (issue 22): a node agent of the row's node, and the access proxy.
+  // Refused unless the row says otherwise, so a row written before them keeps them out.
+  grpc::StatusCode node_agent = grpc::StatusCode::PERMISSION_DENIED;
+  grpc::StatusCode proxy = grpc::StatusCode::PERMISSION_DENIED;
 };
 
 // Runs every row as every caller, and without a token (UNAUTHENTICATED), and checks that the
@@ -39,11 +43,13 @@ inline void RunPermissionMatrix(const std::vector<MatrixRow>& rows,
   for (const MatrixRow& row : rows) {
     for (const MatrixCaller& c : callers) {
       SCOPED_TRACE(std::string(row.rpc) + " as " + c.name);
-      const grpc::StatusCode want = c.kind == CallerKind::kViewer    ? row.viewer
-                                    : c.kind == CallerKind::kUser    ? row.user
-                                    : c.kind == CallerKind::kOther   ? row.other
-                                    : c.kind == CallerKind::kService ? row.service
-                                                                     : row.platform;
+      const grpc::StatusCode want = c.kind == CallerKind::kViewer      ? row.viewer
+                                    : c.kind == CallerKind::kUser      ? row.user
+                                    : c.kind == CallerKind::kOther     ? row.other
+                                    : c.kind == CallerKind::kService   ? row.service
+                                    : c.kind == CallerKind::kNodeAgent ? row.node_agent
+                                    : c.kind == CallerKind::kProxy     ? row.proxy
+                                                                       : row.platform;
       const grpc::Status s = row.call(c.token, ++n);
       EXPECT_EQ(s.error_code(), want) << s.error_message();
     }

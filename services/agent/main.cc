@@ -83,7 +83,7 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--stock-addr", f.peers.stock_addr, "the stock service");
   options.Add("--auth-addr", f.peers.auth_addr, "the auth service, to exchange the API key");
   options.Add("--api-key-file", f.peers.api_key_file,
-              "file holding the agents' API key, <api_key_id>.<secret> (service role); "
+              "file holding this node's API key, <api_key_id>.<secret> (node-agent role); "
               "without it no token is sent");
   options.Add("--simulate-gpus", f.simulate_gpus,
               "simulate GPUs instead of NVML: 8xA100-80GB, 4xT4, 2xA100-80GB,2xT4. A simulated "

@@ -87,6 +87,7 @@ class Auth final {
   struct Grant {
     std::string tenant_id;
     common::v1::Role role = common::v1::ROLE_UNSPECIFIED;
+    std::string node_id;  // a NODE_AGENT key's node
   };
 
   // Picks the tenant and role for `user` (requested tenant, or the only/first membership).

@@ -41,13 +41,19 @@ absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyReques
     return absl::PermissionDeniedError("an API key cannot create API keys; log in as a user");
   }
   GPUAAS_ASSIGN_OR_RETURN(common::v1::Role role, ApiKeyRole(p, req.role()));
+  GPUAAS_RETURN_IF_ERROR(ApiKeyNode(p, role, req.node_id()));
+  if (!req.node_id().empty()) {
+    GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
+  }
 
   ApiKeyRecord rec;
   rec.key.set_api_key_id(NewId("gak_"));
   rec.key.set_name(req.name());
-  rec.key.set_tenant_id(p.tenant_id);
+  // A machine's key acts in no tenant, whichever tenant its maker's token was in.
+  if (!authz::IsMachineRole(role)) rec.key.set_tenant_id(p.tenant_id);
   rec.key.set_user_id(p.user_id);
   rec.key.set_role(role);
+  rec.key.set_node_id(req.node_id());
   if (ttl > absl::ZeroDuration()) {
     *rec.key.mutable_expire_time() = ToProtoTime(clock_.Now() + ttl);
   }
@@ -80,6 +86,8 @@ absl::Status Auth::ListApiKeys(const Principal& p, const pb::ListApiKeysRequest&
                                pb::ListApiKeysResponse& out) {
   GPUAAS_ASSIGN_OR_RETURN(service::PageRequest page,
                           service::ParsePage(req.page_size(), req.page_token()));
+  // A machine's key lists nothing (not even its maker's keys).
+  GPUAAS_RETURN_IF_ERROR(authz::RequireRole(p, common::v1::ROLE_UNSPECIFIED));
   // Those who manage the tenant's people see all its keys; others their own.
   std::optional<std::string> only_user;
   if (!p.Has(authz::Power::kManagePeople)) only_user = p.user_id;
@@ -126,6 +134,9 @@ absl::Status Auth::ExchangeApiKey(const pb::ExchangeApiKeyRequest& req,
     grant.role = authz::Meet(now->role, k->key.role());
     if (grant.role == common::v1::ROLE_UNSPECIFIED) return BadKey();
     if (authz::IsTenantRole(grant.role) && grant.tenant_id.empty()) return BadKey();
+    if (authz::IsMachineRole(grant.role)) grant.tenant_id.clear();
+    grant.node_id = k->key.node_id();
+    if ((grant.role == common::v1::ROLE_NODE_AGENT) != !grant.node_id.empty()) return BadKey();
     user_id = k->key.user_id();
     api_key_id = k->key.api_key_id();
     return absl::OkStatus();

@@ -66,6 +66,7 @@ absl::StatusOr<IssuedToken> Auth::IssueAccessToken(const std::string& user_id, c
   claims.exp = claims.iat + options_.access_token_ttl;
   claims.jti = NewId("jti_");
   claims.api_key_id = api_key_id;
+  claims.node = grant.node_id;
   GPUAAS_ASSIGN_OR_RETURN(std::string token, keys_.Sign(claims));
   return IssuedToken{std::move(token), claims.exp, grant.tenant_id, grant.role};
 }
@@ -201,6 +202,8 @@ absl::Status Auth::WhoAmI(const Principal& p, pb::WhoAmIResponse& out) {
     out.set_tenant_id(p.tenant_id);
     out.set_role(p.role);
     out.set_api_key_id(p.api_key_id);
+    // A machine's key is its maker's (a platform admin's): it learns nothing of their tenants.
+    if (authz::IsMachineRole(p.role)) return absl::OkStatus();
     for (pb::Membership& m : repo_.MembershipsOf(tx, p.user_id)) {
       *out.add_memberships() = std::move(m);
     }

@@ -23,6 +23,22 @@ absl::StatusOr<common::v1::Role> ApiKeyRole(const authz::Principal& p, common::v
   return role;
 }
 
+absl::Status ApiKeyNode(const authz::Principal& p, common::v1::Role role,
+                        std::string_view node_id) {
+  if (authz::IsMachineRole(role) && !p.IsPlatformAdmin()) {
+    return absl::PermissionDeniedError("role: " + std::string(authz::RoleName(role)) +
+                                       " keys are made by platform admins only");
+  }
+  const bool bound = role == common::v1::ROLE_NODE_AGENT;
+  if (bound && node_id.empty()) {
+    return service::InvalidField("node_id", "required for a ROLE_NODE_AGENT key");
+  }
+  if (!bound && !node_id.empty()) {
+    return service::InvalidField("node_id", "only a ROLE_NODE_AGENT key is bound to a node");
+  }
+  return absl::OkStatus();
+}
+
 bool HasSelfRights(const authz::Principal& p, std::string_view user_id) {
   return p.api_key_id.empty() && p.user_id == user_id;
 }

@@ -9,7 +9,9 @@ namespace gpuaas::auth {
 namespace {
 
 using common::v1::Role;
+using common::v1::ROLE_ACCESS_PROXY;
 using common::v1::ROLE_MEMBER;
+using common::v1::ROLE_NODE_AGENT;
 using common::v1::ROLE_PLATFORM_ADMIN;
 using common::v1::ROLE_SERVICE;
 using common::v1::ROLE_TENANT_ADMIN;
@@ -70,6 +72,26 @@ TEST(ApiKeyRole, TenantRoleNeedsATenant) {
 TEST(ApiKeyRole, UnknownRoleIsInvalid) {
   EXPECT_THAT(ApiKeyRole(Caller(ROLE_PLATFORM_ADMIN), static_cast<Role>(42)),
               StatusIs(absl::StatusCode::kInvalidArgument, "role: unknown role"));
+}
+
+TEST(ApiKeyNode, MachineKeysArePlatformAdminsAndOnlyANodeAgentsIsBound) {
+  for (Role maker : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE}) {
+    EXPECT_THAT(ApiKeyNode(Caller(maker), ROLE_NODE_AGENT, "node-a"),
+                StatusIs(absl::StatusCode::kPermissionDenied));
+    EXPECT_THAT(ApiKeyNode(Caller(maker), ROLE_ACCESS_PROXY, ""),
+                StatusIs(absl::StatusCode::kPermissionDenied));
+  }
+  const authz::Principal admin = Caller(ROLE_PLATFORM_ADMIN, "");
+  EXPECT_TRUE(ApiKeyNode(admin, ROLE_NODE_AGENT, "node-a").ok());
+  EXPECT_TRUE(ApiKeyNode(admin, ROLE_ACCESS_PROXY, "").ok());
+  EXPECT_TRUE(ApiKeyNode(admin, ROLE_SERVICE, "").ok());
+  EXPECT_THAT(
+      ApiKeyNode(admin, ROLE_NODE_AGENT, ""),
+      StatusIs(absl::StatusCode::kInvalidArgument, "node_id: required for a ROLE_NODE_AGENT key"));
+  EXPECT_THAT(ApiKeyNode(admin, ROLE_SERVICE, "node-a"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ApiKeyNode(Caller(ROLE_MEMBER), ROLE_MEMBER, "node-a"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(HasSelfRights, OnlyTheUserLoggedIn) {

@@ -10,7 +10,7 @@ namespace {
 #define GPUAAS_API_KEY_FROM                                                   \
   "SELECT api_key_id, name, coalesce(tenant_id, ''), user_id, role, "         \
   GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("expire_time") ", " \
-  "revoke_time IS NOT NULL, secret_hash FROM auth.api_keys "
+  "revoke_time IS NOT NULL, secret_hash, coalesce(node_id, '') FROM auth.api_keys "
 // clang-format on
 
 std::optional<std::string> NullIfEmpty(const std::string& s) {
@@ -32,6 +32,7 @@ ApiKeyRecord ApiKeyFromRow(const db::Row& r) {
   }
   k.set_revoked(r.Get<bool>(7));
   rec.secret_hash = r.Get<std::string>(8);
+  k.set_node_id(r.Get<std::string>(9));
   return rec;
 }
 
@@ -51,12 +52,12 @@ SigningKeyRecord SigningKeyFromRow(const db::Row& r) {
 void Repository::InsertApiKey(db::Tx& tx, const ApiKeyRecord& rec) {
   constexpr std::string_view kInsertApiKey =
       "INSERT INTO auth.api_keys (api_key_id, name, tenant_id, user_id, role, secret_hash, "
-      "expire_time) VALUES ($1, $2, $3, $4, $5, $6, " GPUAAS_SQL_FROM_MICROS("$7") ")";
+      "expire_time, node_id) VALUES ($1, $2, $3, $4, $5, $6, " GPUAAS_SQL_FROM_MICROS("$7") ", $8)";
   const pb::ApiKey& k = rec.key;
   std::optional<absl::Time> expire;
   if (k.has_expire_time()) expire = FromProtoTime(k.expire_time());
   tx.Exec(kInsertApiKey, k.api_key_id(), k.name(), NullIfEmpty(k.tenant_id()), k.user_id(),
-          k.role(), rec.secret_hash, expire);
+          k.role(), rec.secret_hash, expire, NullIfEmpty(k.node_id()));
 }
 
 std::optional<ApiKeyRecord> Repository::GetApiKey(db::Tx& tx, const std::string& api_key_id) {

@@ -104,7 +104,7 @@ absl::Status Access::RedeemAccessCode(const authz::Principal& p,
     return absl::InvalidArgumentError("port: must be 1 to 65535");
   }
   GPUAAS_RETURN_IF_ERROR(
-      authz::RequirePower(p, authz::Power::kServiceCalls, "redeeming access codes"));
+      authz::RequirePower(p, authz::Power::kAccessCalls, "redeeming access codes"));
   return pool_.RunInTransaction("instance.redeem", [&](db::Tx& tx) -> absl::Status {
     // A code sent to another host stays unused: whoever holds it may still use it rightly.
     constexpr std::string_view kRedeem =
@@ -130,7 +130,7 @@ absl::Status Access::CheckAccessGrant(const authz::Principal& p,
     return absl::InvalidArgumentError("port: must be 1 to 65535");
   }
   GPUAAS_RETURN_IF_ERROR(
-      authz::RequirePower(p, authz::Power::kServiceCalls, "checking access grants"));
+      authz::RequirePower(p, authz::Power::kAccessCalls, "checking access grants"));
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("instance.check_grant", [&](db::Tx& tx) {
     std::optional<InstanceRow> row = repo::GetInstance(tx, req.instance_id());
     if (!row || row->deleted || row->instance.tenant_id() != req.tenant_id() ||
@@ -187,7 +187,7 @@ absl::Status Access::ReportAccess(const authz::Principal& p, const pb::ReportAcc
         ValidateInstanceId(absl::StrCat("instance_ids[", i, "]"), req.instance_ids(i)));
   }
   GPUAAS_RETURN_IF_ERROR(
-      authz::RequirePower(p, authz::Power::kServiceCalls, "reporting instance access"));
+      authz::RequirePower(p, authz::Power::kAccessCalls, "reporting instance access"));
   if (req.instance_ids().empty()) return absl::OkStatus();
   return pool_.RunInTransaction("instance.report_access", [&](db::Tx& tx) -> absl::Status {
     // Only running instances have an idle window (last_active_time set); it changes no
@@ -204,7 +204,7 @@ absl::Status Access::GetProxyToken(const authz::Principal& p, const pb::GetProxy
                                    pb::ProxyToken& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
   GPUAAS_RETURN_IF_ERROR(
-      authz::RequirePower(p, authz::Power::kServiceCalls, "reading proxy tokens"));
+      authz::RequirePower(p, authz::Power::kAccessCalls, "reading proxy tokens"));
   return pool_.RunInTransaction("instance.proxy_token", [&](db::Tx& tx) -> absl::Status {
     constexpr std::string_view kToken =
         "SELECT proxy_token FROM instance.instances WHERE instance_id = $1 "

@@ -91,8 +91,7 @@ void InstanceWatches::Forget(Watch* w) {
 absl::StatusOr<std::unique_ptr<rpc::PushSession>> InstanceWatches::Open(
     const authz::Principal& p, const pb::WatchInstancesRequest& req,
     std::shared_ptr<rpc::StreamWriter<pb::InstanceChange>> out) {
-  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "watching instances"));
-  GPUAAS_ASSIGN_OR_RETURN(std::string scope, authz::TenantScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(std::string scope, authz::InstanceListScope(p, "watching instances"));
   if (!req.tenant_id().empty()) {
     if (!scope.empty() && scope != req.tenant_id()) return absl::NotFoundError("tenant not found");
     scope = req.tenant_id();

@@ -246,8 +246,10 @@ absl::Status Instances::CreateInstance(const authz::Principal& p,
   if (!req.tenant_id().empty()) {
     GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
   }
-  GPUAAS_ASSIGN_OR_RETURN(const std::string tenant, authz::TargetTenant(p, req.tenant_id()));
+  // The power first: a caller that may create nothing (a viewer, a machine's key) hears so,
+  // whichever tenant it names.
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "creating an instance"));
+  GPUAAS_ASSIGN_OR_RETURN(const std::string tenant, authz::TargetTenant(p, req.tenant_id()));
   // The lookups (with the caller's token, outside the transaction) run while the image is read
   // and the request checked; their errors are reported after those, spec, storage, quota.
   CreateLookups lookups = StartCreateLookups(p, caller, tenant, req);
@@ -305,8 +307,7 @@ absl::Status Instances::ListInstances(const authz::Principal& p,
                                       pb::ListInstancesResponse& out) {
   GPUAAS_ASSIGN_OR_RETURN(service::PageRequest page,
                           service::ParsePage(req.page_size(), req.page_token()));
-  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "listing instances"));
-  GPUAAS_ASSIGN_OR_RETURN(std::string scope, authz::TenantScope(p));
+  GPUAAS_ASSIGN_OR_RETURN(std::string scope, authz::InstanceListScope(p, "listing instances"));
   if (!req.tenant_id().empty()) {
     if (!scope.empty() && scope != req.tenant_id()) return absl::NotFoundError("tenant not found");
     scope = req.tenant_id();

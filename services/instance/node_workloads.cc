@@ -16,8 +16,8 @@ namespace {
 
 constexpr int kMaxStatusesPerReport = 10000;
 
-absl::Status RequireAgent(const authz::Principal& p) {
-  return authz::RequirePower(p, authz::Power::kServiceCalls, "node workloads");
+absl::Status RequireAgent(const authz::Principal& p, const std::string& node_id) {
+  return authz::RequireNode(p, node_id, "node workloads");
 }
 
 absl::Status ValidateReport(const pb::ReportWorkloadsRequest& req) {
@@ -162,7 +162,7 @@ absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
                                             const pb::ReportWorkloadsRequest& req,
                                             pb::ReportWorkloadsResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateReport(req));
-  GPUAAS_RETURN_IF_ERROR(RequireAgent(p));
+  GPUAAS_RETURN_IF_ERROR(RequireAgent(p, req.node_id()));
   out.Clear();
   std::vector<std::string> ids;
   for (const pb::WorkloadStatus& s : req.workloads()) ids.push_back(s.instance_id());
@@ -207,7 +207,7 @@ absl::Status NodeWorkloads::OpenWatch(const authz::Principal& p,
   GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("address", req.address()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("agent_address", req.agent_address()));
-  GPUAAS_RETURN_IF_ERROR(RequireAgent(p));
+  GPUAAS_RETURN_IF_ERROR(RequireAgent(p, req.node_id()));
   return pool_.RunInTransaction("instance.open_watch", [&](db::Tx& tx) {
     repo_.SeeNode(tx, req.node_id(), req.address());
     repo::SetAgentAddress(tx, req.node_id(), req.agent_address());

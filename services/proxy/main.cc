@@ -66,7 +66,7 @@ void DefineFlags(CLI::App& app, ProxyFlags& f) {
   options.Add("--auth-addr", f.peers.auth_addr,
               "the auth service (JWKS, and to exchange the API key)");
   options.Add("--api-key-file", f.peers.api_key_file,
-              "file holding a SERVICE-role API key, <api_key_id>.<secret>");
+              "file holding the proxy's ACCESS_PROXY API key, <api_key_id>.<secret>");
   options.Add("--cookie-secret-file", f.cookie_secret_file,
               "HMAC key of the access cookie (at least 32 bytes), the same for every replica");
   options.Add("--cookie-ttl", f.cookie_ttl, "how long a one-time link's cookie lasts");

@@ -15,17 +15,16 @@ absl::Status NodeNotFound(const std::string& id) {
   return absl::NotFoundError(absl::StrCat("node ", id, " not found"));
 }
 
-absl::Status RequireAgent(const authz::Principal& p) {
-  return authz::RequirePower(p, authz::Power::kServiceCalls, "node registration and heartbeats");
-}
+constexpr std::string_view kNodeCalls = "node registration and heartbeats";
 
 }  // namespace
 
 absl::Status NodeInventory::RegisterNode(const authz::Principal& p,
                                          const pb::RegisterNodeRequest& req,
                                          pb::RegisterNodeResponse& out) {
-  GPUAAS_RETURN_IF_ERROR(RequireAgent(p));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kNodeCalls, kNodeCalls));
   GPUAAS_ASSIGN_OR_RETURN(NodeCapacity capacity, ValidateNodeRegistration(req.node()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequireNode(p, req.node().node_id(), kNodeCalls));
   const std::string& id = req.node().node_id();
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("stock.register_node", [&](db::Tx& tx) {
     repo_.UpsertNode(tx, req.node(), capacity.cpu_millis, capacity.memory_bytes,
@@ -44,8 +43,8 @@ absl::Status NodeInventory::RegisterNode(const authz::Principal& p,
 
 absl::StatusOr<std::unique_ptr<NodeInventory::HeartbeatStream>> NodeInventory::OpenHeartbeatStream(
     const authz::Principal& p) {
-  GPUAAS_RETURN_IF_ERROR(RequireAgent(p));
-  return std::make_unique<HeartbeatStream>(*this);
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kNodeCalls, kNodeCalls));
+  return std::make_unique<HeartbeatStream>(*this, p);
 }
 
 absl::Status NodeInventory::HeartbeatStream::OnHeartbeat(const pb::HeartbeatRequest& req,
@@ -54,6 +53,7 @@ absl::Status NodeInventory::HeartbeatStream::OnHeartbeat(const pb::HeartbeatRequ
   if (!node_id_.empty() && req.node_id() != node_id_) {
     return service::InvalidField("node_id", "one stream carries one node's heartbeats");
   }
+  GPUAAS_RETURN_IF_ERROR(authz::RequireNode(caller_, req.node_id(), kNodeCalls));
   node_id_ = req.node_id();
   // GPUs whose health differs from what this stream wrote last (all of them at first).
   std::vector<const pb::GpuMetrics*> changed;

@@ -40,12 +40,15 @@ class NodeInventory final {
   // health; later ones only when it changed.
   class HeartbeatStream final {
    public:
-    explicit HeartbeatStream(NodeInventory& nodes) : nodes_(nodes) {}
-    // NOT_FOUND when the node is not registered: the agent registers again.
+    HeartbeatStream(NodeInventory& nodes, authz::Principal caller)
+        : nodes_(nodes), caller_(std::move(caller)) {}
+    // NOT_FOUND when the node is not registered: the agent registers again. PERMISSION_DENIED
+    // for a node the caller may not act for (authz::RequireNode).
     absl::Status OnHeartbeat(const pb::HeartbeatRequest& req, pb::HeartbeatResponse& out);
 
    private:
     NodeInventory& nodes_;
+    const authz::Principal caller_;
     std::string node_id_;
     // The health last written, by GPU uuid: (healthy, last_xid).
     absl::flat_hash_map<std::string, std::pair<bool, int32_t>> written_;

@@ -284,6 +284,68 @@ TEST_F(AuthPermissionsTest, RoleByMethodByTenantMatrix) {
   }
 }
 
+// The machines' keys (a node agent's, the access proxy's) reach no tenant and no person: every
+// method but WhoAmI is refused them, in both tenants.
+TEST_F(AuthPermissionsTest, MachineKeysReachNothingButWhoAmI) {
+  const std::map<std::string, std::string> machines = {
+      {"node agent", stack_->ExchangeApiKey(stack_->CreateApiKey(
+                         admin_, "agent", common::v1::ROLE_NODE_AGENT, "node-a"))},
+      {"access proxy", stack_->ExchangeApiKey(
+                           stack_->CreateApiKey(admin_, "proxy", common::v1::ROLE_ACCESS_PROXY))},
+  };
+  for (const Case& c : Cases()) {
+    for (const auto& [name, token] : machines) {
+      for (const std::string tenant : {"alpha", "beta"}) {
+        const grpc::Status s = c.call(token, tenant);
+        if (std::string(c.method) == "WhoAmI") {
+          EXPECT_TRUE(s.ok()) << name << ": " << s.error_message();
+          continue;
+        }
+        EXPECT_TRUE(s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+                    s.error_code() == grpc::StatusCode::NOT_FOUND)
+            << c.method << " as " << name << " on " << tenant << ": got " << s.error_code() << " "
+            << s.error_message();
+      }
+    }
+  }
+}
+
+// Only a platform admin mints a machine's key, and a node agent's is bound to one node.
+TEST_F(AuthPermissionsTest, OnlyPlatformAdminsMintMachineKeys) {
+  const auto create = [this](const std::string& token, Role role, const std::string& node) {
+    pb::CreateApiKeyRequest r;
+    r.set_name("machine");
+    r.set_role(role);
+    r.set_node_id(node);
+    pb::CreateApiKeyResponse out;
+    return stub().CreateApiKey(Ctx(token).get(), r, &out).error_code();
+  };
+  for (Caller caller : {kViewer, kMember, kService, kTenantAdmin}) {
+    SCOPED_TRACE(kCallerNames[caller]);
+    EXPECT_EQ(create(tokens_[caller], common::v1::ROLE_NODE_AGENT, "node-a"),
+              grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(create(tokens_[caller], common::v1::ROLE_ACCESS_PROXY, ""),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  EXPECT_EQ(create(admin_, common::v1::ROLE_NODE_AGENT, ""), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(create(admin_, common::v1::ROLE_NODE_AGENT, "Not A Node!"),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(create(admin_, common::v1::ROLE_SERVICE, "node-a"), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(create(admin_, common::v1::ROLE_ACCESS_PROXY, "node-a"),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(create(admin_, common::v1::ROLE_NODE_AGENT, "node-a"), grpc::StatusCode::OK);
+  EXPECT_EQ(create(admin_, common::v1::ROLE_ACCESS_PROXY, ""), grpc::StatusCode::OK);
+
+  // The token carries the node; WhoAmI answers the machine role.
+  const std::string token = stack_->ExchangeApiKey(
+      stack_->CreateApiKey(admin_, "agent", common::v1::ROLE_NODE_AGENT, "node-a"));
+  pb::WhoAmIResponse me;
+  ASSERT_TRUE(stub().WhoAmI(Ctx(token).get(), {}, &me).ok());
+  EXPECT_EQ(me.role(), common::v1::ROLE_NODE_AGENT);
+  EXPECT_EQ(me.tenant_id(), "");
+  EXPECT_EQ(me.memberships_size(), 0);  // its maker's tenants are none of its business
+}
+
 TEST_F(AuthPermissionsTest, EveryMethodButPublicOnesNeedsAToken) {
   const std::set<std::string> kPublic = {"Login", "Refresh", "Logout", "ExchangeApiKey", "GetJwks"};
   const google::protobuf::ServiceDescriptor* service =

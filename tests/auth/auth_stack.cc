@@ -82,14 +82,24 @@ std::string AuthStack::CreateServiceUser(const std::string& user_name) {
 }
 
 std::string AuthStack::CreateApiKey(const std::string& token, const std::string& name,
-                                    common::v1::Role role) {
+                                    common::v1::Role role, const std::string& node_id) {
   pb::CreateApiKeyRequest req;
   req.set_name(name);
   req.set_role(role);
+  req.set_node_id(node_id);
   pb::CreateApiKeyResponse resp;
   grpc::Status s = stub_->CreateApiKey(Ctx(token).get(), req, &resp);
   EXPECT_TRUE(s.ok()) << s.error_message();
   return resp.secret();
+}
+
+std::string AuthStack::ExchangeApiKey(const std::string& secret) {
+  pb::ExchangeApiKeyRequest req;
+  req.set_secret(secret);
+  pb::ExchangeApiKeyResponse resp;
+  grpc::Status s = stub_->ExchangeApiKey(Ctx().get(), req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return resp.access_token();
 }
 
 }  // namespace gpuaas::auth::testing

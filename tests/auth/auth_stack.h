@@ -45,10 +45,12 @@ class AuthStack final {
   // A user with the global role SERVICE and no membership, as the admin. Returns the user id.
   std::string CreateServiceUser(const std::string& user_name);
   static std::string PasswordOf(const std::string& user_name) { return "password-" + user_name; }
-  // An API key made by the holder of `token` with `role`; returns its secret
-  // ("<api_key_id>.<secret>"), or "" after failing the test.
-  std::string CreateApiKey(const std::string& token, const std::string& name,
-                           common::v1::Role role);
+  // An API key made by the holder of `token` with `role` (a NODE_AGENT key bound to
+  // `node_id`); returns its secret ("<api_key_id>.<secret>"), or "" after failing the test.
+  std::string CreateApiKey(const std::string& token, const std::string& name, common::v1::Role role,
+                           const std::string& node_id = "");
+  // The access token API key `secret` exchanges for, or "" after failing the test.
+  std::string ExchangeApiKey(const std::string& secret);
 
  private:
   std::unique_ptr<AuthApp> app_;

@@ -43,8 +43,13 @@ done
 # No secret where another user can read it; the cluster outside the checkout, and its own.
 [ "$(stat -c %a "$state")" = 700 ] || fail "$state is mode $(stat -c %a "$state")"
 [ "$(stat -c %a "$state/admin-password")" = 600 ] || fail "admin-password is not 0600"
-[ "$(stat -c %a "$state/agent-api-key")" = 600 ] || fail "agent-api-key is not 0600"
-[ -s "$state/agent-api-key" ] || fail "agent-api-key is empty"
+# Each machine its own key: one per agent, the proxy's, the instance service's.
+for key in agent-sim-a100-1-api-key agent-sim-h100-1-api-key agent-sim-t4-1-api-key \
+    proxy-api-key service-api-key; do
+  [ "$(stat -c %a "$state/$key")" = 600 ] || fail "$key is not 0600"
+  [ -s "$state/$key" ] || fail "$key is empty"
+done
+[ "$(sort -u "$state"/agent-*-api-key | wc -l)" = 3 ] || fail "agents share an API key"
 [ "$(stat -c %a "$pgdir")" = 700 ] || fail "$pgdir is mode $(stat -c %a "$pgdir")"
 case "$pgdir" in "$checkout"/*) fail "the cluster is inside the checkout: $pgdir" ;; esac
 if [ "$(id -u)" -eq 0 ]; then

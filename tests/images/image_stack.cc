@@ -47,7 +47,7 @@ ImageStack::ImageStack(const std::string& dsn, fs::path dir, std::vector<AgentSp
   platform_ = std::make_unique<PlatformStack>(dsn, dir_, std::move(options));
   proxy_ = std::make_unique<proxy_testing::ProxyProcess>(dir_, platform_->instance().address(),
                                                          platform_->auth().address(),
-                                                         (dir_ / "service-api-key").string());
+                                                         platform_->proxy_api_key_file().string());
   CreateCatalog();
 }
 

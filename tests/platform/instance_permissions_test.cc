@@ -102,6 +102,11 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
        CallerKind::kService},
       {"service", auth.Login("robot", AuthStack::PasswordOf("robot")), CallerKind::kService},
       {"platform-admin", admin, CallerKind::kPlatform},
+      {"node-x's agent", auth.ExchangeApiKey(stack_->agent_api_key("node-x")),
+       CallerKind::kNodeAgent},
+      {"access proxy",
+       auth.ExchangeApiKey(auth.CreateApiKey(admin, "proxy", common::v1::ROLE_ACCESS_PROXY)),
+       CallerKind::kProxy},
   };
 
   // A spec without stock and a storage of alpha's.
@@ -154,7 +159,8 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::ListInstancesResponse out;
          return instances.ListInstances(PlatformStack::Ctx(t).get(), r, &out);
        },
-       OK, OK, NF, OK, OK},
+       OK, OK, NF, OK, OK, PD, OK},
+      // The machines' keys see no tenant's instance: driving one is NOT_FOUND.
       {"StartInstance",
        [&](const std::string& t, int n) {
          instancepb::StartInstanceRequest r;
@@ -162,7 +168,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::Instance out;
          return instances.StartInstance(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, OK, NF, OK, OK},
+       PD, OK, NF, OK, OK, NF, NF},
       {"StopInstance",
        [&](const std::string& t, int n) {
          instancepb::StopInstanceRequest r;
@@ -170,7 +176,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::Instance out;
          return instances.StopInstance(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, OK, NF, OK, OK},
+       PD, OK, NF, OK, OK, NF, NF},
       {"DeleteInstance",
        [&](const std::string& t, int n) {
          instancepb::DeleteInstanceRequest r;
@@ -178,7 +184,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::Instance out;
          return instances.DeleteInstance(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, OK, NF, OK, OK},
+       PD, OK, NF, OK, OK, NF, NF},
       {"WatchInstances",
        [&](const std::string& t, int) {
          instancepb::WatchInstancesRequest r;
@@ -186,7 +192,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          Ctx ctx = PlatformStack::Ctx(t);
          return FirstOf(*ctx, instances.WatchInstances(ctx.get(), r));
        },
-       OK, OK, NF, OK, OK},
+       OK, OK, NF, OK, OK, PD, OK},
       {"ListUsage",
        [&](const std::string& t, int) {
          instancepb::ListUsageRequest r;
@@ -222,7 +228,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::AccessGrant out;
          return stack_->access().RedeemAccessCode(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, PD, PD, NF, NF},
+       PD, PD, PD, NF, NF, PD, NF},
       // Port 1 is no HTTP port of "owned": the services hear the grant no longer holds.
       {"CheckAccessGrant",
        [&](const std::string& t, int) {
@@ -234,7 +240,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::AccessGrant out;
          return stack_->access().CheckAccessGrant(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, PD, PD, NF, NF},
+       PD, PD, PD, NF, NF, PD, NF},
       {"ReportAccess",
        [&](const std::string& t, int) {
          instancepb::ReportAccessRequest r;
@@ -242,7 +248,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::ReportAccessResponse out;
          return stack_->access().ReportAccess(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, PD, PD, OK, OK},
+       PD, PD, PD, OK, OK, PD, OK},
       {"GetProxyToken",
        [&](const std::string& t, int) {
          instancepb::GetProxyTokenRequest r;
@@ -250,7 +256,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::ProxyToken out;
          return stack_->access().GetProxyToken(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, PD, PD, OK, OK},
+       PD, PD, PD, OK, OK, PD, OK},
       // "owned" never ran (no agents): whoever may read it hears FAILED_PRECONDITION.
       {"GetInstanceLogs",
        [&](const std::string& t, int) {
@@ -294,7 +300,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          Ctx ctx = PlatformStack::Ctx(t);
          return FirstOf(*ctx, stack_->node_workloads().WatchWorkloads(ctx.get(), r));
        },
-       PD, PD, PD, OK, OK},
+       PD, PD, PD, OK, OK, OK, PD},
       {"ReportWorkloads",
        [&](const std::string& t, int) {
          instancepb::ReportWorkloadsRequest r;
@@ -302,7 +308,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::ReportWorkloadsResponse out;
          return stack_->node_workloads().ReportWorkloads(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, PD, PD, OK, OK},
+       PD, PD, PD, OK, OK, OK, PD},
   };
   // Every RPC of the three services has a row: a new RPC without one fails here.
   const auto* file = instancepb::Instance::descriptor()->file();

@@ -70,6 +70,11 @@ std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
   return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
 }
 
+void WriteKeyFile(const fs::path& path, const std::string& secret) {
+  std::ofstream(path) << secret << "\n";
+  chmod(path.c_str(), 0600);
+}
+
 }  // namespace
 
 PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptions options)
@@ -81,11 +86,14 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   auth_->CreateServiceUser("platform-services");
   const std::string service_token =
       auth_->Login("platform-services", auth::testing::AuthStack::PasswordOf("platform-services"));
+  // Each machine its own key (issue 22): the instance service SERVICE, the proxy ACCESS_PROXY,
+  // each agent NODE_AGENT bound to its node (StartAgent).
   api_key_file_ = dir_ / "service-api-key";
-  std::ofstream(api_key_file_) << auth_->CreateApiKey(service_token, "services",
-                                                      common::v1::ROLE_SERVICE)
-                               << "\n";
-  chmod(api_key_file_.c_str(), 0600);
+  WriteKeyFile(api_key_file_,
+               auth_->CreateApiKey(service_token, "services", common::v1::ROLE_SERVICE));
+  proxy_api_key_file_ = dir_ / "proxy-api-key";
+  WriteKeyFile(proxy_api_key_file_,
+               auth_->CreateApiKey(admin_token_, "proxy", common::v1::ROLE_ACCESS_PROXY));
 
   // Each service on its own database role, as in the dev stack.
   const auto common = [&](std::string_view service) {
@@ -160,7 +168,18 @@ fs::path PlatformStack::workload_root(const std::string& node_id) const {
   return dir_ / "workloads" / node_id;
 }
 
+const std::string& PlatformStack::agent_api_key(const std::string& node_id) {
+  std::string& secret = agent_keys_[node_id];
+  if (secret.empty()) {
+    secret = auth_->CreateApiKey(auth_->AdminToken(), "agent " + node_id,
+                                 common::v1::ROLE_NODE_AGENT, node_id);
+  }
+  return secret;
+}
+
 void PlatformStack::StartAgent(const AgentSpec& spec) {
+  const fs::path key_file = dir_ / ("agent-" + spec.node_id + "-api-key");
+  WriteKeyFile(key_file, agent_api_key(spec.node_id));
   const int port = FreePort();
   // Its own hundred host ports for workloads: agents of tests running side by side (and of one
   // stack) must not hand out one free port twice before either workload binds it.
@@ -172,8 +191,7 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
       With({GPUAAS_AGENT_BINARY, "--node-id=" + spec.node_id, "--simulate-gpus=" + spec.gpus,
             "--listen=127.0.0.1:" + std::to_string(port), "--metrics-listen=127.0.0.1:0",
             "--stock-addr=" + stock_->address(), "--auth-addr=" + auth_->address(),
-            "--instance-addr=" + instances_.at(0)->address(),
-            "--api-key-file=" + api_key_file_.string(),
+            "--instance-addr=" + instances_.at(0)->address(), "--api-key-file=" + key_file.string(),
             "--workload-root=" + workload_root(spec.node_id).string(), "--sample-interval=200ms",
             "--port-range=" + port_range},
            options_.agent_flags),

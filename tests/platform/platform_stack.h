@@ -106,6 +106,10 @@ class PlatformStack final {
   instancepb::AccessService::Stub& access() { return *access_stub_; }
 
   const std::string& admin_token() const { return admin_token_; }
+  // The machines' own API keys (issue 22): the access proxy's ACCESS_PROXY key file, and the
+  // NODE_AGENT key bound to `node_id` that its agent runs with (made on first use).
+  const std::filesystem::path& proxy_api_key_file() const { return proxy_api_key_file_; }
+  const std::string& agent_api_key(const std::string& node_id);
   // A context with a 20 s deadline and the bearer token.
   static std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token);
 
@@ -138,6 +142,8 @@ class PlatformStack final {
   std::unique_ptr<auth::testing::AuthStack> auth_;
   std::string admin_token_;
   std::filesystem::path api_key_file_;
+  std::filesystem::path proxy_api_key_file_;
+  std::map<std::string, std::string> agent_keys_;  // node id -> its agent's key
   std::unique_ptr<Daemon> stock_;
   std::unique_ptr<Daemon> storage_;
   std::vector<std::unique_ptr<Daemon>> instances_;

@@ -32,7 +32,7 @@ class ProxyAccessTest : public gpuaas::testing::PgTest {
     stack_->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 2);
     proxy_ = std::make_unique<ProxyProcess>(dir_.path(), stack_->instance().address(),
                                             stack_->auth().address(),
-                                            (dir_.path() / "service-api-key").string());
+                                            stack_->proxy_api_key_file().string());
     CreateWeb("web-1");
   }
   void TearDown() override {

@@ -14,6 +14,7 @@ struct ApiKeyFlags {
   std::string api_key_id;
   std::string name;
   std::string role;
+  std::string node_id;
   std::string ttl;
   std::string request_id;
   std::string secret;
@@ -23,9 +24,9 @@ struct ApiKeyFlags {
 };
 
 std::string KeyTable(const google::protobuf::RepeatedPtrField<authpb::ApiKey>& keys) {
-  Table t({"API KEY ID", "NAME", "TENANT", "ROLE", "CREATED", "EXPIRES", "REVOKED"});
+  Table t({"API KEY ID", "NAME", "TENANT", "ROLE", "NODE", "CREATED", "EXPIRES", "REVOKED"});
   for (const auto& k : keys) {
-    t.AddRow({k.api_key_id(), k.name(), k.tenant_id(), RoleDisplayName(k.role()),
+    t.AddRow({k.api_key_id(), k.name(), k.tenant_id(), RoleDisplayName(k.role()), k.node_id(),
               FormatTimestamp(k.create_time()),
               k.has_expire_time() ? FormatTimestamp(k.expire_time()) : "never",
               k.revoked() ? "yes" : "no"});
@@ -47,6 +48,7 @@ absl::Status Create(Context& ctx, Session& s, const ApiKeyFlags& f) {
     return st;
   }
   req.set_role(role);
+  req.set_node_id(f.node_id);
   if (!f.ttl.empty()) {
     absl::Duration ttl;
     if (!absl::ParseDuration(f.ttl, &ttl) || ttl <= absl::ZeroDuration()) {
@@ -109,6 +111,8 @@ void AddApiKeyCommands(CLI::App& root, Context& ctx) {
   sub = group->add_subcommand("create", "create an API key for the session's tenant");
   sub->add_option("name", create->name, "a name to recognise the key by")->required();
   AddRoleOption(sub, "--role", create->role, "role (default: yours; never above it)");
+  sub->add_option("--node", create->node_id,
+                  "the node a node-agent key acts for (required for --role node-agent)");
   sub->add_option("--ttl", create->ttl, "lifetime, e.g. 720h (default: never expires)");
   sub->add_option("--request-id", create->request_id, "idempotency key (default: random)");
   OnRun(sub, ctx, [&ctx, create](Session& s) { return Create(ctx, s, *create); });

@@ -14,12 +14,14 @@ namespace {
 
 namespace pb = ::gpuaas::common::v1;
 
-constexpr std::array<std::pair<std::string_view, Role>, 5> kRoles = {{
+constexpr std::array<std::pair<std::string_view, Role>, 7> kRoles = {{
     {"viewer", pb::ROLE_VIEWER},
     {"member", pb::ROLE_MEMBER},
     {"tenant-admin", pb::ROLE_TENANT_ADMIN},
     {"platform-admin", pb::ROLE_PLATFORM_ADMIN},
     {"service", pb::ROLE_SERVICE},
+    {"node-agent", pb::ROLE_NODE_AGENT},
+    {"access-proxy", pb::ROLE_ACCESS_PROXY},
 }};
 
 }  // namespace
@@ -40,7 +42,8 @@ absl::StatusOr<Role> ParseRole(std::string_view name) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown role \"", std::string(name),
-                   "\": want tenant-admin, member, viewer, platform-admin or service"));
+                   "\": want tenant-admin, member, viewer, platform-admin, service, node-agent "
+                   "or access-proxy"));
 }
 
 std::string RoleDisplayName(Role role) {
