@@ -79,10 +79,11 @@ class SharedLimitsAttackTest : public gpuaas::testing::PgTest {
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
   void WaitRunning(const std::string& token, const std::string& id) {
-    EXPECT_EQ(stack_->WaitInstance(token, id,
-                                   [](const instancepb::Instance& i) {
-                                     return i.state() == instancepb::STATE_RUNNING;
-                                   })
+    EXPECT_EQ(stack_
+                  ->WaitInstance(token, id,
+                                 [](const instancepb::Instance& i) {
+                                   return i.state() == instancepb::STATE_RUNNING;
+                                 })
                   .state(),
               instancepb::STATE_RUNNING);
   }
