@@ -46,8 +46,8 @@ struct ProxyFlags {
   absl::Duration header_timeout = absl::Seconds(30);
   absl::Duration body_timeout = absl::Seconds(60);
   absl::Duration upstream_timeout = absl::Minutes(5);
-  int64_t max_connections = 10000;
-  int64_t max_connections_per_client = 256;
+  int max_connections = 10000;
+  int max_connections_per_client = 256;
   std::vector<std::string> static_routes;
 };
 

@@ -20,7 +20,7 @@ class ProxyMetrics final {
   // A response of HTTP `status` was sent (or began: forwarded ones count at their header).
   void CountResponse(unsigned status);
   void CountUpstreamError() { upstream_errors_.Increment(); }
-  // A connection refused at accept: a connection cap was reached (connection_limits.h).
+  // A connection refused at accept: a connection cap was reached (ProxyOptions::connection_limits).
   void CountRefusedConnection() { refused_connections_.Increment(); }
   prometheus::Gauge& connections() { return connections_; }
   prometheus::Gauge& tunnels() { return tunnels_; }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/numbers.h"
 #include "libs/common/logging.h"
+#include "libs/common/slot_limiter.h"
 #include "services/proxy/internal/session.h"
 
 namespace gpuaas::proxy {
@@ -26,7 +27,9 @@ struct ProxyServer::Impl {
         blocking(2),
         rechecks(options.grant_recheck),
         shared{.options = options, .deps = deps, .blocking = blocking, .rechecks = rechecks},
-        limits(options.connection_limits),
+        limits(options.connection_limits.max_connections,
+               options.connection_limits.max_connections_per_client, "connections",
+               "client address"),
         acceptor(io) {}
 
   ProxyOptions options;
@@ -35,14 +38,14 @@ struct ProxyServer::Impl {
   asio::thread_pool blocking;
   GrantRechecks rechecks;
   internal::SessionShared shared;
-  ConnectionLimits limits;
+  SlotLimiter limits;
   std::optional<ssl::context> tls;
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
   int port = 0;
 
   // `slot` is held until the connection ends.
-  asio::awaitable<void> Serve(tcp::socket socket, ConnectionLimits::Slot slot) {
+  asio::awaitable<void> Serve(tcp::socket socket, SlotLimiter::Slot slot) {
     deps.metrics.connections().Increment();
     beast::error_code ec;
     socket.set_option(tcp::no_delay(true), ec);
@@ -99,13 +102,14 @@ struct ProxyServer::Impl {
         continue;
       }
       const auto remote = socket.remote_endpoint(ec);
-      ConnectionLimits::Slot slot = limits.TryAcquire(ec ? "" : remote.address().to_string());
-      if (!slot.held()) {
+      absl::StatusOr<SlotLimiter::Slot> slot =
+          limits.Acquire(ec ? "" : remote.address().to_string());
+      if (!slot.ok()) {
         Refuse(socket);
         continue;
       }
       auto executor = socket.get_executor();
-      asio::co_spawn(executor, Serve(std::move(socket), std::move(slot)), [](std::exception_ptr e) {
+      asio::co_spawn(executor, Serve(std::move(socket), *std::move(slot)), [](std::exception_ptr e) {
         if (e) {
           try {
             std::rethrow_exception(e);

@@ -20,11 +20,15 @@
 #include "services/proxy/access_activity.h"
 #include "services/proxy/access_client.h"
 #include "services/proxy/access_cookie.h"
-#include "services/proxy/connection_limits.h"
 #include "services/proxy/proxy_metrics.h"
 #include "services/proxy/route_table.h"
 
 namespace gpuaas::proxy {
+
+struct ConnectionLimitOptions {
+  int max_connections = 10000;
+  int max_connections_per_client = 256;  // per client address
+};
 
 struct ProxyOptions {
   std::string listen_address = "0.0.0.0:8080";  // port 0 picks a free one
@@ -46,7 +50,9 @@ struct ProxyOptions {
   // A cookie's grant is confirmed with the instance service again after this long
   // (grant_rechecks.h).
   absl::Duration grant_recheck = absl::Seconds(60);
-  // Beyond these, a new connection is refused at accept (connection_limits.h).
+  // Beyond these, a new connection is refused at accept (plain HTTP gets a one-line 503, TLS a
+  // close), so one client, or a flood from many, cannot take every file descriptor and
+  // coroutine. A connection holds its slot for its whole life (keep-alive, WebSocket tunnels).
   ConnectionLimitOptions connection_limits;
 };
 
