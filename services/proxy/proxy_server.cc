@@ -109,15 +109,16 @@ struct ProxyServer::Impl {
         continue;
       }
       auto executor = socket.get_executor();
-      asio::co_spawn(executor, Serve(std::move(socket), *std::move(slot)), [](std::exception_ptr e) {
-        if (e) {
-          try {
-            std::rethrow_exception(e);
-          } catch (const std::exception& ex) {
-            Logger("proxy")->error("connection: {}", ex.what());
-          }
-        }
-      });
+      asio::co_spawn(executor, Serve(std::move(socket), *std::move(slot)),
+                     [](std::exception_ptr e) {
+                       if (e) {
+                         try {
+                           std::rethrow_exception(e);
+                         } catch (const std::exception& ex) {
+                           Logger("proxy")->error("connection: {}", ex.what());
+                         }
+                       }
+                     });
     }
   }
 };
