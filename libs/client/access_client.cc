@@ -17,7 +17,7 @@ absl::StatusOr<instancepb::AccessGrant> AccessClient::RedeemAccessCode(
 }
 
 absl::StatusOr<instancepb::AccessGrant> AccessClient::CheckAccessGrant(
-    const instancepb::AccessGrant& req, const CallContext& call) const {
+    const instancepb::CheckAccessGrantRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*stub_, &Stub::CheckAccessGrant, req, call, default_timeout_,
                              &tokens_);
 }

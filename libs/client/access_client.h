@@ -31,8 +31,8 @@ class AccessClient final {
 
   absl::StatusOr<instancepb::AccessGrant> RedeemAccessCode(
       const instancepb::RedeemAccessCodeRequest& req, const CallContext& call = {}) const;
-  absl::StatusOr<instancepb::AccessGrant> CheckAccessGrant(const instancepb::AccessGrant& req,
-                                                           const CallContext& call = {}) const;
+  absl::StatusOr<instancepb::AccessGrant> CheckAccessGrant(
+      const instancepb::CheckAccessGrantRequest& req, const CallContext& call = {}) const;
   absl::StatusOr<instancepb::ReportAccessResponse> ReportAccess(
       const instancepb::ReportAccessRequest& req, const CallContext& call = {}) const;
   absl::StatusOr<instancepb::ProxyToken> GetProxyToken(const instancepb::GetProxyTokenRequest& req,

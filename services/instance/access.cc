@@ -122,12 +122,14 @@ absl::Status Access::RedeemAccessCode(const authz::Principal& p,
 
 absl::Status Access::CheckAccessGrant(const authz::Principal& p,
                                       const client::CallerCredentials& caller,
-                                      const pb::AccessGrant& req, pb::AccessGrant& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
-  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("tenant_id", req.tenant_id()));
-  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("user_id", req.user_id()));
+                                      const pb::CheckAccessGrantRequest& check,
+                                      pb::AccessGrant& out) {
+  const pb::AccessGrant& req = check.grant();
+  GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("grant.instance_id", req.instance_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("grant.tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("grant.user_id", req.user_id()));
   if (req.port() < 1 || req.port() > 65535) {
-    return absl::InvalidArgumentError("port: must be 1 to 65535");
+    return absl::InvalidArgumentError("grant.port: must be 1 to 65535");
   }
   GPUAAS_RETURN_IF_ERROR(
       authz::RequirePower(p, authz::Power::kAccessCalls, "checking access grants"));

@@ -45,7 +45,7 @@ class Access final {
   absl::Status RedeemAccessCode(const authz::Principal& p, const pb::RedeemAccessCodeRequest& req,
                                 pb::AccessGrant& out);
   absl::Status CheckAccessGrant(const authz::Principal& p, const client::CallerCredentials& caller,
-                                const pb::AccessGrant& req, pb::AccessGrant& out);
+                                const pb::CheckAccessGrantRequest& req, pb::AccessGrant& out);
   absl::Status ReportAccess(const authz::Principal& p, const pb::ReportAccessRequest& req,
                             pb::ReportAccessResponse& out);
   absl::Status GetProxyToken(const authz::Principal& p, const pb::GetProxyTokenRequest& req,

@@ -110,9 +110,9 @@ grpc::ServerUnaryReactor* AccessServiceImpl::RedeemAccessCode(
   return rpc::RunDomain(handler_, ctx, access_, &Access::RedeemAccessCode, req, resp);
 }
 
-grpc::ServerUnaryReactor* AccessServiceImpl::CheckAccessGrant(grpc::CallbackServerContext* ctx,
-                                                              const pb::AccessGrant* req,
-                                                              pb::AccessGrant* resp) {
+grpc::ServerUnaryReactor* AccessServiceImpl::CheckAccessGrant(
+    grpc::CallbackServerContext* ctx, const pb::CheckAccessGrantRequest* req,
+    pb::AccessGrant* resp) {
   return rpc::RunAsCaller(handler_, ctx, access_, &Access::CheckAccessGrant, req, resp);
 }
 

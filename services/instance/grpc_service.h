@@ -72,7 +72,7 @@ class AccessServiceImpl final : public pb::AccessService::CallbackService {
                                              const pb::RedeemAccessCodeRequest* req,
                                              pb::AccessGrant* resp) override;
   grpc::ServerUnaryReactor* CheckAccessGrant(grpc::CallbackServerContext* ctx,
-                                             const pb::AccessGrant* req,
+                                             const pb::CheckAccessGrantRequest* req,
                                              pb::AccessGrant* resp) override;
   grpc::ServerUnaryReactor* ReportAccess(grpc::CallbackServerContext* ctx,
                                          const pb::ReportAccessRequest* req,

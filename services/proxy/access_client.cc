@@ -26,11 +26,11 @@ absl::StatusOr<authz::WorkloadGrant> AccessClient::Redeem(const std::string& cod
 }
 
 absl::Status AccessClient::CheckGrant(const authz::WorkloadGrant& grant) {
-  instancepb::AccessGrant req;
-  req.set_instance_id(grant.instance_id);
-  req.set_port(grant.port);
-  req.set_tenant_id(grant.tenant_id);
-  req.set_user_id(grant.user_id);
+  instancepb::CheckAccessGrantRequest req;
+  req.mutable_grant()->set_instance_id(grant.instance_id);
+  req.mutable_grant()->set_port(grant.port);
+  req.mutable_grant()->set_tenant_id(grant.tenant_id);
+  req.mutable_grant()->set_user_id(grant.user_id);
   return access_.CheckAccessGrant(req).status();
 }
 

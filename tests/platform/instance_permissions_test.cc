@@ -232,11 +232,11 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
       // Port 1 is no HTTP port of "owned": the services hear the grant no longer holds.
       {"CheckAccessGrant",
        [&](const std::string& t, int) {
-         instancepb::AccessGrant r;
-         r.set_instance_id("owned");
-         r.set_tenant_id("alpha");
-         r.set_port(1);
-         r.set_user_id("usr_nobody");
+         instancepb::CheckAccessGrantRequest r;
+         r.mutable_grant()->set_instance_id("owned");
+         r.mutable_grant()->set_tenant_id("alpha");
+         r.mutable_grant()->set_port(1);
+         r.mutable_grant()->set_user_id("usr_nobody");
          instancepb::AccessGrant out;
          return stack_->access().CheckAccessGrant(PlatformStack::Ctx(t).get(), r, &out);
        },
