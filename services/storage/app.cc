@@ -49,7 +49,13 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   std::error_code ec;
   const std::string data_root = std::filesystem::absolute(o.data_root, ec).string();
   if (ec) return absl::InvalidArgumentError("--data-root " + o.data_root + ": " + ec.message());
-  auto local = local::NewLocalBackend({.data_root = data_root, .sync_writes = o.sync_writes});
+  auto volume_filesystem = local::ParseVolumeFilesystem(o.volume_filesystem);
+  if (!volume_filesystem.ok()) {
+    return service::ConfigError("--volume-filesystem", volume_filesystem.status());
+  }
+  auto local = local::NewLocalBackend({.data_root = data_root,
+                                       .sync_writes = o.sync_writes,
+                                       .volume_filesystem = *volume_filesystem});
   if (!local.ok()) return service::ConfigError("--data-root " + data_root, local.status());
   app->backend_ = *std::move(local);
   auto auth_channel = service::OpenPeerChannel(o.common, o.auth_addr);

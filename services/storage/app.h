@@ -40,6 +40,9 @@ struct StorageAppOptions {
   s3::ConnectionLimits s3_limits;
   double upload_expiry_hours = 24 * 7;
   bool sync_writes = true;
+  // "loop-ext4" (each storage its own file system: the kernel stops every writer at the size)
+  // or "directory" (machines without loop devices; workloads can write past the size).
+  std::string volume_filesystem = "loop-ext4";
 };
 
 class StorageApp final : public service::ServiceApp {

@@ -145,11 +145,13 @@ class Backend {
   // Volumes are named by volume_id, the storage's identity (Storage.storage_uid), never by its
   // reusable storage_id: a storage created under a deleted one's id gets a volume of its own.
   //
-  // Idempotent: an existing volume is kept as it is.
-  virtual absl::Status CreateVolume(std::string_view volume_id) = 0;
+  // `limits` are the storage's at creation (a backend that enforces the size in the file system
+  // sizes it by them). Idempotent: an existing volume is kept as it is.
+  virtual absl::Status CreateVolume(std::string_view volume_id, const VolumeLimits& limits) = 0;
   // Removes the volume and everything in it; OK when it does not exist (a retry after a crash).
   virtual absl::Status DeleteVolume(std::string_view volume_id) = 0;
-  // The volume with the storage's current limits. NOT_FOUND when it was never created.
+  // The volume with the storage's current limits (larger ones grow it). NOT_FOUND when it was
+  // never created.
   virtual absl::StatusOr<std::shared_ptr<Volume>> OpenVolume(std::string_view volume_id,
                                                              const VolumeLimits& limits) = 0;
   // Where a runtime on `node_id` finds the volume. Attachment bookkeeping is the service's.

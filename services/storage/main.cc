@@ -20,6 +20,13 @@ int main(int argc, char** argv) {
   options.Add("--data-root", f.data_root,
               "the local backend's directory: one directory per storage under it (relative "
               "paths from the working directory)");
+  options
+      .Add("--volume-filesystem", f.volume_filesystem,
+           "how each storage is kept under --data-root: loop-ext4 (its own ext4 file system, a "
+           "sparse image of its size loop-mounted: the kernel stops every writer at the size; "
+           "needs root and loop devices) or directory (a plain directory: only S3 writes respect "
+           "the size, for machines without loop devices)")
+      ->check(CLI::IsMember({"loop-ext4", "directory"}));
   options.Add("--secret-key-file", f.secret_key_file,
               "32 random bytes that seal accessors' S3 secrets in the database (make it once: "
               "head -c 32 /dev/urandom > FILE; losing it invalidates every accessor)");

@@ -250,7 +250,7 @@ absl::Status Storages::DeleteStorage(const authz::Principal& p, const pb::Delete
 absl::Status Storages::FinishCreate(const pb::Storage& storage) {
   const std::string& storage_id = storage.storage_id();
   GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(storage.backend_class()));
-  GPUAAS_RETURN_IF_ERROR(backend->CreateVolume(storage.storage_uid()));
+  GPUAAS_RETURN_IF_ERROR(backend->CreateVolume(storage.storage_uid(), LimitsOf(storage)));
   bool gone = false;
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.mark_ready", [&](db::Tx& tx) {
     gone = false;

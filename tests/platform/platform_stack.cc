@@ -120,7 +120,8 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
       With(With({GPUAAS_STORAGE_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
                  "--data-root=" + (dir_ / "storage-data").string(),
                  "--secret-key-file=" + (dir_ / "storage.key").string(),
-                 "--s3-listen=127.0.0.1:" + std::to_string(s3_port_), "--sync-writes=false"},
+                 "--s3-listen=127.0.0.1:" + std::to_string(s3_port_), "--sync-writes=false",
+                 "--volume-filesystem=" + options_.volume_filesystem},
                 common("storage")),
            options_.storage_flags),
       port, dir_ / "storage.log");

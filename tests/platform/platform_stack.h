@@ -70,6 +70,9 @@ struct PlatformOptions {
   // NOT_READY, and nothing is placed on it until its agent reports again.
   int stock_node_timeout_seconds = 5;
   std::vector<std::string> stock_flags;
+  // The storage service's --volume-filesystem: plain directories unless a test needs the size
+  // enforced by the kernel ("loop-ext4").
+  std::string volume_filesystem = "directory";
   std::vector<std::string> storage_flags;
   std::vector<std::string> instance_flags;
   std::vector<std::string> agent_flags;

@@ -12,7 +12,8 @@
 namespace gpuaas::storage::testing {
 
 StorageStack::StorageStack(const std::string& dsn, const std::string& auth_address,
-                           const std::string& data_root, const std::string& secret_key) {
+                           const std::string& data_root, const std::string& secret_key,
+                           const std::string& volume_filesystem) {
   const std::string key_file = data_root + ".key";
   std::ofstream(key_file, std::ios::binary | std::ios::trunc) << secret_key;
   absl::StatusOr<std::unique_ptr<StorageApp>> app = StorageApp::Create(
@@ -21,7 +22,8 @@ StorageStack::StorageStack(const std::string& dsn, const std::string& auth_addre
        .data_root = data_root,
        .secret_key_file = key_file,
        .s3_listen = "127.0.0.1:0",
-       .sync_writes = false});
+       .sync_writes = false,
+       .volume_filesystem = volume_filesystem});
   EXPECT_TRUE(app.ok()) << app.status();
   if (!app.ok()) return;
   app_ = *std::move(app);

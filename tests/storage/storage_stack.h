@@ -17,9 +17,11 @@ class StorageStack final {
  public:
   // gpuaas-storage's wiring (StorageApp) on `dsn`, serving gRPC and S3 on free loopback ports.
   // `secret_key` is the 32-byte sealing key (written to `data_root`.key). Fails the test
-  // (EXPECT) when anything does not start.
+  // (EXPECT) when anything does not start. Volumes are plain directories unless
+  // `volume_filesystem` says "loop-ext4" (--volume-filesystem).
   StorageStack(const std::string& dsn, const std::string& auth_address,
-               const std::string& data_root, const std::string& secret_key);
+               const std::string& data_root, const std::string& secret_key,
+               const std::string& volume_filesystem = "directory");
   ~StorageStack();
 
   pb::StorageService::Stub& stub() { return *stub_; }

@@ -7,8 +7,13 @@
 //
 // volume_id is the storage's identity (storage_uid), never its reusable storage_id.
 //   <data_root>/trash/                   deleted volumes on their way out
+//   <data_root>/images/<volume_id>.img   a volume's own file system (--volume-filesystem=
+//                                        loop-ext4), loop-mounted on volumes/<volume_id>/, which
+//                                        then holds data/ (the user's files), .staging/ and
+//                                        .uploads/ of that volume
 //
-// All four on one file system, so that every move between them is an atomic rename.
+// All on one file system, so that every move between them is an atomic rename (a volume with
+// its own file system keeps its moves inside it).
 #pragma once
 
 #include <memory>
@@ -27,6 +32,9 @@ struct DataRoot {
   UniqueFd staging;
   UniqueFd uploads;
   UniqueFd trash;
+  UniqueFd images;
+  // New volumes get a file system of their own (see loop_filesystem.h).
+  bool loop_volumes = false;
   bool sync_writes = true;
   // Hash large chunks beside the writing thread (StagedFile::Append).
   std::unique_ptr<ThreadPool> hashers;

@@ -19,7 +19,7 @@ constexpr VolumeLimits kRoomy{int64_t{1} << 40, 10'000'000};
 struct Fixture {
   explicit Fixture(bool sync) {
     backend = *NewLocalBackend(LocalBackendOptions{(temp.path() / "data").string(), sync});
-    (void)backend->CreateVolume("vol");
+    (void)backend->CreateVolume("vol", kRoomy);
     volume = *backend->OpenVolume("vol", kRoomy);
   }
   testing::TempDir temp;

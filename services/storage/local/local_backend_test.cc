@@ -14,11 +14,11 @@ using BackendTest = LocalBackendTest;
 
 TEST_F(BackendTest, CreateOpenAndMount) {
   EXPECT_EQ(backend_->backend_class(), "local");
-  EXPECT_OK(backend_->CreateVolume("vol"));  // idempotent, content kept
+  EXPECT_OK(backend_->CreateVolume("vol", kRoomy));  // idempotent, content kept
   EXPECT_THAT(backend_->OpenVolume("nope", kRoomy), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(backend_->Recount("nope"), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(backend_->MountSourceFor("nope", "node"), StatusIs(absl::StatusCode::kNotFound));
-  EXPECT_THAT(backend_->CreateVolume("../x"),
+  EXPECT_THAT(backend_->CreateVolume("../x", kRoomy),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("storage_id")));
   EXPECT_THAT(backend_->OpenVolume("..", kRoomy), StatusIs(absl::StatusCode::kInvalidArgument));
   ASSERT_OK_AND_ASSIGN(MountSource mount, backend_->MountSourceFor("vol", "node-1"));
@@ -53,7 +53,7 @@ TEST_F(BackendTest, DeleteVolumeRemovesEverythingAndIsIdempotent) {
   EXPECT_THAT(backend_->OpenVolume("vol", kRoomy), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_OK(backend_->DeleteVolume("vol"));
   // A new volume of that id starts empty.
-  ASSERT_OK(backend_->CreateVolume("vol"));
+  ASSERT_OK(backend_->CreateVolume("vol", kRoomy));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Volume> fresh, backend_->OpenVolume("vol", kRoomy));
   EXPECT_EQ(fresh->Usage().files, 0);
   EXPECT_THAT(fresh->Stat("a/b"), StatusIs(absl::StatusCode::kNotFound));

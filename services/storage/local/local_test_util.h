@@ -74,7 +74,7 @@ class LocalBackendTest : public ::testing::Test {
         NewLocalBackend(LocalBackendOptions{DataRoot().string(), sync_writes});
     ASSERT_OK(backend);
     backend_ = *std::move(backend);
-    ASSERT_OK(backend_->CreateVolume("vol"));
+    ASSERT_OK(backend_->CreateVolume("vol", kRoomy));
     absl::StatusOr<std::shared_ptr<Volume>> volume = backend_->OpenVolume("vol", kRoomy);
     ASSERT_OK(volume);
     volume_ = *std::move(volume);

@@ -62,8 +62,9 @@ class FileReader final : public ObjectReader {
 
 }  // namespace
 
-LocalVolume::LocalVolume(std::shared_ptr<const DataRoot> root, std::string storage_id, UniqueFd dir)
-    : root_(std::move(root)), storage_id_(std::move(storage_id)), dir_(std::move(dir)) {}
+LocalVolume::LocalVolume(std::shared_ptr<const DataRoot> root, std::string storage_id,
+                         VolumeDirs dirs)
+    : root_(std::move(root)), storage_id_(std::move(storage_id)), dirs_(std::move(dirs)) {}
 
 absl::Status LocalVolume::CheckAlive() const {
   if (deleted_.load(std::memory_order_acquire)) {
@@ -90,7 +91,7 @@ absl::StatusOr<VolumeUsage> LocalVolume::Recount() {
   // Both locks: no name appears or goes and no counter moves while the walk counts.
   absl::MutexLock uploads_lock(&uploads_mu_);
   absl::MutexLock names_lock(&names_mu_);
-  absl::StatusOr<VolumeUsage> usage = CountTree(dir_.get());
+  absl::StatusOr<VolumeUsage> usage = CountTree(dirs_.data.get());
   if (!usage.ok()) {
     return usage.status();
   }
@@ -159,7 +160,7 @@ absl::StatusOr<LocalVolume::Existing> LocalVolume::InspectLeaf(int parent_fd,
 }
 
 absl::StatusOr<LocalVolume::Existing> LocalVolume::Inspect(const Target& target) const {
-  absl::StatusOr<DirChain> chain = WalkDirs(dir_.get(), target.segments, target.dir_count(),
+  absl::StatusOr<DirChain> chain = WalkDirs(dirs_.data.get(), target.segments, target.dir_count(),
                                             /*create=*/false, Quoted(target.key));
   if (absl::IsNotFound(chain.status())) {
     return Existing{};  // created on publish
@@ -167,13 +168,14 @@ absl::StatusOr<LocalVolume::Existing> LocalVolume::Inspect(const Target& target)
   if (!chain.ok()) {
     return chain.status();
   }
-  return InspectLeaf(chain->Innermost(dir_.get()), target);
+  return InspectLeaf(chain->Innermost(dirs_.data.get()), target);
 }
 
 absl::StatusOr<UniqueFd> LocalVolume::OpenObject(std::string_view key, struct stat& st) const {
   GPUAAS_RETURN_IF_ERROR(CheckAlive());
   GPUAAS_RETURN_IF_ERROR(ValidateKey(key));
-  absl::StatusOr<UniqueFd> fd = OpenBeneath(dir_.get(), std::string(key), kReadFlags, Quoted(key));
+  absl::StatusOr<UniqueFd> fd =
+      OpenBeneath(dirs_.data.get(), std::string(key), kReadFlags, Quoted(key));
   if (!fd.ok()) {
     return fd.status();
   }
@@ -226,7 +228,7 @@ absl::StatusOr<std::unique_ptr<ObjectWriter>> LocalVolume::Create(std::string_vi
   GPUAAS_ASSIGN_OR_RETURN(Reservation reservation,
                           ledger_.Reserve(Charge{size - old.size, old.exists ? 0 : 1}));
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file,
-                          StagedFile::Create(root_->staging.get(), root_->hashers.get()));
+                          StagedFile::Create(dirs_.staging.get(), root_->hashers.get()));
   auto publish = [self = shared_from_this(), target = std::move(target),
                   type = std::string(content_type)](
                      StagedFile& staged, Reservation& held) -> absl::StatusOr<ObjectInfo> {
@@ -247,9 +249,9 @@ absl::StatusOr<ObjectInfo> LocalVolume::PublishObject(const Target& target, Stag
   {
     absl::MutexLock lock(&names_mu_);
     GPUAAS_RETURN_IF_ERROR(CheckAlive());
-    GPUAAS_ASSIGN_OR_RETURN(chain, WalkDirs(dir_.get(), target.segments, target.dir_count(),
+    GPUAAS_ASSIGN_OR_RETURN(chain, WalkDirs(dirs_.data.get(), target.segments, target.dir_count(),
                                             /*create=*/true, Quoted(target.key)));
-    const int parent = chain.Innermost(dir_.get());
+    const int parent = chain.Innermost(dirs_.data.get());
     absl::Status status;
     absl::StatusOr<Existing> old = InspectLeaf(parent, target);
     Charge delta;
@@ -266,15 +268,15 @@ absl::StatusOr<ObjectInfo> LocalVolume::PublishObject(const Target& target, Stag
       }
     }
     if (!status.ok()) {
-      RemoveEmptyDirs(dir_.get(), target.segments, chain, chain.first_created);
+      RemoveEmptyDirs(dirs_.data.get(), target.segments, chain, chain.first_created);
       return status;
     }
     InvalidateListings(target, chain.first_created);
   }
   if (root_->sync_writes) {
-    GPUAAS_RETURN_IF_ERROR(SyncFd(chain.Innermost(dir_.get()), "directory"));
+    GPUAAS_RETURN_IF_ERROR(SyncFd(chain.Innermost(dirs_.data.get()), "directory"));
     for (size_t i = chain.first_created; i < chain.fds.size(); ++i) {
-      GPUAAS_RETURN_IF_ERROR(SyncFd(chain.ParentOf(i, dir_.get()), "directory"));
+      GPUAAS_RETURN_IF_ERROR(SyncFd(chain.ParentOf(i, dirs_.data.get()), "directory"));
     }
   }
   ObjectInfo info;
@@ -297,7 +299,7 @@ absl::Status LocalVolume::Delete(std::string_view key) {
   GPUAAS_ASSIGN_OR_RETURN(const Target target, MakeTarget(key));
   absl::MutexLock lock(&names_mu_);
   GPUAAS_RETURN_IF_ERROR(CheckAlive());
-  absl::StatusOr<DirChain> chain = WalkDirs(dir_.get(), target.segments, target.dir_count(),
+  absl::StatusOr<DirChain> chain = WalkDirs(dirs_.data.get(), target.segments, target.dir_count(),
                                             /*create=*/false, Quoted(key));
   if (absl::IsNotFound(chain.status()) || absl::IsFailedPrecondition(chain.status())) {
     return absl::OkStatus();  // nothing can be stored under that key
@@ -305,7 +307,7 @@ absl::Status LocalVolume::Delete(std::string_view key) {
   if (!chain.ok()) {
     return chain.status();
   }
-  const int parent = chain->Innermost(dir_.get());
+  const int parent = chain->Innermost(dirs_.data.get());
   GPUAAS_ASSIGN_OR_RETURN(const Existing old, InspectLeaf(parent, target));
   if (!old.exists) {
     return absl::OkStatus();
@@ -320,7 +322,7 @@ absl::Status LocalVolume::Delete(std::string_view key) {
   if (root_->sync_writes) {
     GPUAAS_RETURN_IF_ERROR(SyncFd(parent, "directory"));
   }
-  const size_t removed = RemoveEmptyDirs(dir_.get(), target.segments, *chain, 0);
+  const size_t removed = RemoveEmptyDirs(dirs_.data.get(), target.segments, *chain, 0);
   InvalidateListings(target, target.dir_count() - removed);
   return absl::OkStatus();
 }
@@ -334,7 +336,7 @@ absl::StatusOr<ObjectInfo> LocalVolume::Copy(std::string_view from_key, std::str
   GPUAAS_ASSIGN_OR_RETURN(Reservation reservation,
                           ledger_.Reserve(Charge{src_st.st_size - old.size, old.exists ? 0 : 1}));
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file,
-                          StagedFile::Create(root_->staging.get()));
+                          StagedFile::Create(dirs_.staging.get()));
   GPUAAS_RETURN_IF_ERROR(file->AppendFrom(src.get(), 0, src_st.st_size));
   // The source's recorded ETag still describes the copy when the source did not change while
   // it was copied; otherwise hash the copy itself, so the ETag is never wrong.
@@ -357,7 +359,7 @@ absl::StatusOr<ObjectInfo> LocalVolume::Copy(std::string_view from_key, std::str
 
 absl::StatusOr<ListResult> LocalVolume::List(const ListRequest& request) {
   GPUAAS_RETURN_IF_ERROR(CheckAlive());
-  return ListObjects(dir_.get(), listings_, request);
+  return ListObjects(dirs_.data.get(), listings_, request);
 }
 
 }  // namespace gpuaas::storage::local

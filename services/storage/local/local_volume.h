@@ -26,10 +26,19 @@
 
 namespace gpuaas::storage::local {
 
+// Where a volume's files, staged files and uploads live; all on one file system, so that every
+// move between them is a rename. A volume in a directory of the data root shares the data
+// root's staging and uploads directories; a volume with its own file system has its own.
+struct VolumeDirs {
+  UniqueFd data;            // exactly the user's files
+  UniqueFd staging;         // files being written
+  UniqueFd uploads_parent;  // holds the uploads directory, named uploads_name
+  std::string uploads_name;
+};
+
 class LocalVolume final : public Volume, public std::enable_shared_from_this<LocalVolume> {
  public:
-  // `dir` is the volume's directory, opened beneath the data root.
-  LocalVolume(std::shared_ptr<const DataRoot> root, std::string storage_id, UniqueFd dir);
+  LocalVolume(std::shared_ptr<const DataRoot> root, std::string storage_id, VolumeDirs dirs);
 
   // Counts the volume once (its files, and the parts of its uploads) before its first use;
   // later calls return at once. Blocks on disk I/O.
@@ -96,7 +105,7 @@ class LocalVolume final : public Volume, public std::enable_shared_from_this<Loc
                                            std::string content_type);
   void InvalidateListings(const Target& target, size_t first_changed_dir);
 
-  // uploads/<storage_id>, created when `create`.
+  // The volume's uploads directory, created when `create`.
   absl::StatusOr<UniqueFd> UploadsDir(bool create) const;
   absl::StatusOr<UniqueFd> OpenUpload(std::string_view upload_id) const;
   absl::StatusOr<ObjectInfo> PublishPart(const std::string& upload_id, int part_number,
@@ -109,7 +118,7 @@ class LocalVolume final : public Volume, public std::enable_shared_from_this<Loc
 
   const std::shared_ptr<const DataRoot> root_;
   const std::string storage_id_;
-  const UniqueFd dir_;
+  const VolumeDirs dirs_;
   QuotaLedger ledger_;
   DirListingCache listings_;
   std::atomic<bool> deleted_{false};

@@ -28,11 +28,11 @@ absl::Status NoSuchUpload(std::string_view upload_id) {
 }  // namespace
 
 absl::StatusOr<UniqueFd> LocalVolume::UploadsDir(bool create) const {
-  const int uploads = root_->uploads.get();
-  if (create && ::mkdirat(uploads, storage_id_.c_str(), 0700) != 0 && errno != EEXIST) {
+  const int parent = dirs_.uploads_parent.get();
+  if (create && ::mkdirat(parent, dirs_.uploads_name.c_str(), 0700) != 0 && errno != EEXIST) {
     return ErrnoStatus(errno, "create the uploads directory");
   }
-  return OpenDirBeneath(uploads, storage_id_, "uploads directory");
+  return OpenDirBeneath(parent, dirs_.uploads_name, "uploads directory");
 }
 
 absl::StatusOr<UniqueFd> LocalVolume::OpenUpload(std::string_view upload_id) const {
@@ -68,7 +68,7 @@ absl::StatusOr<UploadInfo> LocalVolume::CreateUpload(std::string_view key,
   const UploadMeta meta{target.key, std::string(content_type), absl::Now()};
   const std::string upload_id = NewUploadId();
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file,
-                          StagedFile::Create(root_->staging.get()));
+                          StagedFile::Create(dirs_.staging.get()));
   GPUAAS_RETURN_IF_ERROR(file->Append(EncodeUploadMeta(meta)));
   GPUAAS_RETURN_IF_ERROR(file->Seal(ToHex(file->Md5Digest()), "", root_->sync_writes).status());
   absl::MutexLock lock(&uploads_mu_);
@@ -108,7 +108,7 @@ absl::StatusOr<std::unique_ptr<ObjectWriter>> LocalVolume::CreatePart(std::strin
   // is one file, counted when it is completed.
   GPUAAS_ASSIGN_OR_RETURN(Reservation reservation, ledger_.Reserve(Charge{size - old_size, 0}));
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file,
-                          StagedFile::Create(root_->staging.get(), root_->hashers.get()));
+                          StagedFile::Create(dirs_.staging.get(), root_->hashers.get()));
   auto publish = [self = shared_from_this(), id = std::string(upload_id), part_number,
                   key = meta.key](StagedFile& staged, Reservation& held) {
     return self->PublishPart(id, part_number, key, staged, held);
@@ -194,7 +194,7 @@ absl::StatusOr<std::vector<UploadInfo>> LocalVolume::ListUploads() {
 
 absl::StatusOr<std::string> LocalVolume::ClaimUpload(int uploads_fd, std::string_view upload_id) {
   std::string claimed = RandomStagingName(".upload");
-  if (::renameat(uploads_fd, std::string(upload_id).c_str(), root_->staging.get(),
+  if (::renameat(uploads_fd, std::string(upload_id).c_str(), dirs_.staging.get(),
                  claimed.c_str()) != 0) {
     if (errno == ENOENT) {
       return NoSuchUpload(upload_id);
@@ -232,7 +232,7 @@ absl::StatusOr<ObjectInfo> LocalVolume::CompleteUpload(std::string_view upload_i
   // Assemble. Each part is opened once and checked against the ETag the client names through
   // that same fd, so a part replaced meanwhile is either the one named or refused.
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file,
-                          StagedFile::Create(root_->staging.get()));
+                          StagedFile::Create(dirs_.staging.get()));
   std::vector<std::string> md5s;
   md5s.reserve(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -285,14 +285,14 @@ absl::StatusOr<ObjectInfo> LocalVolume::CompleteUpload(std::string_view upload_i
     if (!info.ok()) {
       // The upload stays as it was, for the client to fix what failed (e.g. free space) and
       // complete again.
-      if (::renameat(root_->staging.get(), claimed.c_str(), uploads.get(),
+      if (::renameat(dirs_.staging.get(), claimed.c_str(), uploads.get(),
                      std::string(upload_id).c_str()) != 0) {
         return ErrnoStatus(errno, "restore the upload");
       }
       return info;
     }
   }
-  (void)RemoveTree(root_->staging.get(), claimed);  // else purged at the next start
+  (void)RemoveTree(dirs_.staging.get(), claimed);  // else purged at the next start
   return info;
 }
 
@@ -317,7 +317,7 @@ absl::Status LocalVolume::AbortUpload(std::string_view upload_id) {
     GPUAAS_ASSIGN_OR_RETURN(claimed, ClaimUpload(uploads->get(), upload_id));
     ledger_.Apply(Charge{-part_bytes, 0});
   }
-  (void)RemoveTree(root_->staging.get(), claimed);  // else purged at the next start
+  (void)RemoveTree(dirs_.staging.get(), claimed);  // else purged at the next start
   return absl::OkStatus();
 }
 

@@ -198,7 +198,7 @@ TEST_F(MultipartTest, PartsCountAgainstTheLimits) {
 }
 
 TEST_F(MultipartTest, ExpireDropsOldUploadsInEveryVolume) {
-  ASSERT_OK(backend_->CreateVolume("other"));
+  ASSERT_OK(backend_->CreateVolume("other", kRoomy));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Volume> other, backend_->OpenVolume("other", kRoomy));
   ASSERT_OK_AND_ASSIGN(UploadInfo old1, volume_->CreateUpload("a", ""));
   ASSERT_OK_AND_ASSIGN(UploadInfo old2, other->CreateUpload("b", ""));

@@ -90,7 +90,7 @@ S3TestStack::S3TestStack(ServerOptions options)
   for (const BucketSpec& spec : {BucketSpec{kBucketA, "ten_a", {kRoomy, 1'000'000}},
                                  BucketSpec{kBucketB, "ten_b", {kRoomy, 1'000'000}},
                                  BucketSpec{kBucketSmall, "ten_a", {64 << 10, 4}}}) {
-    Check(backend_->CreateVolume(spec.id), "create volume");
+    Check(backend_->CreateVolume(spec.id, spec.limits), "create volume");
     directory_.AddBucket(Bucket{std::string(spec.id), spec.tenant, clock_.Now() - absl::Hours(1),
                                 spec.limits, std::string(spec.id)});
   }
