@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,7 +161,15 @@ PlatformStack::~PlatformStack() {
     std::system(("pkill -KILL -f 'gpuaas-workload-shim .*" + root + "' 2>/dev/null").c_str());
   }
   instances_.clear();
+  // SIGTERM, so that the storage service unmounts its volumes' file systems; whatever a crashed
+  // one left mounted is detached here (its loop devices then clear themselves).
+  if (storage_ != nullptr) storage_->Stop();
   storage_.reset();
+  std::error_code ec;
+  for (const fs::directory_entry& volume :
+       fs::directory_iterator(dir_ / "storage-data" / "volumes", ec)) {
+    umount2(volume.path().c_str(), MNT_DETACH);
+  }
   stock_.reset();
   auth_.reset();
 }

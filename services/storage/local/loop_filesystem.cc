@@ -254,9 +254,8 @@ absl::Status GrowFilesystemImage(const std::string& image, const std::string& mo
   }
   absl::Status resized = RunTool("resize2fs", {device});
   if (!resized.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("growing the volume's file system (online, needs CAP_SYS_RESOURCE): ",
-                     resized.message()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "growing the volume's file system (online, needs CAP_SYS_RESOURCE): ", resized.message()));
   }
   return absl::OkStatus();
 }

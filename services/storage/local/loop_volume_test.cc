@@ -89,9 +89,10 @@ class LoopVolumeTest : public ::testing::Test {
   }
 
   void OpenBackend() {
-    ASSERT_OK_AND_ASSIGN(backend_, NewLocalBackend({.data_root = DataRoot().string(),
-                                                    .sync_writes = false,
-                                                    .volume_filesystem = VolumeFilesystem::kLoopExt4}));
+    ASSERT_OK_AND_ASSIGN(backend_,
+                         NewLocalBackend({.data_root = DataRoot().string(),
+                                          .sync_writes = false,
+                                          .volume_filesystem = VolumeFilesystem::kLoopExt4}));
   }
 
   fs::path DataRoot() const { return temp_.path() / "data"; }
@@ -136,11 +137,12 @@ TEST_F(LoopVolumeTest, AnS3WriteIntoAFullFileSystemIsRefusedWithoutAPartialObjec
 
 TEST_F(LoopVolumeTest, MultipartUploadsStayInsideTheVolumesFileSystem) {
   ASSERT_OK_AND_ASSIGN(UploadInfo upload, volume_->CreateUpload("mp", ""));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ObjectWriter> part, volume_->CreatePart(upload.upload_id, 1, 3));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ObjectWriter> part,
+                       volume_->CreatePart(upload.upload_id, 1, 3));
   ASSERT_OK(part->Write("abc"));
   ASSERT_OK_AND_ASSIGN(ObjectInfo info, part->Commit());
-  ASSERT_OK(volume_->CompleteUpload(
-      upload.upload_id, {PartInfo{.part_number = 1, .size = 3, .etag = info.etag}}));
+  ASSERT_OK(volume_->CompleteUpload(upload.upload_id,
+                                    {PartInfo{.part_number = 1, .size = 3, .etag = info.etag}}));
   EXPECT_EQ(ReadHostFile(data_ / "mp"), "abc");
   ASSERT_OK(volume_->Copy("mp", "mp2"));
   EXPECT_EQ(ReadHostFile(data_ / "mp2"), "abc");
@@ -176,8 +178,7 @@ TEST_F(LoopVolumeTest, DeleteUnmountsAndRemovesTheImage) {
 
 TEST_F(LoopVolumeTest, LargerLimitsGrowTheFileSystem) {
   absl::Status grown = backend_->OpenVolume("vol", {2 * kSize, 1000}).status();
-  if (absl::IsFailedPrecondition(grown) &&
-      absl::StrContains(grown.message(), "CAP_SYS_RESOURCE")) {
+  if (absl::IsFailedPrecondition(grown) && absl::StrContains(grown.message(), "CAP_SYS_RESOURCE")) {
     // Online resize2fs needs CAP_SYS_RESOURCE; the volume keeps serving at its old size.
     EXPECT_OK(backend_->OpenVolume("vol", {2 * kSize, 1000}));
     GTEST_SKIP() << "no CAP_SYS_RESOURCE here: " << grown;
@@ -187,8 +188,10 @@ TEST_F(LoopVolumeTest, LargerLimitsGrowTheFileSystem) {
 }
 
 TEST(LoopVolumeFlagTest, NamesAreChecked) {
-  EXPECT_THAT(ParseVolumeFilesystem("loop-ext4"), IsOkAndHolds(::testing::Eq(VolumeFilesystem::kLoopExt4)));
-  EXPECT_THAT(ParseVolumeFilesystem("directory"), IsOkAndHolds(::testing::Eq(VolumeFilesystem::kDirectory)));
+  EXPECT_THAT(ParseVolumeFilesystem("loop-ext4"),
+              IsOkAndHolds(::testing::Eq(VolumeFilesystem::kLoopExt4)));
+  EXPECT_THAT(ParseVolumeFilesystem("directory"),
+              IsOkAndHolds(::testing::Eq(VolumeFilesystem::kDirectory)));
   EXPECT_THAT(ParseVolumeFilesystem("zfs"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("loop-ext4 or directory")));
 }
