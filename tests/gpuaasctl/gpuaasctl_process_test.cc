@@ -148,7 +148,9 @@ class GpuaasctlProcessTest : public gpuaas::testing::PgTest {
             "--db-dsn=" + ServiceDsn(dsn(), "storage"), "--auth-addr=" + auth_addr_,
             "--data-root=" + storage_data().string(),
             "--secret-key-file=" + (dir_.path() / "storage.key").string(),
-            "--s3-listen=127.0.0.1:" + std::to_string(FreePort())},
+            "--s3-listen=127.0.0.1:" + std::to_string(FreePort()),
+            // Plain directories: the test drives the CLI, not the volumes' file systems.
+            "--volume-filesystem=directory"},
         (dir_.path() / "storage.log").string());
     ASSERT_TRUE(WaitServing(storage_addr_)) << ReadFile(dir_.path() / "storage.log");
   }
