@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "libs/testing/eventually.h"
@@ -277,21 +278,24 @@ void PlatformStack::CreateSpecWithStocks(const std::string& spec_name, const std
   ASSERT_TRUE(s.ok()) << s.error_message();
 }
 
-void PlatformStack::CreateStorage(const std::string& token, const std::string& storage_id) {
-  if (!storage_spec_created_) {
+void PlatformStack::CreateStorage(const std::string& token, const std::string& storage_id,
+                                  const std::string& size) {
+  // "1Gi" -> standard-1g
+  std::string spec_name = "standard-" + absl::AsciiStrToLower(size);
+  if (spec_name.back() == 'i') spec_name.pop_back();
+  if (storage_specs_.insert(spec_name).second) {
     storagepb::CreateStorageSpecRequest req;
-    req.mutable_spec()->set_spec_name("standard-1g");
-    req.mutable_spec()->set_size("1Gi");
+    req.mutable_spec()->set_spec_name(spec_name);
+    req.mutable_spec()->set_size(size);
     req.mutable_spec()->set_max_files(10000);
     req.mutable_spec()->set_backend_class("local");
     storagepb::StorageSpec spec;
     grpc::Status s = storage_stub_->CreateStorageSpec(Ctx(admin_token_).get(), req, &spec);
     ASSERT_TRUE(s.ok()) << s.error_message();
-    storage_spec_created_ = true;
   }
   storagepb::CreateStorageRequest req;
   req.set_storage_id(storage_id);
-  req.set_spec_name("standard-1g");
+  req.set_spec_name(spec_name);
   storagepb::Storage storage;
   grpc::Status s = storage_stub_->CreateStorage(Ctx(token).get(), req, &storage);
   ASSERT_TRUE(s.ok()) << s.error_message();

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -125,8 +126,9 @@ class PlatformStack final {
   // stocks of it once every agent's node is READY. Fails the test on error.
   void CreateSpecWithStocks(const std::string& spec_name, const std::string& gpu_type, int gpu_num,
                             int share_milli, int stocks, int64_t micros_per_hour = 1200000);
-  // A READY storage of the tenant whose member holds `token`.
-  void CreateStorage(const std::string& token, const std::string& storage_id);
+  // A READY storage of `size` ("1Gi", "16Mi") of the tenant whose member holds `token`.
+  void CreateStorage(const std::string& token, const std::string& storage_id,
+                     const std::string& size = "1Gi");
 
   // GetInstance until `done` holds (then returns it) or `timeout` passes (fails the test and
   // returns the last answer).
@@ -158,7 +160,7 @@ class PlatformStack final {
   std::unique_ptr<instancepb::ImageService::Stub> image_stub_;
   std::unique_ptr<instancepb::NodeWorkloadService::Stub> node_workloads_stub_;
   std::unique_ptr<instancepb::AccessService::Stub> access_stub_;
-  bool storage_spec_created_ = false;
+  std::set<std::string> storage_specs_;  // the storage specs made so far
   int s3_port_ = 0;
 };
 

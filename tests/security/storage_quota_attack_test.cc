@@ -63,31 +63,13 @@ class StorageQuotaAttackTest : public gpuaas::testing::PgTest {
   }
 
   void CreateSmallStorage(const std::string& storage_id) {
-    storagepb::CreateStorageSpecRequest spec_req;
-    spec_req.mutable_spec()->set_spec_name("tiny-16m");
-    spec_req.mutable_spec()->set_size("16Mi");
-    spec_req.mutable_spec()->set_max_files(1000);
-    spec_req.mutable_spec()->set_backend_class("local");
-    storagepb::StorageSpec spec;
-    grpc::Status s = stack_->storage_stub().CreateStorageSpec(
-        PlatformStack::Ctx(stack_->admin_token()).get(), spec_req, &spec);
-    ASSERT_TRUE(s.ok()) << s.error_message();
-    storagepb::CreateStorageRequest req;
-    req.set_storage_id(storage_id);
-    req.set_spec_name("tiny-16m");
+    stack_->CreateStorage(token_, storage_id, "16Mi");
+    storagepb::GetStorageRequest get;
+    get.set_storage_id(storage_id);
     storagepb::Storage storage;
-    s = stack_->storage_stub().CreateStorage(PlatformStack::Ctx(token_).get(), req, &storage);
+    grpc::Status s =
+        stack_->storage_stub().GetStorage(PlatformStack::Ctx(token_).get(), get, &storage);
     ASSERT_TRUE(s.ok()) << s.error_message();
-    ASSERT_TRUE(Eventually(
-        [&] {
-          storagepb::GetStorageRequest get;
-          get.set_storage_id(storage_id);
-          return stack_->storage_stub()
-                     .GetStorage(PlatformStack::Ctx(token_).get(), get, &storage)
-                     .ok() &&
-                 storage.state() == storagepb::STORAGE_STATE_READY;
-        },
-        absl::Seconds(20)));
     // What the workload's /data is on the host.
     data_ = dir_.path() / "storage-data" / "volumes" / storage.storage_uid() / "data";
     storagepb::CreateAccessorRequest accessor_req;
