@@ -9,6 +9,7 @@
 #include "libs/common/status_macros.h"
 #include "libs/service/run_app.h"
 #include "services/storage/local/local_backend.h"
+#include "services/storage/local/loop_filesystem.h"
 #include "services/storage/migrations.h"
 
 namespace gpuaas::storage {
@@ -53,10 +54,19 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   if (!volume_filesystem.ok()) {
     return service::ConfigError("--volume-filesystem", volume_filesystem.status());
   }
+  if (*volume_filesystem == local::VolumeFilesystem::kLoopExt4) {
+    if (absl::Status usable = local::CheckLoopFilesystemUsable(); !usable.ok()) {
+      return service::ConfigError("--volume-filesystem=loop-ext4", usable);
+    }
+  }
   auto local = local::NewLocalBackend({.data_root = data_root,
                                        .sync_writes = o.sync_writes,
                                        .volume_filesystem = *volume_filesystem});
   if (!local.ok()) return service::ConfigError("--data-root " + data_root, local.status());
+  Logger("storage")->info("volumes under {}: new ones {}", data_root,
+                          *volume_filesystem == local::VolumeFilesystem::kLoopExt4
+                              ? "each an ext4 file system of its own (loop-ext4)"
+                              : "plain directories (directory: workloads can pass the size)");
   app->backend_ = *std::move(local);
   auto auth_channel = service::OpenPeerChannel(o.common, o.auth_addr);
   if (!auth_channel.ok()) return service::ConfigError("--auth-addr", auth_channel.status());
