@@ -152,7 +152,7 @@ class LocalBackend final : public Backend {
       return absl::OkStatus();
     }
     if (root_->loop_volumes) {
-      GPUAAS_RETURN_IF_ERROR(MakeImage(id, limits.max_bytes));
+      GPUAAS_RETURN_IF_ERROR(MakeImage(id, limits));
     }
     if (::mkdirat(root_->volumes.get(), id.c_str(), root_->loop_volumes ? 0755 : 0777) != 0) {
       return ErrnoStatus(errno, absl::StrCat("create volume ", id));
@@ -262,15 +262,17 @@ class LocalBackend final : public Backend {
     return absl::NotFoundError(absl::StrCat("storage ", id, ": no such volume"));
   }
 
-  // images/<id>.img of exactly `bytes`, made under a staging name and renamed into place.
-  absl::Status MakeImage(const std::string& id, int64_t bytes) {
-    if (bytes <= 0) {
+  // images/<id>.img of exactly the limits' bytes, made under a staging name and renamed into
+  // place.
+  absl::Status MakeImage(const std::string& id, const VolumeLimits& limits) {
+    if (limits.max_bytes <= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("volume ", id, ": max_bytes must be positive for its own file system"));
     }
     const std::string staged = RandomStagingName(kImageSuffix);
     absl::Status made =
-        MakeFilesystemImage(absl::StrCat(root_->path, "/", kStagingDir, "/", staged), bytes);
+        MakeFilesystemImage(absl::StrCat(root_->path, "/", kStagingDir, "/", staged),
+                            limits.max_bytes, limits.max_files);
     if (made.ok() && ::renameat(root_->staging.get(), staged.c_str(), root_->images.get(),
                                 ImageName(id).c_str()) != 0) {
       made = ErrnoStatus(errno, absl::StrCat("create volume ", id, "'s file system"));

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
 #include "services/storage/local/unique_fd.h"
 
@@ -28,6 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kLoopControl[] = "/dev/loop-control";
+constexpr int64_t kBytesPerInode = 16 << 10;  // mke2fs.conf's default inode_ratio
+constexpr int64_t kReservedInodes = 16;       // ext4's first inodes, and lost+found
 
 // e2fsprogs live in sbin, which a service's PATH may lack.
 std::string FindTool(const char* name) {
@@ -40,7 +43,7 @@ std::string FindTool(const char* name) {
   return "";
 }
 
-// Runs a tool to completion; FAILED_PRECONDITION with its output when it fails.
+// Runs a tool to completion; FAILED_PRECONDITION when it fails (its output goes to the log).
 absl::Status RunTool(const char* name, std::vector<std::string> args) {
   const std::string path = FindTool(name);
   if (path.empty()) {
@@ -86,8 +89,10 @@ absl::Status RunTool(const char* name, std::vector<std::string> args) {
   if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
     return absl::OkStatus();
   }
+  // The output names host paths and devices: for the log, never for a client.
+  Logger("storage")->warn("{} failed: {}", name, std::string(absl::StripAsciiWhitespace(output)));
   return absl::FailedPreconditionError(
-      absl::StrCat(name, " failed: ", absl::StripAsciiWhitespace(output)));
+      absl::StrCat(name, " failed (the storage service's log has its output)"));
 }
 
 std::string ReadLine(const fs::path& path) {
@@ -148,11 +153,11 @@ absl::StatusOr<UniqueFd> AttachLoop(const std::string& image, std::string& devic
     }
     device = absl::StrCat("/dev/loop", n);
     if (::mknod(device.c_str(), S_IFBLK | 0660, makedev(7, n)) != 0 && errno != EEXIST) {
-      return ErrnoStatus(errno, absl::StrCat("create ", device));
+      return ErrnoStatus(errno, "create a loop device");
     }
     UniqueFd loop(::open(device.c_str(), O_RDWR | O_CLOEXEC));
     if (!loop.valid()) {
-      return ErrnoStatus(errno, absl::StrCat("open ", device));
+      return ErrnoStatus(errno, "open a loop device");
     }
     loop_config config{};
     config.fd = static_cast<uint32_t>(file.get());
@@ -161,7 +166,7 @@ absl::StatusOr<UniqueFd> AttachLoop(const std::string& image, std::string& devic
       return loop;
     }
     if (errno != EBUSY) {
-      return ErrnoStatus(errno, absl::StrCat("bind ", device));
+      return ErrnoStatus(errno, "bind a loop device");
     }
   }
   return absl::UnavailableError("no free loop device");
@@ -188,7 +193,7 @@ absl::Status CheckLoopFilesystemUsable() {
   return absl::OkStatus();
 }
 
-absl::Status MakeFilesystemImage(const std::string& image, int64_t bytes) {
+absl::Status MakeFilesystemImage(const std::string& image, int64_t bytes, int64_t files) {
   {
     UniqueFd file(::open(image.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!file.valid() || ::ftruncate(file.get(), bytes) != 0) {
@@ -199,8 +204,15 @@ absl::Status MakeFilesystemImage(const std::string& image, int64_t bytes) {
   // must not need fsck); for small volumes mke2fs makes it small. Inode tables and journal are
   // left unwritten (a new sparse file reads as zeros), so a 100 GiB volume takes megabytes of
   // disk until it holds data, and mkfs takes milliseconds.
-  return RunTool("mkfs.ext4", {"-q", "-F", "-m", "0", "-E",
-                               "nodiscard,lazy_itable_init=1,lazy_journal_init=1", image});
+  std::vector<std::string> args = {"-q", "-F", "-m",
+                                   "0",  "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1"};
+  // mke2fs makes an inode per 16 KiB (or 4 KiB on small file systems); a volume allowed more
+  // files than that must not run out of inodes first.
+  if (files > bytes / kBytesPerInode) {
+    args.insert(args.end(), {"-N", std::to_string(files + kReservedInodes)});
+  }
+  args.push_back(image);
+  return RunTool("mkfs.ext4", std::move(args));
 }
 
 bool IsMountPoint(const std::string& path) {
@@ -256,7 +268,7 @@ absl::Status GrowFilesystemImage(const std::string& image, const std::string& mo
   }
   UniqueFd loop(::open(device.c_str(), O_RDONLY | O_CLOEXEC));
   if (!loop.valid() || ::ioctl(loop.get(), LOOP_SET_CAPACITY, 0) != 0) {
-    return ErrnoStatus(errno, absl::StrCat("grow ", device));
+    return ErrnoStatus(errno, "grow the volume's loop device");
   }
   absl::Status resized = RunTool("resize2fs", {device});
   if (!resized.ok()) {

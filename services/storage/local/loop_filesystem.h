@@ -19,8 +19,8 @@ namespace gpuaas::storage::local {
 absl::Status CheckLoopFilesystemUsable();
 
 // Makes `image` (a new file; replaced if it exists) a sparse ext4 file system of exactly
-// `bytes`, with no blocks reserved for root.
-absl::Status MakeFilesystemImage(const std::string& image, int64_t bytes);
+// `bytes`, with no blocks reserved for root and inodes for at least `files` files.
+absl::Status MakeFilesystemImage(const std::string& image, int64_t bytes, int64_t files);
 
 // Mounts `image` on the directory `mount_point` (nosuid, nodev). When a loop device already
 // serves the image (its file system is still in use after a restart, e.g. bound into a

@@ -176,6 +176,16 @@ TEST_F(LoopVolumeTest, DeleteUnmountsAndRemovesTheImage) {
   EXPECT_FALSE(fs::exists(data_ / "gone"));
 }
 
+TEST_F(LoopVolumeTest, AVolumeAllowedManyFilesGetsTheInodesForThem) {
+  ASSERT_OK(backend_->CreateVolume("many", {kSize, 20'000}));
+  ASSERT_OK_AND_ASSIGN(MountSource source, backend_->MountSourceFor("many", "node"));
+  struct statvfs st;
+  ASSERT_EQ(::statvfs(source.host_path.c_str(), &st), 0);
+  EXPECT_GE(st.f_files, 20'000u);
+  ASSERT_EQ(::statvfs(data_.c_str(), &st), 0);
+  EXPECT_LT(st.f_files, 20'000u) << "mke2fs's default for 16 MiB";
+}
+
 TEST_F(LoopVolumeTest, LargerLimitsGrowTheFileSystem) {
   absl::Status grown = backend_->OpenVolume("vol", {2 * kSize, 1000}).status();
   if (absl::IsFailedPrecondition(grown) && absl::StrContains(grown.message(), "CAP_SYS_RESOURCE")) {
