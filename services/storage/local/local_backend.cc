@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
 #include "services/storage/local/data_root.h"
 #include "services/storage/local/dir_reader.h"
@@ -384,7 +385,12 @@ absl::Status Purge(const DataRoot& root) {
       GPUAAS_RETURN_IF_ERROR(RemoveTree(root.images.get(), name));
       continue;
     }
-    GPUAAS_RETURN_IF_ERROR(MountImageVolume(root, id));
+    // One volume that cannot be mounted must not keep every other one from being served; its
+    // own calls fail (mounting again) until an operator looks.
+    if (absl::Status mounted = MountImageVolume(root, id); !mounted.ok()) {
+      Logger("storage")->error("volume {}: mounting its file system: {}", id, mounted.ToString());
+      continue;
+    }
     GPUAAS_ASSIGN_OR_RETURN(const UniqueFd top, OpenDirBeneath(root.volumes.get(), id, id));
     GPUAAS_ASSIGN_OR_RETURN(const UniqueFd staging,
                             OpenDirBeneath(top.get(), kVolumeStagingDir, id));

@@ -162,6 +162,20 @@ TEST_F(LoopVolumeTest, ARestartMountsTheVolumeAgainWithItsFiles) {
   EXPECT_EQ(ReadHostFile(data_ / "kept"), "data");
 }
 
+TEST_F(LoopVolumeTest, AnImageThatDoesNotMountKeepsOnlyItsOwnVolumeDown) {
+  ASSERT_OK(backend_->CreateVolume("other", kLimits));
+  volume_.reset();
+  backend_.reset();
+  {
+    std::ofstream broken(DataRoot() / "images" / "vol.img", std::ios::binary | std::ios::trunc);
+    broken << std::string(1 << 20, 'x');
+  }
+  OpenBackend();
+  EXPECT_FALSE(backend_->OpenVolume("vol", kLimits).ok());
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Volume> other, backend_->OpenVolume("other", kLimits));
+  EXPECT_OK(Put(*other, "k", "v"));
+}
+
 TEST_F(LoopVolumeTest, DeleteUnmountsAndRemovesTheImage) {
   ASSERT_OK(Put(*volume_, "gone", "data"));
   ASSERT_OK(backend_->DeleteVolume("vol"));
