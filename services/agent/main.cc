@@ -61,6 +61,7 @@ struct AgentFlags {
   std::string workload_root = "/var/lib/gpuaas-agent/workloads";
   std::string workload_user = "nobody";
   std::string workload_uid_range = "200000-299999";
+  std::string workload_gid_range = "300000-399999";
   std::string landlock = "best-effort";
   std::string shim_path;
   std::string advertise_address = "127.0.0.1";
@@ -113,6 +114,10 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--workload-uid-range", f.workload_uid_range,
               "when the agent runs as root, each workload runs as a uid of its own from "
               "FIRST-LAST (uids no other user of the host has); 'none': all as --workload-user");
+  options.Add("--workload-gid-range", f.workload_gid_range,
+              "with --workload-uid-range, each tenant's workloads run in a group of the tenant's "
+              "own from FIRST-LAST (gids no group of the host has, apart from the uid range), "
+              "which owns the storages they write; 'none': each workload in its uid's group");
   options.Add("--landlock", f.landlock,
               "'required': refuse to start on a kernel without Landlock ABI 6 (workloads' "
               "ports confined, sockets and signals scoped); 'best-effort': warn and run");
@@ -146,6 +151,15 @@ absl::StatusOr<agent::ProcessRuntimeOptions> RuntimeOptions(
     }
     o.first_uid = first;
     o.last_uid = last;
+  }
+  if (f.workload_gid_range != "none") {
+    unsigned first = 0, last = 0;
+    if (std::sscanf(f.workload_gid_range.c_str(), "%u-%u", &first, &last) != 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--workload-gid-range: \"", f.workload_gid_range, "\" is not FIRST-LAST or none"));
+    }
+    o.first_gid = first;
+    o.last_gid = last;
   }
   if (f.landlock != "required" && f.landlock != "best-effort") {
     return absl::InvalidArgumentError(
