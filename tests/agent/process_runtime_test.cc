@@ -464,6 +464,11 @@ TEST_F(ProcessRuntimeTest, WorkloadsOfOneTenantShareAStorageThatNoOtherTenantRea
     EXPECT_EQ(open_as(300002, 310001, storage / file), EACCES) << file;
     EXPECT_EQ(open_as(300000, 310000, storage / file), 0) << file;
   }
+
+  runtime_ = New(300000, 300009, 310000, 310009);  // the agent restarts: t1 keeps its group
+  ASSERT_TRUE(runtime_->Start(of("d.1", "t1", "echo d >> /data/a.txt && echo d-wrote")).ok());
+  EXPECT_EQ(said("d.1", "ids 300003 310000"), "ids 300003 310000");
+  EXPECT_EQ(said("d.1", "d-wrote"), "d-wrote");
 }
 
 TEST_F(ProcessRuntimeTest, LogsStayUnderTheirCap) {

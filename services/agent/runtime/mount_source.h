@@ -1,6 +1,6 @@
 // A workload's mount source, opened so that nothing a workload wrote can redirect it. A storage
 // is shared by every instance that mounts it, so one workload may plant a symlink where another
-// instance's sub_path points; following it would bind (and, for a root agent, chown) whatever
+// instance's sub_path points; following it would bind (and, for a root agent, regroup) whatever
 // host directory the link names. The source is opened component by component beneath the
 // storage's directory without following any symlink, and bwrap binds the open descriptor, so a
 // rename between the check and the mount changes nothing.

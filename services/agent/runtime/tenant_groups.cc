@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -23,7 +24,8 @@ TenantGroups::TenantGroups(std::string path, gid_t first, gid_t last)
 absl::StatusOr<gid_t> TenantGroups::GidOf(const std::string& tenant_id) {
   if (tenant_id.empty()) return absl::InvalidArgumentError("tenant_id: empty");
   for (char c : tenant_id) {
-    if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c))) {
+    if (std::isspace(static_cast<unsigned char>(c)) ||
+        std::iscntrl(static_cast<unsigned char>(c))) {
       return absl::InvalidArgumentError(
           absl::StrCat("tenant_id: \"", tenant_id, "\" holds a space or control character"));
     }
@@ -35,8 +37,7 @@ absl::StatusOr<gid_t> TenantGroups::GidOf(const std::string& tenant_id) {
   gid_t gid = first_;
   while (gid <= last_ && taken.count(gid)) ++gid;
   if (gid > last_) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("no free tenant gid in ", first_, "-", last_));
+    return absl::ResourceExhaustedError(absl::StrCat("no free tenant gid in ", first_, "-", last_));
   }
   // Written down before it is used: a gid that owns a storage must never go to another tenant.
   const std::string tmp = path_ + ".tmp";
