@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "libs/authz/grpc_jwks_source.h"
@@ -21,6 +23,7 @@
 #include "libs/common/logging.h"
 #include "libs/common/periodic_task.h"
 #include "libs/common/quantity.h"
+#include "libs/common/status_macros.h"
 #include "libs/rpc/metrics_endpoint.h"
 #include "libs/rpc/server.h"
 #include "libs/service/env_options.h"
@@ -137,30 +140,26 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
               true);
 }
 
+// A uid or gid range flag, "FIRST-LAST" or "none" (0-0).
+absl::StatusOr<std::pair<unsigned, unsigned>> IdRange(const char* flag, const std::string& value) {
+  unsigned first = 0, last = 0;
+  if (value != "none" && std::sscanf(value.c_str(), "%u-%u", &first, &last) != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": \"", value, "\" is not FIRST-LAST or none"));
+  }
+  return std::make_pair(first, last);
+}
+
 // The process runtime's options from the flags; GPU indices from the discovered GPUs.
 absl::StatusOr<agent::ProcessRuntimeOptions> RuntimeOptions(
     const AgentFlags& f, const std::vector<agent::GpuStatus>& gpus) {
   agent::ProcessRuntimeOptions o;
   o.root = f.workload_root;
   o.workload_user = f.workload_user;
-  if (f.workload_uid_range != "none") {
-    unsigned first = 0, last = 0;
-    if (std::sscanf(f.workload_uid_range.c_str(), "%u-%u", &first, &last) != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--workload-uid-range: \"", f.workload_uid_range, "\" is not FIRST-LAST or none"));
-    }
-    o.first_uid = first;
-    o.last_uid = last;
-  }
-  if (f.workload_gid_range != "none") {
-    unsigned first = 0, last = 0;
-    if (std::sscanf(f.workload_gid_range.c_str(), "%u-%u", &first, &last) != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--workload-gid-range: \"", f.workload_gid_range, "\" is not FIRST-LAST or none"));
-    }
-    o.first_gid = first;
-    o.last_gid = last;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(std::tie(o.first_uid, o.last_uid),
+                          IdRange("--workload-uid-range", f.workload_uid_range));
+  GPUAAS_ASSIGN_OR_RETURN(std::tie(o.first_gid, o.last_gid),
+                          IdRange("--workload-gid-range", f.workload_gid_range));
   if (f.landlock != "required" && f.landlock != "best-effort") {
     return absl::InvalidArgumentError(
         absl::StrCat("--landlock: \"", f.landlock, "\" is not required or best-effort"));

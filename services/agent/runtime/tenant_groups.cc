@@ -1,7 +1,5 @@
 #include "services/agent/runtime/tenant_groups.h"
 
-#include <sys/stat.h>
-
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
