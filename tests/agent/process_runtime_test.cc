@@ -1,8 +1,9 @@
 // The process runtime with real bubblewrap sandboxes and real processes: a workload serves on
 // its host port and turns RUNNING; exits, probe timeouts and SIGTERM-deaf workloads end as they
 // should; the sandbox keeps a workload out of other workloads' storage, the agent's files and
-// the database's, shows it only its own processes, and never runs it as root; a new runtime
-// adopts what an old one started; logs stay under their cap.
+// the database's, shows it only its own processes, and never runs it as root; a tenant's
+// workloads share a writable storage no other tenant's reads; a new runtime adopts what an old
+// one started; logs stay under their cap.
 #include "services/agent/runtime/process_runtime.h"
 
 #include <fcntl.h>

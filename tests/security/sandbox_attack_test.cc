@@ -1,7 +1,7 @@
 // Attacks from inside a workload's sandbox, on the real platform (real agents running real
 // bubblewrap sandboxes): taking the node's whole host-port range, calling into the kernel's
 // wider interfaces (keyrings, BPF, ptrace, namespaces), and reaching another tenant's workload
-// as the same user.
+// as the same user, or its storage.
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
