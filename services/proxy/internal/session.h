@@ -52,7 +52,11 @@ struct Upstream {
 template <class ClientStream>
 class Session final {
  public:
-  Session(ClientStream& client, SessionShared& shared) : client_(client), shared_(shared) {}
+  Session(ClientStream& client, SessionShared& shared)
+      : client_(client),
+        shared_(shared),
+        client_deadline_(client.get_executor()),
+        upstream_deadline_(client.get_executor()) {}
 
   Task<void> Run() {
     beast::error_code ec;
@@ -62,8 +66,8 @@ class Session final {
       http::request_parser<http::empty_body> head;
       head.header_limit(static_cast<uint32_t>(shared_.options.header_limit));
       head.body_limit(kNoBodyLimit);
-      beast::get_lowest_layer(client_).expires_after(Chrono(shared_.options.header_timeout));
-      co_await http::async_read_header(client_, buffer_, head, asio::redirect_error(kAwait, ec));
+      ec = co_await ReadHeader(client_, buffer_, head, client_deadline_,
+                               shared_.options.header_timeout);
       if (ec == http::error::header_limit) {
         co_await Answer(431, "request header too large\n", false, 11);
         co_return;
@@ -301,9 +305,8 @@ class Session final {
     response.header_limit(static_cast<uint32_t>(shared_.options.header_limit));
     response.body_limit(kNoBodyLimit);
     response.skip(is_head);
-    upstream_.stream->expires_after(Chrono(shared_.options.upstream_timeout));
-    co_await http::async_read_header(*upstream_.stream, upstream_.buffer, response,
-                                     asio::redirect_error(kAwait, ec));
+    ec = co_await ReadHeader(*upstream_.stream, upstream_.buffer, response, upstream_deadline_,
+                             shared_.options.upstream_timeout);
     if (ec) {
       Logger("proxy")->debug("{}: the workload's response head: {}", d.host.instance_id,
                              ec.message());
@@ -367,6 +370,8 @@ class Session final {
   beast::flat_buffer buffer_;
   Upstream upstream_;
   RelayChunk relay_chunk_;
+  ReadDeadline client_deadline_;
+  ReadDeadline upstream_deadline_;
   std::string client_ip_;
 };
 
