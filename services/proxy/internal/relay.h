@@ -57,6 +57,15 @@ inline std::chrono::steady_clock::duration Chrono(absl::Duration d) {
   return absl::ToChronoNanoseconds(d);
 }
 
+// Our direct reads and writes must return would_block, never wait. Asio's setter makes a
+// system call each time; the getter does not.
+template <class Socket>
+void SetNonBlocking(Socket& socket, beast::error_code& ec) {
+  if (!socket.non_blocking()) {
+    socket.non_blocking(true, ec);
+  }
+}
+
 // Writes what `serializer` has ready. On plain TCP it first tries at once, without waiting: a
 // message that fits the socket's send buffer (nearly every one on a quiet connection) then
 // costs one send() instead of an asynchronous composed write with its timer, which took most
@@ -68,7 +77,7 @@ Task<beast::error_code> Write(Out& out,
   beast::error_code ec;
   if constexpr (std::is_same_v<Out, TcpStream>) {
     auto& socket = out.socket();
-    socket.non_blocking(true, ec);
+    SetNonBlocking(socket, ec);
     if (!ec) {
       http::write(socket, serializer, ec);
     }
@@ -90,7 +99,7 @@ Task<beast::error_code> ReadHeader(In& in, beast::flat_buffer& buffer, Parser& p
   beast::error_code ec;
   if constexpr (std::is_same_v<In, TcpStream>) {
     auto& socket = in.socket();
-    socket.non_blocking(true, ec);
+    SetNonBlocking(socket, ec);
     if (ec) {
       co_return ec;
     }
