@@ -32,8 +32,8 @@ RUN apt-get update -q \
  && useradd --system --uid 10001 --gid gpuaas --no-create-home --shell /usr/sbin/nologin gpuaas
 COPY --from=builder /out/gpuaas-proxy /usr/local/bin/
 USER 10001:10001
-# The proxy follows the instance service with a service-role API key (GPUAAS_PROXY_API_KEY_FILE)
-# and signs its cookies with a key every replica shares (GPUAAS_PROXY_COOKIE_SECRET_FILE).
+# The proxy follows the instance service with its own access-proxy API key
+# (GPUAAS_PROXY_API_KEY_FILE) and signs its cookies with a key every replica shares (GPUAAS_PROXY_COOKIE_SECRET_FILE).
 ENV GPUAAS_PROXY_LISTEN=0.0.0.0:8080 \
     GPUAAS_PROXY_METRICS_LISTEN=0.0.0.0:9105
 EXPOSE 8080 9105

@@ -10,11 +10,14 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/loadgen/latency_recorder.h"
+#include "bench/loadgen/node_agent_token.h"
 #include "gpuaas/stock/v1/stock.grpc.pb.h"
 #include "libs/client/auth_client.h"
 #include "libs/client/channel.h"
@@ -90,11 +93,22 @@ int Run(const Flags& f) {
     std::cerr << "login: " << token.status() << "\n";
     return 1;
   }
-  const std::string bearer = "Bearer " + token->access_token();
+  // Each agent with its own key bound to its node, as real agents (issue 22).
+  const gpuaas::client::AuthClient auth_client(*auth);
+  std::vector<std::string> bearers;
+  for (int i = 0; i < f.agents; ++i) {
+    auto agent_token = gpuaas::bench::NodeAgentToken(auth_client, token->access_token(),
+                                                     SimulatedNode(f, i).node_id());
+    if (!agent_token.ok()) {
+      std::cerr << "agent key " << i << ": " << agent_token.status() << "\n";
+      return 1;
+    }
+    bearers.push_back("Bearer " + *agent_token);
+  }
   auto stub = pb::NodeAgentService::NewStub(*stock);
   for (int i = 0; i < f.agents; ++i) {
     grpc::ClientContext ctx;
-    ctx.AddMetadata("authorization", bearer);
+    ctx.AddMetadata("authorization", bearers[i]);
     pb::RegisterNodeRequest req;
     *req.mutable_node() = SimulatedNode(f, i);
     pb::RegisterNodeResponse resp;
@@ -113,7 +127,7 @@ int Run(const Flags& f) {
   for (int i = 0; i < f.agents; ++i) {
     agents.emplace_back([&, i] {
       grpc::ClientContext ctx;
-      ctx.AddMetadata("authorization", bearer);
+      ctx.AddMetadata("authorization", bearers[i]);
       auto stream = stub->Heartbeat(&ctx);
       pb::HeartbeatRequest beat;
       beat.set_node_id(absl::StrCat(f.prefix, "-", i));

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "bench/loadgen/node_agent_token.h"
 #include "libs/client/auth_client.h"
 #include "libs/client/call_context.h"
 #include "libs/client/channel.h"
@@ -94,10 +95,17 @@ std::unique_ptr<grpc::ClientContext> BenchClient::NewContext() {
 }
 
 absl::Status BenchClient::RegisterNode(const pb::Node& node) {
+  // As the node's own agent: only it makes the node's calls.
+  GPUAAS_ASSIGN_OR_RETURN(
+      const std::string token,
+      gpuaas::bench::NodeAgentToken(client::AuthClient(auth_channel_, flags_.timeout), Token(),
+                                    node.node_id()));
+  client::CallContext call;
+  call.set_timeout(flags_.timeout).set_bearer_token(token);
   pb::RegisterNodeRequest req;
   *req.mutable_node() = node;
   pb::RegisterNodeResponse out;
-  return FromGrpc(agent().RegisterNode(NewContext().get(), req, &out),
+  return FromGrpc(agent().RegisterNode(call.NewClientContext().get(), req, &out),
                   absl::StrCat("RegisterNode ", node.node_id()));
 }
 

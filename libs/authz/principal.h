@@ -42,8 +42,9 @@ absl::Status RequirePower(const Principal& p, Power power, std::string_view what
 // ("<what> not found"), so callers cannot learn that it exists.
 absl::Status RequireTenant(const Principal& p, std::string_view tenant_id, std::string_view what);
 
-// The principal may make a node call (Power::kNodeCalls) for `node_id`: a NODE_AGENT only for
-// the node its token is bound to; SERVICE and PLATFORM_ADMIN for any node. Error:
+// The principal may make a node call (Power::kNodeCalls) for `node_id`: only a NODE_AGENT (the
+// one role holding node calls), only for the node its token is bound to; no role acts for
+// every node. Error:
 // PERMISSION_DENIED, also for another node's id: node ids are no secret (ListNodes shows them)
 // and a NOT_FOUND would read to an agent as "register again" (Heartbeat's answer for an unknown
 // node), making a misbound agent loop instead of stopping on a clear refusal.

@@ -117,10 +117,9 @@ TEST(RequireNode, ANodeAgentActsForItsOwnNodeOnly) {
   EXPECT_EQ(RequireNode(agent, "node-b", "heartbeats").code(), absl::StatusCode::kPermissionDenied);
   agent.node_id.clear();  // no valid token lacks it; fail closed anyway
   EXPECT_EQ(RequireNode(agent, "", "heartbeats").code(), absl::StatusCode::kPermissionDenied);
-  // SERVICE and PLATFORM_ADMIN are bound to no node; nobody else makes node calls.
-  EXPECT_TRUE(RequireNode(Make(ROLE_SERVICE, ""), "node-b", "heartbeats").ok());
-  EXPECT_TRUE(RequireNode(Make(ROLE_PLATFORM_ADMIN, ""), "node-b", "heartbeats").ok());
-  for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_ACCESS_PROXY}) {
+  // Nobody else makes node calls: not the services' key, not a person, not even an admin.
+  for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE, ROLE_PLATFORM_ADMIN,
+                 ROLE_ACCESS_PROXY}) {
     EXPECT_EQ(RequireNode(Make(r), "node-a", "heartbeats").code(),
               absl::StatusCode::kPermissionDenied);
   }

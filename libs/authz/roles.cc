@@ -21,8 +21,9 @@ constexpr uint32_t kMember = kViewer | Bit(Power::kUse);
 constexpr uint32_t kTenantAdmin = kMember | Bit(Power::kManagePeople);
 constexpr uint32_t kNodeAgent = Bit(Power::kNodeCalls);
 constexpr uint32_t kAccessProxy = Bit(Power::kAccessCalls);
-constexpr uint32_t kService =
-    kMember | Bit(Power::kAnyTenant) | Bit(Power::kServiceCalls) | kNodeAgent | kAccessProxy;
+// Only what the instance service calls with it: claim and release stock, attach and detach
+// storage, read agents' workload logs, and look up tenants, users and storages in any tenant.
+constexpr uint32_t kService = kMember | Bit(Power::kAnyTenant) | Bit(Power::kServiceCalls);
 constexpr uint32_t kPlatformAdmin = kTenantAdmin | kService | Bit(Power::kPlatform);
 
 // Strongest first, for Meet. The machine roles share no power with the tenant roles, so their
@@ -60,10 +61,13 @@ bool Holds(Role role, Power power) { return (PowersOf(role) & Bit(power)) != 0; 
 
 bool MayGrant(Role holder, Role granted) {
   const uint32_t want = PowersOf(granted);
+  if (IsMachineRole(granted)) return Holds(holder, Power::kPlatform);
   return want != 0 && Within(want, PowersOf(holder));
 }
 
 Role Meet(Role a, Role b) {
+  if (IsMachineRole(b) && MayGrant(a, b)) return b;
+  if (IsMachineRole(a) && MayGrant(b, a)) return a;
   const uint32_t both = PowersOf(a) & PowersOf(b);
   for (Role r : kByStrength) {
     if (Within(PowersOf(r), both)) {

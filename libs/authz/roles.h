@@ -6,19 +6,23 @@
 //   VIEWER            read
 //   MEMBER            read, use
 //   TENANT_ADMIN      read, use, manage people
-//   SERVICE           read, use, any tenant, service calls, node calls, access calls
-//                     (never manages people)
+//   SERVICE           read, use, any tenant, service calls (never manages people)
 //   NODE_AGENT        node calls, only for the node its key is bound to (RequireNode)
 //   ACCESS_PROXY      access calls
-//   PLATFORM_ADMIN    every power, in every tenant
+//   PLATFORM_ADMIN    read, use, manage people, any tenant, service calls, platform
 //
-// The machine roles (NODE_AGENT, ACCESS_PROXY) hold no tenant power at all: a compromised node
-// or proxy reaches no tenant's API, storage or other nodes. Only a platform admin mints them
-// (services/auth), a node agent's key bound to one node.
+// Each node call and access call has exactly one holder: its machine's own key. The machine
+// roles (NODE_AGENT, ACCESS_PROXY) hold no tenant power at all: a compromised node or proxy
+// reaches no tenant's API, storage or other nodes. SERVICE (the instance service's key) holds
+// neither machine's calls, so a leaked service key cannot act as a node or as the proxy. Nor
+// does PLATFORM_ADMIN: a person is not a node, and a token that could act for every node is
+// the unbound machine credential issue 22 removes; an admin makes the machines' keys instead.
 //
 // A role may grant another exactly when it holds every power of the other, so no chain of
 // grants (API keys, memberships) ever yields more power than its start: SERVICE cannot mint a
-// TENANT_ADMIN key, a TENANT_ADMIN cannot mint a SERVICE key.
+// TENANT_ADMIN key, a TENANT_ADMIN cannot mint a SERVICE key. The one exception: a machine
+// role is granted by Power::kPlatform alone (platform admins mint the machines' keys, a node
+// agent's bound to one node, without holding the machines' powers themselves).
 #pragma once
 
 #include <cstdint>
@@ -49,11 +53,14 @@ uint32_t PowersOf(Role role);
 bool Holds(Role role, Power power);
 
 // `holder` may hand `granted` on: `granted` is a real role and every power it has, `holder`
-// has too. The same test answers "does `holder` satisfy a check that needs `granted`".
+// has too; or `granted` is a machine role and `holder` holds Power::kPlatform. The same test
+// answers "does `holder` satisfy a check that needs `granted`".
 bool MayGrant(Role holder, Role granted);
 
 // The strongest role whose powers lie within both `a` and `b` (what an API key of role `b`
-// may do for a creator who now holds `a`); ROLE_UNSPECIFIED when no role fits.
+// may do for a creator who now holds `a`); ROLE_UNSPECIFIED when no role fits. A machine role
+// meets a role that may grant it in itself: a machine's key works while its maker is still a
+// platform admin.
 Role Meet(Role a, Role b);
 
 // The weakest role holding `power`, for messages that tell the caller what it lacks.

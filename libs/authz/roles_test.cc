@@ -117,5 +117,22 @@ TEST(Roles, MachineRoles) {
   EXPECT_EQ(WeakestHolder(Power::kAccessCalls), ROLE_ACCESS_PROXY);
 }
 
+// Each machine's calls have one holder, its own key: the services' key and the platform admin
+// (a person) hold neither, yet the admin still mints both, and nothing else does.
+TEST(Roles, OnlyTheMachinesHoldTheirCalls) {
+  for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE, ROLE_PLATFORM_ADMIN}) {
+    EXPECT_FALSE(Holds(r, Power::kNodeCalls)) << RoleName(r);
+    EXPECT_FALSE(Holds(r, Power::kAccessCalls)) << RoleName(r);
+  }
+  for (Role machine : {ROLE_NODE_AGENT, ROLE_ACCESS_PROXY}) {
+    EXPECT_TRUE(MayGrant(ROLE_PLATFORM_ADMIN, machine));
+    EXPECT_FALSE(MayGrant(ROLE_SERVICE, machine));
+    EXPECT_FALSE(MayGrant(machine, machine));  // a machine never mints another
+    EXPECT_EQ(Meet(machine, ROLE_PLATFORM_ADMIN), machine);
+    EXPECT_EQ(Meet(ROLE_SERVICE, machine), ROLE_UNSPECIFIED);  // its maker lost the admin
+  }
+  EXPECT_EQ(Meet(ROLE_NODE_AGENT, ROLE_ACCESS_PROXY), ROLE_UNSPECIFIED);
+}
+
 }  // namespace
 }  // namespace gpuaas::authz

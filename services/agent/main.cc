@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "libs/authz/grpc_jwks_source.h"
@@ -21,6 +23,7 @@
 #include "libs/common/logging.h"
 #include "libs/common/periodic_task.h"
 #include "libs/common/quantity.h"
+#include "libs/common/status_macros.h"
 #include "libs/rpc/metrics_endpoint.h"
 #include "libs/rpc/server.h"
 #include "libs/service/env_options.h"
@@ -61,6 +64,7 @@ struct AgentFlags {
   std::string workload_root = "/var/lib/gpuaas-agent/workloads";
   std::string workload_user = "nobody";
   std::string workload_uid_range = "200000-299999";
+  std::string workload_gid_range = "300000-399999";
   std::string landlock = "best-effort";
   std::string shim_path;
   std::string advertise_address = "127.0.0.1";
@@ -113,6 +117,10 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--workload-uid-range", f.workload_uid_range,
               "when the agent runs as root, each workload runs as a uid of its own from "
               "FIRST-LAST (uids no other user of the host has); 'none': all as --workload-user");
+  options.Add("--workload-gid-range", f.workload_gid_range,
+              "with --workload-uid-range, each tenant's workloads run in a group of the tenant's "
+              "own from FIRST-LAST (gids no group of the host has, apart from the uid range), "
+              "which owns the storages they write; 'none': each workload in its uid's group");
   options.Add("--landlock", f.landlock,
               "'required': refuse to start on a kernel without Landlock ABI 6 (workloads' "
               "ports confined, sockets and signals scoped); 'best-effort': warn and run");
@@ -132,21 +140,26 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
               true);
 }
 
+// A uid or gid range flag, "FIRST-LAST" or "none" (0-0).
+absl::StatusOr<std::pair<unsigned, unsigned>> IdRange(const char* flag, const std::string& value) {
+  unsigned first = 0, last = 0;
+  if (value != "none" && std::sscanf(value.c_str(), "%u-%u", &first, &last) != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": \"", value, "\" is not FIRST-LAST or none"));
+  }
+  return std::make_pair(first, last);
+}
+
 // The process runtime's options from the flags; GPU indices from the discovered GPUs.
 absl::StatusOr<agent::ProcessRuntimeOptions> RuntimeOptions(
     const AgentFlags& f, const std::vector<agent::GpuStatus>& gpus) {
   agent::ProcessRuntimeOptions o;
   o.root = f.workload_root;
   o.workload_user = f.workload_user;
-  if (f.workload_uid_range != "none") {
-    unsigned first = 0, last = 0;
-    if (std::sscanf(f.workload_uid_range.c_str(), "%u-%u", &first, &last) != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--workload-uid-range: \"", f.workload_uid_range, "\" is not FIRST-LAST or none"));
-    }
-    o.first_uid = first;
-    o.last_uid = last;
-  }
+  GPUAAS_ASSIGN_OR_RETURN(std::tie(o.first_uid, o.last_uid),
+                          IdRange("--workload-uid-range", f.workload_uid_range));
+  GPUAAS_ASSIGN_OR_RETURN(std::tie(o.first_gid, o.last_gid),
+                          IdRange("--workload-gid-range", f.workload_gid_range));
   if (f.landlock != "required" && f.landlock != "best-effort") {
     return absl::InvalidArgumentError(
         absl::StrCat("--landlock: \"", f.landlock, "\" is not required or best-effort"));

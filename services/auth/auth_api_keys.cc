@@ -41,7 +41,7 @@ absl::Status Auth::CreateApiKey(const Principal& p, const pb::CreateApiKeyReques
     return absl::PermissionDeniedError("an API key cannot create API keys; log in as a user");
   }
   GPUAAS_ASSIGN_OR_RETURN(common::v1::Role role, ApiKeyRole(p, req.role()));
-  GPUAAS_RETURN_IF_ERROR(ApiKeyNode(p, role, req.node_id()));
+  GPUAAS_RETURN_IF_ERROR(ApiKeyNode(role, req.node_id()));
   if (!req.node_id().empty()) {
     GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
   }

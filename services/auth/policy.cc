@@ -23,12 +23,7 @@ absl::StatusOr<common::v1::Role> ApiKeyRole(const authz::Principal& p, common::v
   return role;
 }
 
-absl::Status ApiKeyNode(const authz::Principal& p, common::v1::Role role,
-                        std::string_view node_id) {
-  if (authz::IsMachineRole(role) && !p.IsPlatformAdmin()) {
-    return absl::PermissionDeniedError("role: " + std::string(authz::RoleName(role)) +
-                                       " keys are made by platform admins only");
-  }
+absl::Status ApiKeyNode(common::v1::Role role, std::string_view node_id) {
   const bool bound = role == common::v1::ROLE_NODE_AGENT;
   if (bound && node_id.empty()) {
     return service::InvalidField("node_id", "required for a ROLE_NODE_AGENT key");

@@ -16,11 +16,10 @@ namespace gpuaas::auth {
 // role when the caller's token acts for no tenant (a tenant role always names its tenant).
 absl::StatusOr<common::v1::Role> ApiKeyRole(const authz::Principal& p, common::v1::Role requested);
 
-// A key of `role` may be bound to `node_id` by `p`: a machine role (NODE_AGENT, ACCESS_PROXY)
-// only by a platform admin, since any other granter would let a holder of node calls bind keys
-// to nodes not its own; NODE_AGENT needs a node, every other role takes none. Errors:
-// PERMISSION_DENIED, INVALID_ARGUMENT "node_id: ...".
-absl::Status ApiKeyNode(const authz::Principal& p, common::v1::Role role, std::string_view node_id);
+// A key of `role` may be bound to `node_id`: NODE_AGENT needs a node, every other role takes
+// none. (Who may make a machine's key at all, a platform admin only, ApiKeyRole decides through
+// authz::MayGrant.) Error: INVALID_ARGUMENT "node_id: ...".
+absl::Status ApiKeyNode(common::v1::Role role, std::string_view node_id);
 
 // The caller holds the rights a user has over itself (its password, its own API keys) on
 // `user_id`: it is that user, logged in. A token exchanged from an API key never has them: a

@@ -74,24 +74,32 @@ TEST(ApiKeyRole, UnknownRoleIsInvalid) {
               StatusIs(absl::StatusCode::kInvalidArgument, "role: unknown role"));
 }
 
-TEST(ApiKeyNode, MachineKeysArePlatformAdminsAndOnlyANodeAgentsIsBound) {
-  for (Role maker : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE}) {
-    EXPECT_THAT(ApiKeyNode(Caller(maker), ROLE_NODE_AGENT, "node-a"),
-                StatusIs(absl::StatusCode::kPermissionDenied));
-    EXPECT_THAT(ApiKeyNode(Caller(maker), ROLE_ACCESS_PROXY, ""),
-                StatusIs(absl::StatusCode::kPermissionDenied));
+// Only a platform admin makes a machine's key; not the services' key, not a machine itself.
+TEST(ApiKeyRole, MachineKeysArePlatformAdminsOnly) {
+  for (Role maker : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE, ROLE_NODE_AGENT,
+                     ROLE_ACCESS_PROXY}) {
+    for (Role machine : {ROLE_NODE_AGENT, ROLE_ACCESS_PROXY}) {
+      EXPECT_THAT(ApiKeyRole(Caller(maker, ""), machine),
+                  StatusIs(absl::StatusCode::kPermissionDenied));
+    }
   }
+  // A machine asking for "its own role" again is refused too.
+  EXPECT_THAT(ApiKeyRole(Caller(ROLE_NODE_AGENT, ""), ROLE_UNSPECIFIED),
+              StatusIs(absl::StatusCode::kPermissionDenied));
   const authz::Principal admin = Caller(ROLE_PLATFORM_ADMIN, "");
-  EXPECT_TRUE(ApiKeyNode(admin, ROLE_NODE_AGENT, "node-a").ok());
-  EXPECT_TRUE(ApiKeyNode(admin, ROLE_ACCESS_PROXY, "").ok());
-  EXPECT_TRUE(ApiKeyNode(admin, ROLE_SERVICE, "").ok());
+  EXPECT_THAT(ApiKeyRole(admin, ROLE_NODE_AGENT), IsOkAndHolds(ROLE_NODE_AGENT));
+  EXPECT_THAT(ApiKeyRole(admin, ROLE_ACCESS_PROXY), IsOkAndHolds(ROLE_ACCESS_PROXY));
+}
+
+TEST(ApiKeyNode, OnlyANodeAgentsKeyIsBound) {
+  EXPECT_TRUE(ApiKeyNode(ROLE_NODE_AGENT, "node-a").ok());
+  EXPECT_TRUE(ApiKeyNode(ROLE_ACCESS_PROXY, "").ok());
+  EXPECT_TRUE(ApiKeyNode(ROLE_SERVICE, "").ok());
   EXPECT_THAT(
-      ApiKeyNode(admin, ROLE_NODE_AGENT, ""),
+      ApiKeyNode(ROLE_NODE_AGENT, ""),
       StatusIs(absl::StatusCode::kInvalidArgument, "node_id: required for a ROLE_NODE_AGENT key"));
-  EXPECT_THAT(ApiKeyNode(admin, ROLE_SERVICE, "node-a"),
-              StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(ApiKeyNode(Caller(ROLE_MEMBER), ROLE_MEMBER, "node-a"),
-              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ApiKeyNode(ROLE_SERVICE, "node-a"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ApiKeyNode(ROLE_MEMBER, "node-a"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(HasSelfRights, OnlyTheUserLoggedIn) {

@@ -50,8 +50,9 @@ absl::StatusOr<pb::Port> PickPort(const pb::Template& t, int32_t wanted) {
 
 }  // namespace
 
-Access::Access(db::Pool& pool, client::AuthClient& auth, AccessOptions options)
-    : pool_(pool), auth_(auth), options_(std::move(options)) {}
+Access::Access(db::Pool& pool, client::AuthClient& auth, client::AccessTokens& own_tokens,
+               AccessOptions options)
+    : pool_(pool), auth_(auth), own_tokens_(own_tokens), options_(std::move(options)) {}
 
 absl::Status Access::GetInstanceAccess(const authz::Principal& p,
                                        const pb::GetInstanceAccessRequest& req,
@@ -141,17 +142,25 @@ absl::Status Access::CheckAccessGrant(const authz::Principal& p,
     }
     return absl::OkStatus();
   }));
-  GPUAAS_RETURN_IF_ERROR(CheckStillMember(caller, req.tenant_id(), req.user_id()));
+  GPUAAS_RETURN_IF_ERROR(CheckStillMember(caller.deadline, req.tenant_id(), req.user_id()));
   out = req;
   return absl::OkStatus();
 }
 
-absl::Status Access::CheckStillMember(const client::CallerCredentials& caller,
-                                      const std::string& tenant_id, const std::string& user_id) {
+absl::Status Access::CheckStillMember(absl::Time deadline, const std::string& tenant_id,
+                                      const std::string& user_id) {
   const absl::Status gone = absl::PermissionDeniedError("the grant's user may no longer use it");
+  // The proxy's key reads no user or membership; the service's own key reads them all.
+  absl::StatusOr<std::string> token = own_tokens_.Get();
+  if (!token.ok()) {
+    return absl::UnavailableError("checking memberships: " + std::string(token.status().message()));
+  }
+  const auto call = [&] {
+    return client::CallContext::FromDeadline(deadline).set_bearer_token(*token);
+  };
   auth::v1::GetUserRequest get;
   get.set_user_id(user_id);
-  absl::StatusOr<auth::v1::User> user = auth_.GetUser(get, client::CallContext::OnBehalf(caller));
+  absl::StatusOr<auth::v1::User> user = auth_.GetUser(get, call());
   if (!user.ok()) {
     return user.status().code() == absl::StatusCode::kNotFound ? gone : user.status();
   }
@@ -165,8 +174,7 @@ absl::Status Access::CheckStillMember(const client::CallerCredentials& caller,
   list.set_page_size(500);
   std::optional<common::v1::Role> role;
   do {
-    absl::StatusOr<auth::v1::ListMembersResponse> page =
-        auth_.ListMembers(list, client::CallContext::OnBehalf(caller));
+    absl::StatusOr<auth::v1::ListMembersResponse> page = auth_.ListMembers(list, call());
     if (!page.ok()) {
       return page.status().code() == absl::StatusCode::kNotFound ? gone : page.status();
     }

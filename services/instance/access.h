@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/instance/v1/instance.pb.h"
 #include "libs/authz/principal.h"
+#include "libs/client/access_tokens.h"
 #include "libs/client/auth_client.h"
 #include "libs/client/call_context.h"
 #include "libs/db/db.h"
@@ -35,13 +36,16 @@ struct AccessOptions {
 
 class Access final {
  public:
-  // `auth` (for memberships, called with the caller's token) must outlive this object.
-  Access(db::Pool& pool, client::AuthClient& auth, AccessOptions options);
+  // `auth` (for users and memberships, called with `own_tokens`, the instance service's own
+  // ROLE_SERVICE key: the proxy's key reads neither) must outlive this object, as must
+  // `own_tokens`.
+  Access(db::Pool& pool, client::AuthClient& auth, client::AccessTokens& own_tokens,
+         AccessOptions options);
 
   // InstanceService.GetInstanceAccess: MEMBER and above, of the instance's tenant.
   absl::Status GetInstanceAccess(const authz::Principal& p, const pb::GetInstanceAccessRequest& req,
                                  pb::InstanceAccess& out);
-  // AccessService: the proxy's calls (SERVICE, PLATFORM_ADMIN).
+  // AccessService: the proxy's calls (ROLE_ACCESS_PROXY only, Power::kAccessCalls).
   absl::Status RedeemAccessCode(const authz::Principal& p, const pb::RedeemAccessCodeRequest& req,
                                 pb::AccessGrant& out);
   absl::Status CheckAccessGrant(const authz::Principal& p, const client::CallerCredentials& caller,
@@ -53,12 +57,14 @@ class Access final {
 
  private:
   // PERMISSION_DENIED unless `user_id` is an enabled user with Power::kUse in `tenant_id` (a
-  // member's role, or a global role). Calls auth (GetUser, ListMembers) with the caller's token.
-  absl::Status CheckStillMember(const client::CallerCredentials& caller,
-                                const std::string& tenant_id, const std::string& user_id);
+  // member's role, or a global role). Calls auth (GetUser, ListMembers) with the service's own
+  // token, by `deadline` (the proxy's call's).
+  absl::Status CheckStillMember(absl::Time deadline, const std::string& tenant_id,
+                                const std::string& user_id);
 
   db::Pool& pool_;
   client::AuthClient& auth_;
+  client::AccessTokens& own_tokens_;
   AccessOptions options_;
 };
 

@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
       InstancesOptions{.lookup_cache_ttl = absl::Seconds(o.lookup_cache_seconds)});
   app->watches_ = std::make_unique<InstanceWatches>(db, o.common.db_dsn);
   app->access_ =
-      std::make_unique<Access>(db, *app->auth_,
+      std::make_unique<Access>(db, *app->auth_, back_half.tokens(),
                                AccessOptions{.domain = o.access_domain,
                                              .scheme = o.access_scheme,
                                              .code_ttl = absl::Seconds(o.access_code_ttl_seconds)});

@@ -37,7 +37,7 @@ class NodeWorkloads final {
  public:
   NodeWorkloads(db::Pool& pool, NodeWorkloadsOptions options) : pool_(pool), options_(options) {}
 
-  // The ReportWorkloads RPC. Needs ROLE_SERVICE or PLATFORM_ADMIN (Power::kServiceCalls).
+  // The ReportWorkloads RPC. Needs ROLE_NODE_AGENT bound to the node (authz::RequireNode).
   // Errors: INVALID_ARGUMENT naming the field, PERMISSION_DENIED.
   absl::Status ReportWorkloads(const authz::Principal& p, const pb::ReportWorkloadsRequest& req,
                                pb::ReportWorkloadsResponse& out);

@@ -1,8 +1,9 @@
 // gpuaas-proxy's HTTP side: serves http(s)://<instance_id>-<port>.<access domain>/ by
 // forwarding to the workload's host port, after deciding who may reach it (access_decision.h).
-// Boost.Beast over Asio C++20 coroutines, one strand per client connection, a few I/O threads
-// for every connection: thousands of idle keep-alive or WebSocket connections cost a coroutine
-// frame and two buffers each, not a thread.
+// Boost.Beast over Asio C++20 coroutines, one event loop per I/O thread, each connection on one
+// of them for its life (as HAProxy and nginx do): no strands, no hand-offs between threads.
+// Thousands of idle keep-alive or WebSocket connections cost a coroutine frame and two buffers
+// each, not a thread.
 //
 // Everything a request needs is in memory (routes, keys, the cookie key); only one-time link
 // redemptions and a cookie's re-check (once per --grant-recheck) call out, on a separate small

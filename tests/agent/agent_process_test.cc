@@ -63,11 +63,9 @@ class AgentProcessTest : public gpuaas::testing::PgTest {
       return;
     }
     auth_ = std::make_unique<auth::testing::AuthStack>(dsn());
-    // The dev stack's arrangement: a service-role user whose API key the agents share.
-    auth_->CreateServiceUser("node-agents");
-    const std::string token =
-        auth_->Login("node-agents", auth::testing::AuthStack::PasswordOf("node-agents"));
-    api_key_ = auth_->CreateApiKey(token, "agents", common::v1::ROLE_SERVICE);
+    // The dev stack's arrangement: the agent's own key, bound to its node (issue 22).
+    api_key_ = auth_->CreateApiKey(auth_->AdminToken(), "agent " + node_id_,
+                                   common::v1::ROLE_NODE_AGENT, node_id_);
     ASSERT_FALSE(api_key_.empty());
     key_file_ = dir_.path() / "agent-api-key";
     std::ofstream(key_file_) << api_key_ << "\n";
@@ -157,13 +155,13 @@ TEST_F(AgentProcessTest, RegistersWithItsInventoryAndHeartbeats) {
   EXPECT_EQ(node.gpus(0).memory_mib(), 81920);
   EXPECT_EQ(node.gpus(2).model(), "T4");
 
-  // The token is the API key's: a service-role token from auth.
+  // The token is the API key's: a node agent's token from auth, bound to this node.
   ASSERT_THAT(reg.authorization, ::testing::StartsWith("Bearer "));
   auth::v1::WhoAmIResponse me;
   grpc::Status who = auth_->stub().WhoAmI(
       auth::testing::AuthStack::Ctx(reg.authorization.substr(7)).get(), {}, &me);
   ASSERT_TRUE(who.ok()) << who.error_message();
-  EXPECT_EQ(me.role(), common::v1::ROLE_SERVICE);
+  EXPECT_EQ(me.role(), common::v1::ROLE_NODE_AGENT);
   EXPECT_THAT(log(), ::testing::Not(::testing::HasSubstr(reg.authorization.substr(7))))
       << "the token is never logged";
 

@@ -1,15 +1,20 @@
 // The process runtime with real bubblewrap sandboxes and real processes: a workload serves on
 // its host port and turns RUNNING; exits, probe timeouts and SIGTERM-deaf workloads end as they
 // should; the sandbox keeps a workload out of other workloads' storage, the agent's files and
-// the database's, shows it only its own processes, and never runs it as root; a new runtime
-// adopts what an old one started; logs stay under their cap.
+// the database's, shows it only its own processes, and never runs it as root; a tenant's
+// workloads share a writable storage no other tenant's reads; a new runtime adopts what an old
+// one started; logs stay under their cap.
 #include "services/agent/runtime/process_runtime.h"
 
+#include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -59,11 +64,15 @@ class ProcessRuntimeTest : public ::testing::Test {
     }
   }
 
-  // `first_uid`-`last_uid`: each workload's own uid; 0: all as nobody.
-  std::unique_ptr<Runtime> New(uid_t first_uid = 0, uid_t last_uid = 0) {
+  // `first_uid`-`last_uid`: each workload's own uid; 0: all as nobody. `first_gid`-`last_gid`:
+  // each tenant's group; 0: each workload's uid's.
+  std::unique_ptr<Runtime> New(uid_t first_uid = 0, uid_t last_uid = 0, gid_t first_gid = 0,
+                               gid_t last_gid = 0) {
     ProcessRuntimeOptions o;
     o.first_uid = first_uid;
     o.last_uid = last_uid;
+    o.first_gid = first_gid;
+    o.last_gid = last_gid;
     o.root = root_.string();
     o.shim_path = GPUAAS_SHIM_BINARY;
     o.log_limit_bytes = 1 << 20;
@@ -374,6 +383,93 @@ TEST_F(ProcessRuntimeTest, EachWorkloadRunsAsAUidOfItsOwnUntilItsDirectoryIsRemo
   ASSERT_TRUE(runtime_->Remove("c.1").ok());
   ASSERT_TRUE(runtime_->Start(Workload("d.1", cmd)).ok());
   EXPECT_EQ(uid_of("d.1"), "300000\n") << "a.1's uid, free again; b.1 keeps 300001";
+}
+
+// Two workloads of one tenant (each its own uid) mount one storage writable: the later start
+// takes nothing from the earlier one, both write each other's files, the S3 data plane's
+// included, whatever umask they run with. Another tenant's workload, on the host as its uid and
+// gid, reads nothing of the storage.
+TEST_F(ProcessRuntimeTest, WorkloadsOfOneTenantShareAStorageThatNoOtherTenantReads) {
+  if (geteuid() != 0) GTEST_SKIP() << "only a root runtime hands out uids and groups";
+  runtime_ = New(300000, 300009, 310000, 310009);
+  ASSERT_NE(runtime_, nullptr);
+  const fs::path storage = private_ / "storage" / "shared";
+  fs::create_directories(storage / "models");
+  std::ofstream(storage / "models" / "seed.txt") << "s3\n";  // as the S3 data plane: root, 0644
+  auto of = [&](const std::string& id, const std::string& tenant, const std::string& cmd) {
+    pb::Workload w = Workload(id, "echo ids $(id -u) $(id -g); " + cmd + "; exec sleep 600");
+    w.set_tenant_id(tenant);
+    pb::Mount* m = w.add_mounts();
+    m->set_host_path(storage.string());
+    m->set_mount_path("/data");
+    return w;
+  };
+  auto said = [&](const std::string& id, const std::string& what) {
+    return Eventually(
+               [&] { return Read(root_ / id / "stdout.log").find(what) != std::string::npos; })
+               ? what
+               : Read(root_ / id / "stdout.log") + Read(root_ / id / "stderr.log");
+  };
+  ASSERT_TRUE(runtime_
+                  ->Start(of("a.1", "t1",
+                             "echo a1 > /data/a.txt && (umask 077; echo p > /data/p.txt) && "
+                             "echo wrote; until [ -e /data/b.txt ]; do sleep 0.1; done; "
+                             "echo a2 >> /data/a.txt && echo appended"))
+                  .ok());
+  ASSERT_EQ(said("a.1", "wrote"), "wrote");
+  ASSERT_TRUE(runtime_
+                  ->Start(of("b.1", "t1",
+                             "echo b1 >> /data/a.txt && echo b1 >> /data/p.txt && "
+                             "echo b1 >> /data/models/seed.txt && echo b > /data/b.txt && "
+                             "echo b-wrote"))
+                  .ok());
+  EXPECT_EQ(said("b.1", "b-wrote"), "b-wrote");
+  EXPECT_EQ(said("a.1", "appended"), "appended") << "the later start took A's files";
+  EXPECT_EQ(Read(storage / "a.txt"), "a1\nb1\na2\n");
+  EXPECT_EQ(Read(storage / "p.txt"), "p\nb1\n");
+  EXPECT_EQ(Read(storage / "models" / "seed.txt"), "s3\nb1\n");
+
+  // Each its own uid, one group: the tenant's, kept for the next runtime.
+  const std::string a_ids = Read(root_ / "a.1" / "stdout.log");
+  const std::string b_ids = Read(root_ / "b.1" / "stdout.log");
+  EXPECT_EQ(a_ids.substr(0, 17), "ids 300000 310000") << a_ids;
+  EXPECT_EQ(b_ids.substr(0, 17), "ids 300001 310000") << b_ids;
+  EXPECT_EQ(Read(root_ / "tenant-gids"), "t1 310000\n");
+  struct stat st;
+  ASSERT_EQ(stat(storage.c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, 310000u);
+  EXPECT_EQ(st.st_mode & 07777, 02770u);
+  ASSERT_EQ(stat((storage / "a.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 300000u) << "owners stay";
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+
+  // Another tenant's workload, with its own storage: its uid and gid open nothing in this one,
+  // even from outside its sandbox; A's own ids still do.
+  pb::Workload other = Workload("c.1", "echo ids $(id -u) $(id -g); exec sleep 600");
+  other.set_tenant_id("t2");
+  Mount(other, "t2-data", "/data", false);
+  ASSERT_TRUE(runtime_->Start(other).ok());
+  ASSERT_EQ(said("c.1", "ids 300002 310001"), "ids 300002 310001");
+  auto open_as = [](uid_t uid, gid_t gid, const fs::path& path) {
+    const pid_t child = fork();
+    if (child == 0) {
+      if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(100);
+      const int fd = open(path.c_str(), O_RDONLY);
+      _exit(fd >= 0 ? 0 : errno);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  for (const char* file : {"a.txt", "p.txt", "models/seed.txt"}) {
+    EXPECT_EQ(open_as(300002, 310001, storage / file), EACCES) << file;
+    EXPECT_EQ(open_as(300000, 310000, storage / file), 0) << file;
+  }
+
+  runtime_ = New(300000, 300009, 310000, 310009);  // the agent restarts: t1 keeps its group
+  ASSERT_TRUE(runtime_->Start(of("d.1", "t1", "echo d >> /data/a.txt && echo d-wrote")).ok());
+  EXPECT_EQ(said("d.1", "ids 300003 310000"), "ids 300003 310000");
+  EXPECT_EQ(said("d.1", "d-wrote"), "d-wrote");
 }
 
 TEST_F(ProcessRuntimeTest, LogsStayUnderTheirCap) {

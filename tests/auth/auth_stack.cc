@@ -43,6 +43,25 @@ std::string AuthStack::Login(const std::string& user, const std::string& passwor
   return resp.access_token();
 }
 
+const std::string& AuthStack::AgentToken(const std::string& node_id) {
+  std::string& token = agent_tokens_[node_id];
+  if (admin_token_.empty()) admin_token_ = AdminToken();
+  if (token.empty()) {
+    token = ExchangeApiKey(
+        CreateApiKey(admin_token_, "agent " + node_id, common::v1::ROLE_NODE_AGENT, node_id));
+  }
+  return token;
+}
+
+const std::string& AuthStack::ProxyToken() {
+  if (admin_token_.empty()) admin_token_ = AdminToken();
+  if (proxy_token_.empty()) {
+    proxy_token_ =
+        ExchangeApiKey(CreateApiKey(admin_token_, "proxy", common::v1::ROLE_ACCESS_PROXY));
+  }
+  return proxy_token_;
+}
+
 std::string AuthStack::CreateTenant(const std::string& tenant_id) {
   if (admin_token_.empty()) admin_token_ = AdminToken();
   pb::CreateTenantRequest req;

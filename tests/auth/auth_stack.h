@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -51,11 +52,19 @@ class AuthStack final {
                            const std::string& node_id = "");
   // The access token API key `secret` exchanges for, or "" after failing the test.
   std::string ExchangeApiKey(const std::string& secret);
+  // A token of `node_id`'s own agent: a ROLE_NODE_AGENT key bound to it (the admin makes one
+  // per node, once), exchanged. Only these make node calls (issue 22).
+  const std::string& AgentToken(const std::string& node_id);
+  // A token of the access proxy's own key (ROLE_ACCESS_PROXY, made by the admin once): only it
+  // makes the access calls.
+  const std::string& ProxyToken();
 
  private:
   std::unique_ptr<AuthApp> app_;
   std::unique_ptr<pb::AuthService::Stub> stub_;
   std::string admin_token_;
+  std::map<std::string, std::string> agent_tokens_;  // by node id
+  std::string proxy_token_;
 };
 
 // A test with its own database and auth service, and the admin's token.

@@ -220,7 +220,7 @@ class GpuaasctlProcessTest : public gpuaas::testing::PgTest {
   // Registers `node_id` with 8 A100-80GB as its agent would, and sends one heartbeat with
   // readings for GPU 0 (an application XID, which leaves the GPU healthy).
   void RegisterA100Node(const std::string& node_id) {
-    const std::string token = AdminToken();
+    const std::string token = AgentToken(node_id);
     auto agent = stockpb::NodeAgentService::NewStub(
         grpc::CreateChannel(stock_addr_, grpc::InsecureChannelCredentials()));
     stockpb::RegisterNodeRequest req;
@@ -276,6 +276,26 @@ class GpuaasctlProcessTest : public gpuaas::testing::PgTest {
     grpc::Status s = auth->Login(Ctx().get(), req, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
     return resp.access_token();
+  }
+
+  // A token of `node_id`'s own agent (a ROLE_NODE_AGENT key the admin binds to it): only the
+  // node's agent makes its node calls.
+  std::string AgentToken(const std::string& node_id) const {
+    auto auth = authpb::AuthService::NewStub(
+        grpc::CreateChannel(auth_addr_, grpc::InsecureChannelCredentials()));
+    authpb::CreateApiKeyRequest create;
+    create.set_name("agent " + node_id);
+    create.set_role(common::v1::ROLE_NODE_AGENT);
+    create.set_node_id(node_id);
+    authpb::CreateApiKeyResponse key;
+    grpc::Status s = auth->CreateApiKey(Ctx(AdminToken()).get(), create, &key);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    authpb::ExchangeApiKeyRequest exchange;
+    exchange.set_secret(key.secret());
+    authpb::ExchangeApiKeyResponse token;
+    s = auth->ExchangeApiKey(Ctx().get(), exchange, &token);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return token.access_token();
   }
 
   static std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token = "") {

@@ -12,15 +12,22 @@ using ::gpuaas::testing::Eventually;
 
 class NodeWorkloadsTest : public ReconcilerTest {};
 
-TEST_F(NodeWorkloadsTest, TenantRolesMayNeitherWatchNorReport) {
-  FakeAgent agent("127.0.0.1:" + std::to_string(server_->port()), member_, "node-0");
-  ASSERT_TRUE(Eventually([&] { return agent.ended().has_value(); }));
-  EXPECT_EQ(agent.ended()->error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_EQ(agent.Report({}).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+// Only node-0's own agent: not a tenant role, not the services' key, not a platform admin, not
+// another node's agent.
+TEST_F(NodeWorkloadsTest, OnlyTheNodesOwnAgentMayWatchAndReport) {
+  for (const std::string& token : {member_, service_, admin_, stack_->AgentToken("node-1")}) {
+    FakeAgent agent("127.0.0.1:" + std::to_string(server_->port()), token, "node-0");
+    ASSERT_TRUE(Eventually([&] { return agent.ended().has_value(); }));
+    EXPECT_EQ(agent.ended()->error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(agent.Report({}).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  }
+  auto own = Agent("node-0");
+  EXPECT_TRUE(own->Report({}).ok());
 }
 
 TEST_F(NodeWorkloadsTest, BadRequestsNameTheField) {
-  FakeAgent bad("127.0.0.1:" + std::to_string(server_->port()), service_, "Not A Node");
+  FakeAgent bad("127.0.0.1:" + std::to_string(server_->port()), stack_->AgentToken("node-0"),
+                "Not A Node");
   ASSERT_TRUE(Eventually([&] { return bad.ended().has_value(); }));
   EXPECT_EQ(bad.ended()->error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(bad.ended()->error_message().find("node_id"), std::string::npos);

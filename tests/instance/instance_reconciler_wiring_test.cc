@@ -46,7 +46,8 @@ TEST_F(WiringTest, BackHalfFromFlagsDrivesAnInstance) {
   std::vector<std::unique_ptr<FakeAgent>> agents;
   for (int i = 0; i < Nodes(); ++i) {
     agents.push_back(std::make_unique<FakeAgent>("127.0.0.1:" + std::to_string(app->port()),
-                                                 service_, "node-" + std::to_string(i)));
+                                                 stack_->AgentToken("node-" + std::to_string(i)),
+                                                 "node-" + std::to_string(i)));
   }
   pb::Template t;
   t.set_cmd("sleep infinity");

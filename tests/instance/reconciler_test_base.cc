@@ -31,7 +31,8 @@ void ReconcilerTest::SetUp() {
     *req.mutable_node() =
         stock::testing::SimulatedNode("node-" + std::to_string(i), 8, "A100-80GB");
     stock::v1::RegisterNodeResponse out;
-    grpc::Status s = stock_->agent_stub().RegisterNode(AuthStack::Ctx(service_).get(), req, &out);
+    grpc::Status s = stock_->agent_stub().RegisterNode(
+        AuthStack::Ctx(stack_->AgentToken(req.node().node_id())).get(), req, &out);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
   {
@@ -153,8 +154,8 @@ Reconciler& ReconcilerTest::StartReconciler(StepHook* hook) {
 
 std::unique_ptr<FakeAgent> ReconcilerTest::Agent(const std::string& node_id,
                                                  FakeAgent::Options options) {
-  return std::make_unique<FakeAgent>("127.0.0.1:" + std::to_string(server_->port()), service_,
-                                     node_id, options);
+  return std::make_unique<FakeAgent>("127.0.0.1:" + std::to_string(server_->port()),
+                                     stack_->AgentToken(node_id), node_id, options);
 }
 
 void ReconcilerTest::Insert(const std::string& instance_id, const NewInstance& spec) {

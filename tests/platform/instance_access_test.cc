@@ -73,8 +73,8 @@ class InstanceAccessTest : public gpuaas::testing::PgTest {
     r.set_code(code);
     r.set_instance_id(id);
     r.set_port(port);
-    return stack_->access().RedeemAccessCode(PlatformStack::Ctx(stack_->admin_token()).get(), r,
-                                             &out);
+    return stack_->access().RedeemAccessCode(PlatformStack::Ctx(stack_->auth().ProxyToken()).get(),
+                                             r, &out);
   }
 
   static std::string CodeOf(const instancepb::InstanceAccess& a) {
@@ -164,13 +164,14 @@ TEST_F(InstanceAccessTest, ReportsMoveTheIdleWindowAndRefuseBadIds) {
   r.add_instance_ids("nb-1");
   r.add_instance_ids("gone-long-ago");
   instancepb::ReportAccessResponse out;
-  EXPECT_TRUE(
-      stack_->access().ReportAccess(PlatformStack::Ctx(stack_->admin_token()).get(), r, &out).ok());
+  EXPECT_TRUE(stack_->access()
+                  .ReportAccess(PlatformStack::Ctx(stack_->auth().ProxyToken()).get(), r, &out)
+                  .ok());
   EXPECT_GT(last_active(), before);
 
   r.add_instance_ids("Bad_Id");
   const grpc::Status bad =
-      stack_->access().ReportAccess(PlatformStack::Ctx(stack_->admin_token()).get(), r, &out);
+      stack_->access().ReportAccess(PlatformStack::Ctx(stack_->auth().ProxyToken()).get(), r, &out);
   EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StartsWith(bad.error_message(), "instance_ids[2]")) << bad.error_message();
 }

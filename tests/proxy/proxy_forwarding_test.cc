@@ -2,8 +2,14 @@
 // on public static routes (--static-route-for-benchmarks), no platform needed: streaming both
 // ways, keep-alive, WebSocket, and the faults — an upstream that breaks off or cannot be
 // reached, slowloris clients, Host tricks.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -23,6 +29,7 @@ class ProxyForwardingTest : public ::testing::Test {
   void SetUp() override {
     upstream_port_ = testing::FreePort();
     closed_port_ = testing::FreePort();  // nobody listens there
+    silent_port_ = ListenWithoutAnswering();
     upstream_ = StartUpstream(upstream_port_, dir_.path() / "upstream.log");
     const std::string up = std::to_string(upstream_port_);
     const std::string api_key = (dir_.path() / "api-key").string();
@@ -35,7 +42,26 @@ class ProxyForwardingTest : public ::testing::Test {
             "--static-route-for-benchmarks=private-1-8080=ten-a@127.0.0.1:" + up,
             "--static-route-for-benchmarks=gone-1-8080=ten-a@127.0.0.1:" +
                 std::to_string(closed_port_) + ",public",
-            "--header-timeout=2s"});
+            "--static-route-for-benchmarks=silent-1-8080=ten-a@127.0.0.1:" +
+                std::to_string(silent_port_) + ",public",
+            "--header-timeout=2s", "--upstream-timeout=1s"});
+  }
+
+  void TearDown() override {
+    if (silent_fd_ >= 0) close(silent_fd_);
+  }
+
+  // A workload that takes connections (the kernel's backlog does) and never answers.
+  int ListenWithoutAnswering() {
+    silent_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{.sin_family = AF_INET, .sin_port = 0, .sin_addr = {htonl(INADDR_LOOPBACK)}};
+    socklen_t len = sizeof addr;
+    if (bind(silent_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        listen(silent_fd_, 16) != 0 ||
+        getsockname(silent_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "listen: " << std::strerror(errno);
+    }
+    return ntohs(addr.sin_port);
   }
 
   int port() const { return proxy_->port(); }
@@ -43,6 +69,8 @@ class ProxyForwardingTest : public ::testing::Test {
   gpuaas::testing::TempDir dir_;
   int upstream_port_ = 0;
   int closed_port_ = 0;
+  int silent_port_ = 0;
+  int silent_fd_ = -1;
   std::unique_ptr<testing::ChildProcess> upstream_;
   std::unique_ptr<ProxyProcess> proxy_;
 };
@@ -88,6 +116,14 @@ TEST_F(ProxyForwardingTest, AnUpstreamThatBreaksOffEndsTheResponse) {
 TEST_F(ProxyForwardingTest, AnUnreachableUpstreamIs502) {
   HttpResponse r = HttpGet(port(), HostOf("gone-1", 8080), "/");
   EXPECT_EQ(r.status, 502);
+  EXPECT_EQ(HttpGet(port(), HostOf("web-1", 8080), "/").status, 200);
+}
+
+TEST_F(ProxyForwardingTest, AWorkloadThatNeverAnswersIs502AfterTheUpstreamTimeout) {
+  const absl::Time start = absl::Now();
+  HttpResponse r = HttpGet(port(), HostOf("silent-1", 8080), "/");
+  EXPECT_EQ(r.status, 502) << proxy_->Log();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(900));  // it did wait for the workload
   EXPECT_EQ(HttpGet(port(), HostOf("web-1", 8080), "/").status, 200);
 }
 

@@ -150,7 +150,7 @@ TEST_F(CatalogAttackTest, AnotherTenantsWorkloadCannotDriveCatalogServersNorLear
   req.set_instance_id("nb");
   instancepb::ProxyToken token;
   grpc::Status s = stack_->platform().access().GetProxyToken(
-      PlatformStack::Ctx(stack_->platform().admin_token()).get(), req, &token);
+      PlatformStack::Ctx(stack_->platform().auth().ProxyToken()).get(), req, &token);
   ASSERT_TRUE(s.ok()) << s.error_message();
   ASSERT_GE(token.token().size(), 64u);
   // The owner may not read it either: a tenant's client never needs it.

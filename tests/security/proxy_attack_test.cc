@@ -159,7 +159,7 @@ class ProxyAttackTest : public gpuaas::testing::PgTest {
     stack_->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 2);
     proxy_ = std::make_unique<ProxyProcess>(
         dir_.path(), stack_->instance().address(), stack_->auth().address(),
-        (dir_.path() / "service-api-key").string(), std::vector<std::string>{"--grant-recheck=1s"});
+        stack_->proxy_api_key_file().string(), std::vector<std::string>{"--grant-recheck=1s"});
     instancepb::Instance created;
     grpc::Status s = stack_->instances().CreateInstance(
         PlatformStack::Ctx(token_a_).get(), UpstreamInstance("web-1", "a100.1x"), &created);

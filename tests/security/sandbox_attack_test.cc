@@ -1,7 +1,7 @@
 // Attacks from inside a workload's sandbox, on the real platform (real agents running real
 // bubblewrap sandboxes): taking the node's whole host-port range, calling into the kernel's
 // wider interfaces (keyrings, BPF, ptrace, namespaces), and reaching another tenant's workload
-// as the same user.
+// as the same user, or its storage.
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -51,16 +51,16 @@ pid_t ProcessOf(uid_t uid) {
   return 0;
 }
 
-// What a host process running as `uid` gets when it reads `file` and signals `pid`:
+// What a host process running as `uid`:`gid` gets when it reads `file` and signals `pid`:
 // "<open's errno> <kill's errno>", 0 for success.
-std::string AsUid(uid_t uid, const fs::path& file, pid_t pid) {
+std::string AsUid(uid_t uid, gid_t gid, const fs::path& file, pid_t pid) {
   int answer_pipe[2];
   if (pipe(answer_pipe) != 0) return "pipe";
   const pid_t child = fork();
   if (child == 0) {
     close(answer_pipe[0]);
     int open_errno = -1, kill_errno = -1;
-    if (setgroups(0, nullptr) == 0 && setgid(uid) == 0 && setuid(uid) == 0) {
+    if (setgroups(0, nullptr) == 0 && setgid(gid) == 0 && setuid(uid) == 0) {
       const int fd = open(file.c_str(), O_RDONLY);
       open_errno = fd >= 0 ? 0 : errno;
       kill_errno = kill(pid, 0) == 0 ? 0 : errno;
@@ -76,6 +76,12 @@ std::string AsUid(uid_t uid, const fs::path& file, pid_t pid) {
   waitpid(child, nullptr, 0);
   return buf;
 }
+
+// A storage an instance mounts at /data.
+struct Data {
+  std::string storage_id;  // none when empty
+  bool read_only = false;
+};
 
 class SandboxAttackTest : public gpuaas::testing::PgTest {
  protected:
@@ -99,7 +105,8 @@ class SandboxAttackTest : public gpuaas::testing::PgTest {
   // `probe`) and waits until it is RUNNING.
   instancepb::Instance Run(const std::string& token, const std::string& id, const std::string& cmd,
                            int port = 0, bool probe = true,
-                           const std::map<std::string, std::string>& envs = {}) {
+                           const std::map<std::string, std::string>& envs = {},
+                           const Data& data = {}) {
     instancepb::CreateInstanceRequest req;
     req.set_instance_id(id);
     req.set_spec_name("a100.1x");
@@ -114,6 +121,13 @@ class SandboxAttackTest : public gpuaas::testing::PgTest {
       instancepb::Env* e = t->add_envs();
       e->set_name(name);
       e->set_value(value);
+    }
+    if (!data.storage_id.empty()) {
+      req.set_storage_id(data.storage_id);
+      instancepb::Volume* v = t->add_volumes();
+      v->set_name("data");
+      v->set_mount_path("/data");
+      v->set_read_only(data.read_only);
     }
     instancepb::Instance created;
     const grpc::Status s =
@@ -256,10 +270,71 @@ TEST_F(SandboxAttackTest, TwoWorkloadsRunAsDifferentUidsAndCannotReachEachOther)
   ASSERT_GT(victim_pid, 0);
   ASSERT_GT(attacker_pid, 0);
 
-  EXPECT_EQ(AsUid(attacker_uid, WorkloadDir("victim") / "home" / "secret", victim_pid),
-            absl::StrCat(EACCES, " ", EPERM));
+  EXPECT_EQ(
+      AsUid(attacker_uid, attacker_uid, WorkloadDir("victim") / "home" / "secret", victim_pid),
+      absl::StrCat(EACCES, " ", EPERM));
   // The legitimate path: its own home and processes.
-  EXPECT_EQ(AsUid(attacker_uid, WorkloadDir("attacker") / "home" / "secret", attacker_pid), "0 0");
+  EXPECT_EQ(
+      AsUid(attacker_uid, attacker_uid, WorkloadDir("attacker") / "home" / "secret", attacker_pid),
+      "0 0");
+}
+
+// The uid and gid a workload printed first ("ids <uid> <gid>").
+std::pair<uid_t, gid_t> IdsIn(const std::string& out) {
+  std::istringstream in(out);
+  std::string word;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  in >> word >> uid >> gid;
+  return {uid, gid};
+}
+
+// A tenant's storage is written by one instance and read by another at once (each its own uid),
+// so its files are the tenant's group's, made private (umask 077) or not. Another tenant's
+// workload on the node reads none of it: the storage is not in its sandbox, and out of its
+// namespaces its uid and gid open nothing there, neither by the storage's host path nor through
+// the writer's /proc/<pid>/root.
+TEST_F(SandboxAttackTest, AnotherTenantsWorkloadReadsNoStorageFileOfATenantsSharedStorage) {
+  stack_->CreateStorage(victim_, "models");
+  const std::string ids = "echo ids $(id -u) $(id -g); ";
+  ASSERT_TRUE(Running(Run(victim_, "writer",
+                          ids + "umask 077; echo alice-secret > /data/secret.txt; exec sleep 600",
+                          0, true, {}, {.storage_id = "models"})));
+  ASSERT_TRUE(Eventually([&] { return !WorkloadDir("writer").empty(); }));
+  instancepb::Workload workload;
+  std::ifstream in(WorkloadDir("writer") / "workload.pb", std::ios::binary);
+  ASSERT_TRUE(workload.ParseFromIstream(&in) && workload.mounts_size() == 1);
+  const fs::path secret = fs::path(workload.mounts(0).host_path()) / "secret.txt";
+  ASSERT_TRUE(Eventually([&] { return fs::exists(secret); }));
+
+  // The legitimate path: the tenant's other instance reads the private file.
+  ASSERT_TRUE(Running(Run(victim_, "reader", ids + "cat /data/secret.txt; exec sleep 600", 0, true,
+                          {}, {.storage_id = "models", .read_only = true})));
+  EXPECT_NE(OutputWith("reader", "alice-secret").find("alice-secret"), std::string::npos)
+      << Slurp(WorkloadDir("reader") / "stderr.log");
+
+  // The attack: by the host path inside the sandbox, then as its uid and gid outside it.
+  ASSERT_TRUE(
+      Running(Run(attacker_, "snoop", ids + "cat \"$SECRET\" || echo refused; exec sleep 600", 0,
+                  true, {{"SECRET", secret.string()}})));
+  const std::string snooped = OutputWith("snoop", "refused");
+  EXPECT_NE(snooped.find("refused"), std::string::npos) << snooped;
+  EXPECT_EQ(snooped.find("alice-secret"), std::string::npos) << snooped;
+  const auto [writer_uid, writer_gid] = IdsIn(OutputWith("writer", "\n"));
+  const auto [reader_uid, reader_gid] = IdsIn(OutputWith("reader", "\n"));
+  const auto [snoop_uid, snoop_gid] = IdsIn(snooped);
+  EXPECT_NE(writer_uid, reader_uid);
+  EXPECT_EQ(writer_gid, reader_gid) << "one tenant, one group";
+  EXPECT_NE(snoop_gid, writer_gid);
+  const pid_t writer_pid = ProcessOf(writer_uid);
+  ASSERT_GT(writer_pid, 0);
+  const std::string refused = absl::StrCat(EACCES, " ", EPERM);
+  EXPECT_EQ(AsUid(snoop_uid, snoop_gid, secret, writer_pid), refused);
+  EXPECT_EQ(
+      AsUid(snoop_uid, snoop_gid,
+            fs::path("/proc") / std::to_string(writer_pid) / "root/data/secret.txt", writer_pid),
+      refused);
+  EXPECT_EQ(AsUid(reader_uid, reader_gid, secret, writer_pid), absl::StrCat(0, " ", EPERM));
 }
 
 // Workloads share the host's network namespace, and with it the abstract unix socket names: a

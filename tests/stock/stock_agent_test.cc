@@ -29,23 +29,18 @@ class StockAgentTest : public StockTest {
                         .node_timeout = absl::Seconds(2)},
             .watch_heartbeats = true};
   }
-  void SetUp() override {
-    StockTest::SetUp();
-    if (IsSkipped()) return;
-    stack_->CreateServiceUser("node-agents");
-    const std::string token =
-        stack_->Login("node-agents", auth::testing::AuthStack::PasswordOf("node-agents"));
-    key_file_ = dir_.path() / "agent-api-key";
-    std::ofstream(key_file_) << stack_->CreateApiKey(token, "agents", common::v1::ROLE_SERVICE)
-                             << "\n";
-    chmod(key_file_.c_str(), 0600);
-  }
   void TearDown() override {
     agents_.clear();
     StockTest::TearDown();
   }
 
+  // Each agent with its own key, bound to its node (issue 22).
   void StartAgent(const std::string& node_id, const std::string& gpus) {
+    const fs::path key_file = dir_.path() / (node_id + "-api-key");
+    std::ofstream(key_file) << stack_->CreateApiKey(admin_, "agent " + node_id,
+                                                    common::v1::ROLE_NODE_AGENT, node_id)
+                            << "\n";
+    chmod(key_file.c_str(), 0600);
     const std::string port = std::to_string(FreePort());
     agents_[node_id] = std::make_unique<ChildProcess>(
         std::vector<std::string>{
@@ -53,7 +48,7 @@ class StockAgentTest : public StockTest {
             "--listen=127.0.0.1:" + port,
             "--metrics-listen=127.0.0.1:" + std::to_string(FreePort()),
             "--stock-addr=" + stock_->address(), "--auth-addr=" + stack_->address(),
-            "--api-key-file=" + key_file_.string(), "--fault-file=" + FaultFile(node_id).string(),
+            "--api-key-file=" + key_file.string(), "--fault-file=" + FaultFile(node_id).string(),
             "--instance-addr=none", "--reprobe-interval=300ms", "--sample-interval=100ms"},
         (dir_.path() / (node_id + ".log")).string());
   }
@@ -71,7 +66,6 @@ class StockAgentTest : public StockTest {
   }
 
   gpuaas::testing::TempDir dir_;
-  fs::path key_file_;
   std::map<std::string, std::unique_ptr<ChildProcess>> agents_;
 };
 

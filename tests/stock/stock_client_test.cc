@@ -138,7 +138,9 @@ TEST_F(StockClientRealTest, StocksClaimsAndNodes) {
   *reg.mutable_node() = SimulatedNode("node-1", 4, "T4");
   pb::RegisterNodeResponse registered;
   ASSERT_TRUE(
-      stock_->agent_stub().RegisterNode(AuthStack::Ctx(admin_).get(), reg, &registered).ok());
+      stock_->agent_stub()
+          .RegisterNode(AuthStack::Ctx(stack_->AgentToken("node-1")).get(), reg, &registered)
+          .ok());
   ASSERT_OK(Create(T4("t4.1x"), admin_));
 
   pb::CreateStocksRequest create;

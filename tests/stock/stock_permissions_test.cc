@@ -1,6 +1,8 @@
 // Every stocks, claims and nodes RPC × every role, from the tenant the caller acts in and from
 // another. Stocks and nodes are platform resources: reads are open to every role, writes need
-// PLATFORM_ADMIN, claims and the agents' calls need ROLE_SERVICE (or PLATFORM_ADMIN).
+// PLATFORM_ADMIN, claims need ROLE_SERVICE (or PLATFORM_ADMIN), and the agents' calls the node's
+// own agent (ROLE_NODE_AGENT bound to it) and nobody else: not the services' key, not an admin,
+// not the proxy, not another node's agent.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -21,7 +23,7 @@ TEST_F(StockPermissionsTest, EveryRoleOnEveryRpc) {
   stack_->CreateUser("member", "alpha", common::v1::ROLE_MEMBER);
   stack_->CreateUser("tadmin", "alpha", common::v1::ROLE_TENANT_ADMIN);
   stack_->CreateUser("other", "beta", common::v1::ROLE_TENANT_ADMIN);
-  enum Kind { kTenantRole, kService, kPlatform };
+  enum Kind { kTenantRole, kService, kPlatform, kNodeAgent, kOtherMachine };
   struct Caller {
     const char* name;
     std::string token;
@@ -36,6 +38,11 @@ TEST_F(StockPermissionsTest, EveryRoleOnEveryRpc) {
        stack_->Login("robot", AuthStack::PasswordOf("robot"), "alpha"), kService},
       {"service", service_, kService},
       {"platform-admin", admin_, kPlatform},
+      {"n2's agent", stack_->AgentToken("n2"), kNodeAgent},
+      {"n1's agent", stack_->AgentToken("n1"), kOtherMachine},  // another node's agent
+      {"proxy",
+       stack_->ExchangeApiKey(stack_->CreateApiKey(admin_, "proxy", common::v1::ROLE_ACCESS_PROXY)),
+       kOtherMachine},
   };
   ASSERT_TRUE(Register(SimulatedNode("n1", 8, "A100-80GB")).ok());
   ASSERT_TRUE(CreateSpec(MakeSpec("a100.1x", "A100-80GB", 1)).ok());
@@ -47,6 +54,7 @@ TEST_F(StockPermissionsTest, EveryRoleOnEveryRpc) {
     const char* rpc;
     Rpc call;
     bool reads, service, platform;  // who gets OK; everyone else PERMISSION_DENIED
+    bool node_agent = false;        // n2's own agent (the node the node rows name)
   };
   const std::vector<Row> rows = {
       {"CreateStocks",
@@ -149,21 +157,24 @@ TEST_F(StockPermissionsTest, EveryRoleOnEveryRpc) {
          pb::RegisterNodeResponse out;
          return stock_->agent_stub().RegisterNode(Ctx(t).get(), r, &out);
        },
-       false, true, true},
+       false, false, false, true},
       {"Heartbeat",
        [&](const std::string& t, int) {
          pb::HeartbeatRequest beat;
          beat.set_node_id("n2");
          return Heartbeats(t, {beat});
        },
-       false, true, true},
+       false, false, false, true},
   };
   int n = 0;
   for (const Row& row : rows) {
     for (const Caller& c : callers) {
       SCOPED_TRACE(std::string(row.rpc) + " as " + c.name);
-      const bool allowed =
-          c.kind == kPlatform ? row.platform : (c.kind == kService ? row.service : row.reads);
+      const bool allowed = c.kind == kPlatform       ? row.platform
+                           : c.kind == kService      ? row.service
+                           : c.kind == kNodeAgent    ? row.node_agent
+                           : c.kind == kOtherMachine ? false
+                                                     : row.reads;
       grpc::Status s = row.call(c.token, ++n);
       EXPECT_EQ(s.error_code(), allowed ? StatusCode::OK : StatusCode::PERMISSION_DENIED)
           << s.error_message();

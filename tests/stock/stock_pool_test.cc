@@ -244,8 +244,14 @@ TEST_F(StockPoolTest, BadInputNamesTheField) {
   pb::Node node = SimulatedNode("bad-node", 1, "T4");
   node.mutable_gpus(0)->set_mig_enabled(true);
   expect_field(Register(node), "node.gpus[0].mig_enabled");
-  node = SimulatedNode("Bad_Node", 1, "T4");
-  expect_field(Register(node), "node.node_id");
+  // No key binds to a malformed id; the registration is validated before the node is matched
+  // to the caller's, so another node's agent hears what is wrong.
+  pb::RegisterNodeRequest bad_id;
+  *bad_id.mutable_node() = SimulatedNode("Bad_Node", 1, "T4");
+  pb::RegisterNodeResponse registered;
+  expect_field(stock_->agent_stub().RegisterNode(Ctx(stack_->AgentToken("a100-0")).get(), bad_id,
+                                                 &registered),
+               "node.node_id");
   node = SimulatedNode("n", 2, "T4");
   node.mutable_gpus(1)->set_uuid(node.gpus(0).uuid());
   expect_field(Register(node), "node.gpus[1].uuid");
@@ -320,7 +326,8 @@ TEST_F(NodeLossTest, UnhealthyGpusLeaveThePoolUntilHealthyAgain) {
   ASSERT_TRUE(Register(SimulatedNode("n1", 2, "A100-80GB")).ok());
   ASSERT_TRUE(CreateSpec(MakeSpec("a100.1x", "A100-80GB", 1)).ok());
   ASSERT_TRUE(CreateStocks("a100.1x", 2, nullptr).ok());
-  const authz::Principal agent{.user_id = "agent", .role = common::v1::ROLE_SERVICE};
+  const authz::Principal agent{
+      .user_id = "agent", .role = common::v1::ROLE_NODE_AGENT, .node_id = "n1"};
   auto stream = stock_->nodes().OpenHeartbeatStream(agent);
   ASSERT_TRUE(stream.ok()) << stream.status();
   const auto beat = [&](bool gpu0_healthy, int32_t xid) {
@@ -374,8 +381,12 @@ TEST_F(NodeLossTest, UnhealthyGpusLeaveThePoolUntilHealthyAgain) {
   pb::HeartbeatRequest stranger;
   stranger.set_node_id("nobody");
   pb::HeartbeatResponse out;
-  auto other = stock_->nodes().OpenHeartbeatStream(agent);
+  const authz::Principal strangers_agent{
+      .user_id = "agent", .role = common::v1::ROLE_NODE_AGENT, .node_id = "nobody"};
+  auto other = stock_->nodes().OpenHeartbeatStream(strangers_agent);
   EXPECT_EQ((*other)->OnHeartbeat(stranger, out).code(), absl::StatusCode::kNotFound);
+  auto n1s = stock_->nodes().OpenHeartbeatStream(agent);  // n1's agent speaks for n1 only
+  EXPECT_EQ((*n1s)->OnHeartbeat(stranger, out).code(), absl::StatusCode::kPermissionDenied);
   const authz::Principal member{.user_id = "m", .tenant_id = "t", .role = common::v1::ROLE_MEMBER};
   EXPECT_EQ(stock_->nodes().OpenHeartbeatStream(member).status().code(),
             absl::StatusCode::kPermissionDenied);
@@ -390,7 +401,7 @@ TEST_F(StockPoolTest, HeartbeatStreamOverGrpc) {
   gpu->set_healthy(true);
   gpu->set_temperature_celsius(61);
   std::vector<pb::HeartbeatResponse> answers;
-  grpc::Status s = Heartbeats(service_, {beat, beat, beat}, &answers);
+  grpc::Status s = Heartbeats(stack_->AgentToken("n1"), {beat, beat, beat}, &answers);
   EXPECT_TRUE(s.ok()) << s.error_message();
   ASSERT_EQ(answers.size(), 3u);
   EXPECT_EQ(answers[2].state(), pb::NODE_STATE_READY);
@@ -401,9 +412,11 @@ TEST_F(StockPoolTest, HeartbeatStreamOverGrpc) {
   EXPECT_EQ(node.gpus(0).temperature_celsius(), 61);
 
   beat.set_node_id("unknown");
-  EXPECT_EQ(Heartbeats(service_, {beat}).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Heartbeats(stack_->AgentToken("unknown"), {beat}).error_code(),
+            grpc::StatusCode::NOT_FOUND);
   beat.set_node_id("Not A Node");
-  EXPECT_EQ(Heartbeats(service_, {beat}).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Heartbeats(stack_->AgentToken("n1"), {beat}).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 // Two replicas on one database, 8 clients creating and deleting at once: afterwards no node and

@@ -26,7 +26,9 @@ grpc::Status StockTest::Register(const pb::Node& node, StockStack* on) {
   pb::RegisterNodeRequest req;
   *req.mutable_node() = node;
   pb::RegisterNodeResponse out;
-  return (on ? on : stock_.get())->agent_stub().RegisterNode(Ctx(service_).get(), req, &out);
+  return (on ? on : stock_.get())
+      ->agent_stub()
+      .RegisterNode(Ctx(stack_->AgentToken(node.node_id())).get(), req, &out);
 }
 
 grpc::Status StockTest::CreateStocks(const std::string& spec, int number,

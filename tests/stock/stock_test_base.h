@@ -19,6 +19,7 @@ class StockTest : public auth::testing::AuthStackTest {
   virtual StockStackOptions Options() { return {}; }
 
   grpc::Status CreateSpec(const pb::Spec& spec);
+  // RegisterNode as the node's own agent (AuthStack::AgentToken).
   grpc::Status Register(const pb::Node& node, StockStack* on = nullptr);
   grpc::Status CreateStocks(const std::string& spec, int number, pb::CreateStocksResponse* out,
                             const std::string& operation_id = "", bool allow_partial = false,

@@ -1,6 +1,6 @@
 // A workload's mount source, opened so that nothing a workload wrote can redirect it. A storage
 // is shared by every instance that mounts it, so one workload may plant a symlink where another
-// instance's sub_path points; following it would bind (and, for a root agent, chown) whatever
+// instance's sub_path points; following it would bind (and, for a root agent, regroup) whatever
 // host directory the link names. The source is opened component by component beneath the
 // storage's directory without following any symlink, and bwrap binds the open descriptor, so a
 // rename between the check and the mount changes nothing.
@@ -21,8 +21,15 @@ namespace gpuaas::agent {
 absl::StatusOr<int> OpenMountSource(const std::string& base, const std::string& sub_path, uid_t uid,
                                     gid_t gid);
 
-// Hands the directory `dirfd` and everything beneath it to uid:gid where another user owns it,
-// never following a symlink (a link itself is re-owned, not its target).
-void GiveTreeTo(int dirfd, uid_t uid, gid_t gid);
+// Shares the directory `dirfd` and everything beneath it with the group `gid` (the tenant's,
+// tenant_groups.h): each directory group-owned, setgid (so what is made in it is the group's
+// too), rwx for the group and a default ACL that gives the group what the creator asks for
+// itself whatever its umask (u::rwx g::rwx o::---); each file the group's with the owner's rights;
+// nothing for others. Owners stay: every workload of the tenant writes through the group.
+// Only what is wrong is changed, so on a tree already shared this costs one lstat per entry and
+// writes nothing (files the S3 data plane renames in keep its group and mode, so a start still
+// looks at every entry). Never follows a symlink, and leaves files with more than one link as
+// they are (a hard link may name a file outside the storage). Root only.
+void ShareTreeWith(int dirfd, gid_t gid);
 
 }  // namespace gpuaas::agent

@@ -4,6 +4,7 @@
 //   state         "<state> <reason> <exit code>" and a message line, after every change
 //   shim, stopping, exit, stdout.log, stderr.log  written by the shim (shim_files.h)
 //   home/         the workload's private home
+// and the root's `tenant-gids` keeps each tenant's group (tenant_groups.h),
 // so a runtime made after an agent restart rebuilds what it knew and adopts running shims.
 // One loop thread waits on an epoll set of the shims' pidfds: an idle node costs nothing per
 // workload; only workloads still starting are looked at (and probed) every probe interval.
@@ -27,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <thread>
@@ -46,6 +48,7 @@
 #include "services/agent/runtime/probe.h"
 #include "services/agent/runtime/sandbox.h"
 #include "services/agent/runtime/shim_files.h"
+#include "services/agent/runtime/tenant_groups.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -200,6 +203,11 @@ class ProcessRuntime final : public Runtime {
       : options_(std::move(options)),
         uid_(uid),
         gid_(gid),
+        tenant_groups_(
+            options_.first_gid == 0
+                ? nullptr
+                : std::make_unique<TenantGroups>((fs::path(options_.root) / "tenant-gids").string(),
+                                                 options_.first_gid, options_.last_gid)),
         root_links_(ReadRootLinks()),
         epoll_fd_(epoll_create1(EPOLL_CLOEXEC)),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
@@ -236,11 +244,14 @@ class ProcessRuntime final : public Runtime {
   // Everything a start does that may block (files, the storage's ownership, fork): outside
   // the lock, so starts never hold up List, Stop or the loop. Returns the shim's pid.
   absl::StatusOr<pid_t> Spawn(const pb::Workload& workload, const fs::path& dir,
-                              const std::map<int, int>& host_ports, uid_t uid) const;
+                              const std::map<int, int>& host_ports, uid_t uid, gid_t gid) const;
   absl::StatusOr<std::map<int, int>> AllocatePorts(const pb::Workload& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The least uid of the range no workload directory holds, or the shared uid without a range.
   absl::StatusOr<uid_t> AllocateUid() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The group a workload running as `uid` runs in: its tenant's with a gid range, else its uid's
+  // (or the shared user's).
+  absl::StatusOr<gid_t> GroupOf(const pb::Workload& w, uid_t uid) const;
   void SetState(Entry& e, pb::WorkloadState state, pb::Reason reason, std::string message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Persist(const Entry& e) const;
@@ -260,6 +271,7 @@ class ProcessRuntime final : public Runtime {
   const ProcessRuntimeOptions options_;
   const uid_t uid_;
   const gid_t gid_;
+  const std::unique_ptr<TenantGroups> tenant_groups_;  // null without a gid range
   const std::map<std::string, std::string> root_links_;
   const int epoll_fd_;
   const int wake_fd_;
@@ -385,9 +397,15 @@ absl::StatusOr<uid_t> ProcessRuntime::AllocateUid() const {
       absl::StrCat("no free workload uid in ", options_.first_uid, "-", options_.last_uid));
 }
 
+absl::StatusOr<gid_t> ProcessRuntime::GroupOf(const pb::Workload& w, uid_t uid) const {
+  if (uid == uid_) return gid_;
+  if (tenant_groups_ == nullptr) return uid;
+  return tenant_groups_->GidOf(w.tenant_id());
+}
+
 absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const fs::path& dir,
-                                            const std::map<int, int>& host_ports, uid_t uid) const {
-  const gid_t gid = uid == uid_ ? gid_ : uid;
+                                            const std::map<int, int>& host_ports, uid_t uid,
+                                            gid_t gid) const {
   std::error_code ec;
   fs::create_directories(dir / "home", ec);
   if (ec)
@@ -415,8 +433,9 @@ absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const 
           absl::StrCat("mount ", m.mount_path(), ": ", fd.status().message()));
     }
     mount_fds.fds.push_back(*fd);
-    // Files other users (the S3 data plane) wrote become the workload's, so it may change them.
-    if (!m.read_only() && geteuid() == 0) GiveTreeTo(*fd, uid, gid);
+    // The tree becomes (or stays) its group's, so every workload of the tenant writes there,
+    // files the S3 data plane wrote included, and nobody else reads.
+    if (!m.read_only() && geteuid() == 0) ShareTreeWith(*fd, gid);
   }
   const Launch launch = BuildLaunch({.workload = &workload,
                                      .host_ports = host_ports,
@@ -504,9 +523,10 @@ absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
     uid = AllocateUid();
     if (uid.ok()) e.uid = *uid;
   }
+  const absl::StatusOr<gid_t> gid = uid.ok() ? GroupOf(workload, *uid) : uid.status();
   absl::StatusOr<pid_t> shim = !ports.ok() ? ports.status()
-                               : !uid.ok() ? uid.status()
-                                           : Spawn(workload, dir, *ports, *uid);
+                               : !gid.ok() ? gid.status()
+                                           : Spawn(workload, dir, *ports, *uid, *gid);
   {
     // A spawning entry is never removed (Remove refuses unfinished ones): it is still there.
     absl::MutexLock lock(&mu_);
@@ -802,6 +822,13 @@ absl::StatusOr<std::unique_ptr<Runtime>> NewProcessRuntime(ProcessRuntimeOptions
       (options.first_uid == 0 || options.last_uid < options.first_uid ||
        options.last_uid >= uid_t{1} << 31)) {
     return absl::InvalidArgumentError("workload uid range: want FIRST-LAST within 1-2147483647");
+  }
+  if ((options.first_gid != 0 || options.last_gid != 0) &&
+      (options.first_gid == 0 || options.last_gid < options.first_gid ||
+       options.last_gid >= gid_t{1} << 31 ||
+       (options.first_gid <= options.last_uid && options.first_uid <= options.last_gid))) {
+    return absl::InvalidArgumentError(
+        "workload gid range: want FIRST-LAST within 1-2147483647, apart from the uid range");
   }
   const int abi = LandlockAbi();
   if (abi < kLandlockScopeAbi) {

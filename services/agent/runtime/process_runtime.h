@@ -33,6 +33,13 @@ struct ProcessRuntimeOptions {
   // and free again once the directory is removed. 0-0: all run as workload_user.
   uid_t first_uid = 0;
   uid_t last_uid = 0;
+  // With a uid range, each tenant's workloads run in a group of the tenant's own from
+  // [first_gid, last_gid] (kept in the root's `tenant-gids`, tenant_groups.h), which owns the
+  // storages they write, so all of a tenant's workloads share its storages. Must not overlap the
+  // uid range. 0-0: each workload's group is its uid's, and a storage is the group's of the
+  // last workload that mounted it writable.
+  gid_t first_gid = 0;
+  gid_t last_gid = 0;
   // Refuse to start when the kernel cannot confine workloads' ports and scope their sockets and
   // signals (Landlock ABI 6, landlock.h); otherwise such a kernel only gets a warning.
   bool require_landlock = false;
@@ -49,7 +56,7 @@ struct ProcessRuntimeOptions {
 
 // Makes the runtime and adopts the workloads found under options.root. Errors:
 // FAILED_PRECONDITION when bwrap or the shim is missing, the workload user is root, or Landlock
-// is required and missing; INVALID_ARGUMENT for a bad port or uid range.
+// is required and missing; INVALID_ARGUMENT for a bad port, uid or gid range.
 absl::StatusOr<std::unique_ptr<Runtime>> NewProcessRuntime(ProcessRuntimeOptions options);
 
 }  // namespace gpuaas::agent

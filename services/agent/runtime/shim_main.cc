@@ -195,6 +195,10 @@ int main(int argc, char** argv) {
         _exit(127);
       }
     }
+    // What the workload makes is its group's too (the tenant's: storages are shared through it,
+    // mount_source.h), never others'. Where a storage's file system keeps ACLs, its default ACL
+    // gives the group its rights whatever umask a program sets.
+    umask(007);
     // Dies with the shim from here on (set after the uid change, which clears it), not only
     // once bwrap's --die-with-parent is set: confining takes a while, and a shim killed
     // meanwhile must not leave a sandbox behind.

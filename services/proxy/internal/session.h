@@ -1,6 +1,6 @@
 // One client connection: read a request head, decide (access_decision.h), answer or forward,
 // and again while both sides keep the connection alive. A template over the client stream so
-// plain TCP and TLS share every line. Runs on the connection's strand.
+// plain TCP and TLS share every line. Runs on the connection's event loop (one thread).
 #pragma once
 
 #include <boost/asio/co_spawn.hpp>
@@ -43,7 +43,7 @@ struct SessionShared {
 
 // The connection to the workload, kept while both sides keep it alive.
 struct Upstream {
-  std::optional<beast::tcp_stream> stream;
+  std::optional<TcpStream> stream;
   beast::flat_buffer buffer;
   std::string host;
   int32_t port = 0;
@@ -52,9 +52,13 @@ struct Upstream {
 template <class ClientStream>
 class Session final {
  public:
-  Session(ClientStream& client, SessionShared& shared) : client_(client), shared_(shared) {}
+  Session(ClientStream& client, SessionShared& shared)
+      : client_(client),
+        shared_(shared),
+        client_deadline_(client.get_executor()),
+        upstream_deadline_(client.get_executor()) {}
 
-  asio::awaitable<void> Run() {
+  Task<void> Run() {
     beast::error_code ec;
     const auto remote = beast::get_lowest_layer(client_).socket().remote_endpoint(ec);
     client_ip_ = ec ? "" : remote.address().to_string();
@@ -62,9 +66,8 @@ class Session final {
       http::request_parser<http::empty_body> head;
       head.header_limit(static_cast<uint32_t>(shared_.options.header_limit));
       head.body_limit(kNoBodyLimit);
-      beast::get_lowest_layer(client_).expires_after(Chrono(shared_.options.header_timeout));
-      co_await http::async_read_header(client_, buffer_, head,
-                                       asio::redirect_error(asio::use_awaitable, ec));
+      ec = co_await ReadHeader(client_, buffer_, head, client_deadline_,
+                               shared_.options.header_timeout);
       if (ec == http::error::header_limit) {
         co_await Answer(431, "request header too large\n", false, 11);
         co_return;
@@ -86,7 +89,7 @@ class Session final {
 
  private:
   // One request; true when the connection may serve another.
-  asio::awaitable<bool> Handle(http::request_parser<http::empty_body>& head) {
+  Task<bool> Handle(http::request_parser<http::empty_body>& head) {
     auto& req = head.get();
     // A body we do not read would be taken for the next request: close after answering.
     const bool has_body = head.chunked() || head.content_length().value_or(0) > 0;
@@ -139,9 +142,9 @@ class Session final {
     co_return co_await Forward(head, d);
   }
 
-  asio::awaitable<bool> Answer(unsigned status, std::string_view body, bool keep, unsigned version,
-                               bool challenge = false,
-                               std::vector<std::pair<std::string, std::string>> extra = {}) {
+  Task<bool> Answer(unsigned status, std::string_view body, bool keep, unsigned version,
+                    bool challenge = false,
+                    std::vector<std::pair<std::string, std::string>> extra = {}) {
     http::response<http::string_body> res{static_cast<http::status>(status), version};
     res.set(http::field::server, "gpuaas-proxy");
     res.set(http::field::content_type, "text/plain; charset=utf-8");
@@ -158,13 +161,13 @@ class Session final {
     shared_.deps.metrics.CountResponse(status);
     beast::error_code ec;
     beast::get_lowest_layer(client_).expires_after(Chrono(shared_.options.body_timeout));
-    co_await http::async_write(client_, res, asio::redirect_error(asio::use_awaitable, ec));
+    co_await http::async_write(client_, res, asio::redirect_error(kAwait, ec));
     co_return !ec && keep;
   }
 
   // /.gpuaas/access?code=C: the redemption runs on the blocking pool; a grant for this very
   // host becomes the cookie, anything else the same 404 as an unknown instance.
-  asio::awaitable<bool> Redeem(const Decision& d, bool keep, unsigned version) {
+  Task<bool> Redeem(const Decision& d, bool keep, unsigned version) {
     CodeRedeemer& redeemer = shared_.deps.redeemer;
     const std::string code = d.code;
     const AccessHost host = d.host;
@@ -173,7 +176,7 @@ class Session final {
         [&]() -> asio::awaitable<absl::StatusOr<authz::WorkloadGrant>> {
           co_return redeemer.Redeem(code, host.instance_id, host.port);
         },
-        asio::use_awaitable);
+        kAwait);
     if (grant.ok()) {
       if (absl::Status s = authz::AuthorizeWorkloadAccess(*grant, host.instance_id, host.port,
                                                           d.route.tenant_id);
@@ -214,7 +217,7 @@ class Session final {
 
   // The cookie's grant, as the instance service last confirmed it within --grant-recheck;
   // asks again (on the blocking pool) when that was longer ago.
-  asio::awaitable<absl::Status> Recheck(const Decision& d) {
+  Task<absl::Status> Recheck(const Decision& d) {
     const absl::Time now = shared_.deps.clock.Now();
     if (std::optional<absl::Status> fresh = shared_.rechecks.Fresh(d.cookie, now)) {
       co_return *fresh;
@@ -223,15 +226,14 @@ class Session final {
     const authz::WorkloadGrant grant = *d.cookie_grant;
     absl::Status answer = co_await asio::co_spawn(
         shared_.blocking,
-        [&]() -> asio::awaitable<absl::Status> { co_return grants.CheckGrant(grant); },
-        asio::use_awaitable);
+        [&]() -> asio::awaitable<absl::Status> { co_return grants.CheckGrant(grant); }, kAwait);
     shared_.rechecks.Remember(d.cookie, answer, now);
     co_return answer;
   }
 
   // A grant that no longer holds answers as if there had been no access (the same bodies as
   // access_decision.h's); an outage of the instance service answers 503.
-  asio::awaitable<bool> AnswerFailedCheck(const absl::Status& s, bool keep, unsigned version) {
+  Task<bool> AnswerFailedCheck(const absl::Status& s, bool keep, unsigned version) {
     switch (s.code()) {
       case absl::StatusCode::kPermissionDenied:
         co_return co_await Answer(403, "forbidden\n", keep, version);
@@ -244,7 +246,7 @@ class Session final {
     }
   }
 
-  asio::awaitable<beast::error_code> Connect(const PortRoute& route) {
+  Task<beast::error_code> Connect(const PortRoute& route) {
     beast::error_code ec;
     if (upstream_.stream && upstream_.host == route.host && upstream_.port == route.host_port &&
         upstream_.stream->socket().is_open()) {
@@ -255,14 +257,13 @@ class Session final {
     auto executor = co_await asio::this_coro::executor;
     tcp::resolver resolver(executor);
     auto endpoints = co_await resolver.async_resolve(route.host, std::to_string(route.host_port),
-                                                     asio::redirect_error(asio::use_awaitable, ec));
+                                                     asio::redirect_error(kAwait, ec));
     if (ec) {
       co_return ec;
     }
     upstream_.stream.emplace(executor);
     upstream_.stream->expires_after(Chrono(shared_.options.connect_timeout));
-    co_await upstream_.stream->async_connect(endpoints,
-                                             asio::redirect_error(asio::use_awaitable, ec));
+    co_await upstream_.stream->async_connect(endpoints, asio::redirect_error(kAwait, ec));
     if (ec) {
       upstream_.stream.reset();
       co_return ec;
@@ -275,7 +276,7 @@ class Session final {
 
   // Forwards the request (body streamed), then the response (body streamed); a 101 turns the
   // connection into a tunnel. True when both sides keep the connection alive.
-  asio::awaitable<bool> Forward(http::request_parser<http::empty_body>& head, const Decision& d) {
+  Task<bool> Forward(http::request_parser<http::empty_body>& head, const Decision& d) {
     const unsigned version = head.get().version();
     const bool is_head = head.get().method() == http::verb::head;
     const bool client_keep = head.get().keep_alive();
@@ -288,7 +289,7 @@ class Session final {
     }
     http::request_parser<http::buffer_body> request{std::move(head)};
     http::request_serializer<http::buffer_body> request_out{request.get()};
-    ec = co_await RelayBody(client_, buffer_, request, *upstream_.stream, request_out,
+    ec = co_await RelayBody(client_, buffer_, request, *upstream_.stream, request_out, relay_chunk_,
                             shared_.options.body_timeout);
     if (ec) {
       Logger("proxy")->debug("{}: relaying the request: {}", d.host.instance_id, ec.message());
@@ -304,9 +305,8 @@ class Session final {
     response.header_limit(static_cast<uint32_t>(shared_.options.header_limit));
     response.body_limit(kNoBodyLimit);
     response.skip(is_head);
-    upstream_.stream->expires_after(Chrono(shared_.options.upstream_timeout));
-    co_await http::async_read_header(*upstream_.stream, upstream_.buffer, response,
-                                     asio::redirect_error(asio::use_awaitable, ec));
+    ec = co_await ReadHeader(*upstream_.stream, upstream_.buffer, response, upstream_deadline_,
+                             shared_.options.upstream_timeout);
     if (ec) {
       Logger("proxy")->debug("{}: the workload's response head: {}", d.host.instance_id,
                              ec.message());
@@ -323,8 +323,7 @@ class Session final {
       response.get().body().size = 0;
       response.get().body().more = false;
       beast::get_lowest_layer(client_).expires_after(Chrono(shared_.options.body_timeout));
-      co_await http::async_write_header(client_, response_out,
-                                        asio::redirect_error(asio::use_awaitable, ec));
+      co_await http::async_write_header(client_, response_out, asio::redirect_error(kAwait, ec));
       if (!ec) {
         shared_.deps.metrics.tunnels().Increment();
         co_await Tunnel(client_, buffer_, *upstream_.stream, upstream_.buffer);
@@ -352,7 +351,7 @@ class Session final {
     res.version(version >= 11 ? 11 : 10);
     res.keep_alive(keep);
     ec = co_await RelayBody(*upstream_.stream, upstream_.buffer, response, client_, response_out,
-                            shared_.options.upstream_timeout);
+                            relay_chunk_, shared_.options.upstream_timeout);
     if (ec) {
       Logger("proxy")->debug("{}: relaying the response: {}", d.host.instance_id, ec.message());
       // The workload broke off (or the client left): end the client's response by closing.
@@ -370,6 +369,9 @@ class Session final {
   SessionShared& shared_;
   beast::flat_buffer buffer_;
   Upstream upstream_;
+  RelayChunk relay_chunk_;
+  ReadDeadline client_deadline_;
+  ReadDeadline upstream_deadline_;
   std::string client_ip_;
 };
 
