@@ -2,7 +2,7 @@
 # The proxy benchmark (bench/RESULTS.md, "proxy"): starts proxy_bench_upstream (a trivial Beast server) and
 # gpuaas-proxy with a static route to it (--static-route-for-benchmarks, a public port so the
 # load generator sends no token; private routes are verified the same way), runs proxy_bench,
-# stops both. The connection caps are lifted: one load generator stands for many clients.
+# stops both.
 #   bench/proxy/run.sh [BUILD_DIR] [proxy_bench flags...]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -15,13 +15,9 @@ PX=$(free_port)
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 "$BUILD/bench/proxy/proxy_bench_upstream" "$UP" >"$tmp/upstream.log" 2>&1 &
 up_pid=$!
-echo unused.unused >"$tmp/api-key"
-openssl rand -hex 32 >"$tmp/cookie"
-"$BUILD/services/proxy/gpuaas-proxy" --listen "127.0.0.1:$PX" --metrics-listen 127.0.0.1:0 \
-  --instance-addr 127.0.0.1:1 --auth-addr 127.0.0.1:1 --api-key-file "$tmp/api-key" \
-  --cookie-secret-file "$tmp/cookie" --log-level warn \
-  --max-connections 100000 --max-connections-per-client 100000 \
-  --static-route-for-benchmarks "web-1-8080=bench@127.0.0.1:$UP,public" >"$tmp/proxy.log" 2>&1 &
+# shellcheck source=bench_proxy.sh
+. "$ROOT/bench/proxy/bench_proxy.sh"
+start_bench_proxy "$BUILD" "$tmp" "$PX" "$UP"
 px_pid=$!
 trap 'kill $px_pid $up_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 1 100); do

@@ -52,14 +52,10 @@ backend nginx
 CONF
 haproxy -f "$tmp/haproxy.cfg" -db & pids+=($!)
 
-echo unused.unused >"$tmp/api-key"
-openssl rand -hex 32 >"$tmp/cookie"
-"$BUILD/services/proxy/gpuaas-proxy" --listen "127.0.0.1:$PX" --metrics-listen 127.0.0.1:0 \
-  --instance-addr 127.0.0.1:1 --auth-addr 127.0.0.1:1 --api-key-file "$tmp/api-key" \
-  --cookie-secret-file "$tmp/cookie" --log-level warn \
-  --max-connections 100000 --max-connections-per-client 100000 \
-  --static-route-for-benchmarks "web-1-8080=bench@127.0.0.1:$NG,public" \
-  >"$tmp/proxy.log" 2>&1 & pids+=($!)
+# shellcheck source=bench_proxy.sh
+. "$ROOT/bench/proxy/bench_proxy.sh"
+start_bench_proxy "$BUILD" "$tmp" "$PX" "$NG"
+pids+=($!)
 for port in $NG $HA $PX; do
   for _ in $(seq 1 100); do
     curl -fs -H "Host: $HOST" "http://127.0.0.1:$port/" >/dev/null 2>&1 && break
