@@ -361,6 +361,7 @@ class LocalBackend final : public Backend {
     auto it = volumes_.find(id);
     const int64_t wanted = it->second.wanted_bytes;
     const bool alone = it->second.volume.use_count() == 1;
+    const VolumeLimits limits = it->second.volume->limits();
     if (alone) {
       volumes_.erase(it);
     }
@@ -378,6 +379,7 @@ class LocalBackend final : public Backend {
     GPUAAS_ASSIGN_OR_RETURN(Entry * entry, Load(id));
     entry->wanted_bytes = std::max(entry->wanted_bytes, wanted);
     entry->growth_pending = !grown.ok() || !*grown;
+    entry->volume->SetLimits(limits);  // a volume loaded again has none yet
     return entry;
   }
 
