@@ -219,13 +219,20 @@ class LocalBackend final : public Backend {
     }
     // A workload sees only the user's files, never the staging and uploads beside them.
     if (HasImage(*root_, id)) {
+      // About to be bound into a workload: the last moment its file system may be free to grow.
+      absl::MutexLock lock(&mu_);
+      if (absl::StatusOr<Entry*> entry = Load(id); entry.ok() && (*entry)->growth_pending) {
+        (void)Grow(id);
+      }
       return MountSource{absl::StrCat(MountPoint(*root_, id), "/", kDataDir)};
     }
     return MountSource{MountPoint(*root_, id)};
   }
 
   absl::StatusOr<VolumeUsage> Recount(std::string_view storage_id) override {
-    GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<LocalVolume> volume, Find(storage_id, nullptr));
+    // Called when a workload lets go of the volume: its file system may be free to grow.
+    GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<LocalVolume> volume,
+                            Find(storage_id, nullptr, /*retry_growth=*/true));
     return volume->Recount();
   }
 
@@ -255,8 +262,11 @@ class LocalBackend final : public Backend {
  private:
   struct Entry {
     std::shared_ptr<LocalVolume> volume;
-    // The size of the volume's own file system; 0 for a volume in a plain directory.
-    int64_t filesystem_bytes = 0;
+    // The size the volume's own file system is to have: its limits' bytes, or its image's size
+    // after a restart. 0 for a volume in a plain directory.
+    int64_t wanted_bytes = 0;
+    // A growth to wanted_bytes has to wait until nothing holds the file system.
+    bool growth_pending = false;
   };
 
   static absl::Status NoSuchVolume(const std::string& id) {
@@ -286,45 +296,30 @@ class LocalBackend final : public Backend {
   }
 
   // The one LocalVolume of a storage, loaded (counted) before it is returned; `limits` replace
-  // the volume's when given, and grow its file system when they are larger.
+  // the volume's when given, and grow its file system when they are larger. `retry_growth`:
+  // the file system may be free now, finish a growth that had to wait.
   absl::StatusOr<std::shared_ptr<LocalVolume>> Find(std::string_view storage_id,
-                                                    const VolumeLimits* limits) {
+                                                    const VolumeLimits* limits,
+                                                    bool retry_growth = false) {
     GPUAAS_RETURN_IF_ERROR(ValidateStorageId(storage_id));
     const std::string id(storage_id);
     std::shared_ptr<LocalVolume> volume;
-    absl::Status grown;
     {
       absl::MutexLock lock(&mu_);
-      auto it = volumes_.find(id);
-      if (it == volumes_.end()) {
-        absl::StatusOr<VolumeDirs> dirs = OpenVolumeDirs(*root_, id);
-        if (absl::IsNotFound(dirs.status())) {
-          return NoSuchVolume(id);
-        }
-        if (!dirs.ok()) {
-          return dirs.status();
-        }
-        struct stat st;
-        const bool has_image = StatNoFollow(root_->images.get(), ImageName(id).c_str(), &st).ok();
-        it = volumes_
-                 .emplace(id, Entry{std::make_shared<LocalVolume>(root_, id, *std::move(dirs)),
-                                    has_image ? static_cast<int64_t>(st.st_size) : 0})
-                 .first;
+      GPUAAS_ASSIGN_OR_RETURN(Entry * entry, Load(id));
+      // Storages grow, never shrink (the service refuses a smaller spec).
+      if (limits != nullptr && entry->wanted_bytes > 0 && limits->max_bytes > entry->wanted_bytes) {
+        entry->wanted_bytes = limits->max_bytes;
+        entry->growth_pending = retry_growth = true;
       }
-      volume = it->second.volume;
-      // Storages grow, never shrink (the service refuses a smaller spec). A failed growth is
-      // reported once; the volume then keeps serving at the size its file system has.
-      if (limits != nullptr && it->second.filesystem_bytes > 0 &&
-          limits->max_bytes > it->second.filesystem_bytes) {
-        it->second.filesystem_bytes = limits->max_bytes;
-        grown =
-            GrowFilesystemImage(ImagePath(*root_, id), MountPoint(*root_, id), limits->max_bytes);
+      if (entry->growth_pending && retry_growth) {
+        GPUAAS_ASSIGN_OR_RETURN(entry, Grow(id));
       }
+      volume = entry->volume;
     }
     if (limits != nullptr) {
       volume->SetLimits(*limits);
     }
-    GPUAAS_RETURN_IF_ERROR(grown);
     // Outside the backend's lock: counting a large volume delays only its own callers.
     absl::Status loaded = volume->EnsureLoaded();
     if (absl::IsNotFound(loaded)) {
@@ -334,6 +329,58 @@ class LocalBackend final : public Backend {
       return loaded;
     }
     return volume;
+  }
+
+  // The volume's entry, made (its directories opened, its file system mounted) when missing.
+  absl::StatusOr<Entry*> Load(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = volumes_.find(id);
+    if (it != volumes_.end()) {
+      return &it->second;
+    }
+    absl::StatusOr<VolumeDirs> dirs = OpenVolumeDirs(*root_, id);
+    if (absl::IsNotFound(dirs.status())) {
+      return NoSuchVolume(id);
+    }
+    if (!dirs.ok()) {
+      return dirs.status();
+    }
+    struct stat st;
+    const bool has_image = StatNoFollow(root_->images.get(), ImageName(id).c_str(), &st).ok();
+    Entry entry{std::make_shared<LocalVolume>(root_, id, *std::move(dirs)),
+                has_image ? static_cast<int64_t>(st.st_size) : 0,
+                has_image && FilesystemGrowthPending(ImagePath(*root_, id))};
+    return &volumes_.emplace(id, std::move(entry)).first->second;
+  }
+
+  // Grows the volume's file system to its wanted size. The volume's own open directories would
+  // keep it mounted: when no caller holds the volume, its entry goes for the while (and is
+  // counted again), so that the file system can be grown offline. A file system still in use
+  // keeps its size, reported once per try; the volume serves on at that size (the service's
+  // answer stays OK: the larger size is committed and the growth only waits).
+  absl::StatusOr<Entry*> Grow(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = volumes_.find(id);
+    const int64_t wanted = it->second.wanted_bytes;
+    const bool alone = it->second.volume.use_count() == 1;
+    const VolumeLimits limits = it->second.volume->limits();
+    if (alone) {
+      volumes_.erase(it);
+    }
+    absl::StatusOr<bool> grown =
+        GrowFilesystemImage(ImagePath(*root_, id), MountPoint(*root_, id), wanted, alone);
+    if (!grown.ok()) {
+      Logger("storage")->error("volume {}: growing its file system: {}", id,
+                               grown.status().ToString());
+    } else if (!*grown) {
+      Logger("storage")->warn(
+          "volume {}: its file system is in use and grows when it is free (next attach, detach "
+          "or restart)",
+          id);
+    }
+    GPUAAS_ASSIGN_OR_RETURN(Entry * entry, Load(id));
+    entry->wanted_bytes = std::max(entry->wanted_bytes, wanted);
+    entry->growth_pending = !grown.ok() || !*grown;
+    entry->volume->SetLimits(limits);  // a volume loaded again has none yet
+    return entry;
   }
 
   const std::shared_ptr<const DataRoot> root_;

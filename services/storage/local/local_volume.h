@@ -46,6 +46,7 @@ class LocalVolume final : public Volume, public std::enable_shared_from_this<Loc
   // Counts again from what is stored and replaces the counters (reservations stay).
   absl::StatusOr<VolumeUsage> Recount();
   void SetLimits(const VolumeLimits& limits) { ledger_.SetLimits(limits); }
+  VolumeLimits limits() const { return ledger_.limits(); }
   // From now on every call fails with NOT_FOUND and nothing more is published; the backend then
   // moves the directories away.
   void MarkDeleted();

@@ -1,5 +1,6 @@
 #include "services/storage/local/loop_filesystem.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
@@ -11,8 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -119,19 +123,68 @@ std::string LoopDeviceOf(const std::string& image) {
   return "";
 }
 
-// The block device a mounted directory lives on ("/dev/loopN").
-absl::StatusOr<std::string> DeviceOf(const std::string& mount_point) {
+// Whether this process may resize a mounted ext4 file system (CAP_SYS_RESOURCE); a container's
+// root usually may not.
+bool MayResizeOnline() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("CapEff:", 0) == 0) {
+      return (std::stoull(line.substr(7), nullptr, 16) >> 24 & 1) != 0;  // CAP_SYS_RESOURCE
+    }
+  }
+  return false;
+}
+
+struct ImageSizes {
+  int64_t image_bytes = 0;
+  int64_t filesystem_bytes = 0;
+  // What resize2fs may leave unused at the end: a last block group too small for its own
+  // metadata (inode table, bitmaps, descriptors) is dropped.
+  int64_t slack_bytes = 0;
+
+  // Whether the file system has the size asked for, as far as resize2fs ever makes it.
+  bool Fits(int64_t bytes) const { return filesystem_bytes + slack_bytes >= bytes; }
+};
+
+// Read from the image's superblock, which both an offline and the kernel's online resize write
+// through to the file.
+absl::StatusOr<ImageSizes> ReadImageSizes(const std::string& image) {
+  UniqueFd file(::open(image.c_str(), O_RDONLY | O_CLOEXEC));
+  unsigned char sb[1024];
   struct stat st;
-  if (::stat(mount_point.c_str(), &st) != 0) {
-    return ErrnoStatus(errno, "volume mount point");
+  if (!file.valid() || ::fstat(file.get(), &st) != 0 ||
+      ::pread(file.get(), sb, sizeof sb, 1024) != static_cast<ssize_t>(sizeof sb)) {
+    return ErrnoStatus(errno, "read the volume's file system");
   }
-  std::error_code ec;
-  const fs::path link = fs::read_symlink(
-      absl::StrCat("/sys/dev/block/", major(st.st_dev), ":", minor(st.st_dev)), ec);
-  if (ec) {
-    return absl::FailedPreconditionError("volume mount point: not on a block device");
+  auto le = [&](size_t at, size_t width) {
+    uint32_t v = 0;
+    std::memcpy(&v, sb + at, width);
+    return static_cast<uint64_t>(le32toh(v));
+  };
+  if (le(56, 2) != 0xef53) {
+    return absl::FailedPreconditionError("the volume's image holds no ext4 file system");
   }
-  return absl::StrCat("/dev/", link.filename().string());
+  const bool is64bit = (le(96, 4) & 0x80) != 0;  // s_feature_incompat: 64bit
+  const uint64_t blocks = le(4, 4) | (is64bit ? le(0x150, 4) << 32 : 0);
+  const uint64_t block_bytes = uint64_t{1024} << le(24, 4);
+  const uint64_t inode_table_blocks = le(40, 4) * le(88, 2) / block_bytes;
+  ImageSizes sizes;
+  sizes.image_bytes = st.st_size;
+  sizes.filesystem_bytes = static_cast<int64_t>(blocks * block_bytes);
+  sizes.slack_bytes = static_cast<int64_t>((inode_table_blocks + le(0xce, 2) + 64) * block_bytes);
+  return sizes;
+}
+
+// Waits briefly for the loop device that served `image` to clear itself (autoclear, once the
+// last mount of its file system is gone); false when it stays: another mount holds it.
+bool LoopReleased(const std::string& image) {
+  for (int i = 0; i < 50; ++i) {
+    if (LoopDeviceOf(image).empty()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 // Binds `image` to a free loop device that clears itself when its file system is unmounted.
@@ -228,6 +281,11 @@ absl::Status MountFilesystemImage(const std::string& image, const std::string& m
   std::string device = LoopDeviceOf(image);
   UniqueFd attached;
   if (device.empty()) {
+    // Nothing uses the file system: finish a growth that had to wait for that. Failing, the
+    // volume serves at its old size rather than not at all.
+    if (FilesystemGrowthPending(image)) {
+      (void)RunTool("resize2fs", {image});  // logs its output when failing
+    }
     GPUAAS_ASSIGN_OR_RETURN(attached, AttachLoop(image, device));
   }
   // noinit_itable: the kernel does not zero the inode tables mkfs left unwritten (they read as
@@ -253,29 +311,48 @@ absl::Status UnmountFilesystem(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status GrowFilesystemImage(const std::string& image, const std::string& mount_point,
-                                 int64_t bytes) {
-  struct stat st;
-  if (::stat(image.c_str(), &st) != 0) {
-    return ErrnoStatus(errno, "the volume's image");
+bool FilesystemGrowthPending(const std::string& image) {
+  absl::StatusOr<ImageSizes> sizes = ReadImageSizes(image);
+  return sizes.ok() && !sizes->Fits(sizes->image_bytes);
+}
+
+absl::StatusOr<bool> GrowFilesystemImage(const std::string& image, const std::string& mount_point,
+                                         int64_t bytes, bool may_unmount) {
+  GPUAAS_ASSIGN_OR_RETURN(const ImageSizes sizes, ReadImageSizes(image));
+  if (sizes.Fits(bytes)) {
+    return true;
   }
-  if (bytes <= st.st_size) {
-    return absl::OkStatus();
+  const std::string device = LoopDeviceOf(image);
+  if (bytes > sizes.image_bytes) {
+    if (::truncate(image.c_str(), bytes) != 0) {
+      return ErrnoStatus(errno, "grow the volume's image");
+    }
+    UniqueFd loop(device.empty() ? -1 : ::open(device.c_str(), O_RDONLY | O_CLOEXEC));
+    if (loop.valid() && ::ioctl(loop.get(), LOOP_SET_CAPACITY, 0) != 0) {
+      return ErrnoStatus(errno, "grow the volume's loop device");
+    }
   }
-  GPUAAS_ASSIGN_OR_RETURN(const std::string device, DeviceOf(mount_point));
-  if (::truncate(image.c_str(), bytes) != 0) {
-    return ErrnoStatus(errno, "grow the volume's image");
+  if (device.empty()) {
+    GPUAAS_RETURN_IF_ERROR(RunTool("resize2fs", {image}));
+    return true;
   }
-  UniqueFd loop(::open(device.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!loop.valid() || ::ioctl(loop.get(), LOOP_SET_CAPACITY, 0) != 0) {
-    return ErrnoStatus(errno, "grow the volume's loop device");
+  if (MayResizeOnline()) {
+    GPUAAS_RETURN_IF_ERROR(RunTool("resize2fs", {device}));
+    return true;
   }
-  absl::Status resized = RunTool("resize2fs", {device});
-  if (!resized.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "growing the volume's file system (online, needs CAP_SYS_RESOURCE): ", resized.message()));
+  // Offline instead. Not lazily: a file open on this mount keeps it (EBUSY), and then it is in
+  // use.
+  if (!may_unmount || ::umount2(mount_point.c_str(), 0) != 0) {
+    return false;
   }
-  return absl::OkStatus();
+  const bool released = LoopReleased(image);
+  // Mounting grows the image's file system first when nothing else holds it any more.
+  GPUAAS_RETURN_IF_ERROR(MountFilesystemImage(image, mount_point));
+  if (!released) {
+    return false;
+  }
+  GPUAAS_ASSIGN_OR_RETURN(const ImageSizes grown, ReadImageSizes(image));
+  return grown.Fits(bytes);
 }
 
 }  // namespace gpuaas::storage::local

@@ -3,6 +3,7 @@
 // and mounts; every test checks that none is left behind.
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -200,14 +201,78 @@ TEST_F(LoopVolumeTest, AVolumeAllowedManyFilesGetsTheInodesForThem) {
   EXPECT_LT(st.f_files, 20'000u) << "mke2fs's default for 16 MiB";
 }
 
-TEST_F(LoopVolumeTest, LargerLimitsGrowTheFileSystem) {
-  absl::Status grown = backend_->OpenVolume("vol", {2 * kSize, 1000}).status();
-  if (absl::IsFailedPrecondition(grown) && absl::StrContains(grown.message(), "CAP_SYS_RESOURCE")) {
-    // Online resize2fs needs CAP_SYS_RESOURCE; the volume keeps serving at its old size.
-    EXPECT_OK(backend_->OpenVolume("vol", {2 * kSize, 1000}));
-    GTEST_SKIP() << "no CAP_SYS_RESOURCE here: " << grown;
+// The size of the file system a workload sees at `dir`.
+int64_t FilesystemBytes(const fs::path& dir) {
+  struct statvfs st;
+  return ::statvfs(dir.c_str(), &st) == 0 ? static_cast<int64_t>(st.f_blocks * st.f_frsize) : -1;
+}
+
+// A second mount of the volume's file system, as an agent's bind mount into a running workload
+// is: the file system stays in use while it exists.
+class BindMount {
+ public:
+  BindMount(const fs::path& from, fs::path to) : to_(std::move(to)) {
+    fs::create_directories(to_);
+    mounted_ = ::mount(from.c_str(), to_.c_str(), nullptr, MS_BIND, nullptr) == 0;
   }
-  ASSERT_OK(grown);
+  ~BindMount() { Release(); }
+  bool mounted() const { return mounted_; }
+  void Release() {
+    if (mounted_) ::umount2(to_.c_str(), 0);
+    mounted_ = false;
+  }
+
+ private:
+  fs::path to_;
+  bool mounted_ = false;
+};
+
+TEST_F(LoopVolumeTest, LargerLimitsGrowTheFileSystem) {
+  volume_.reset();  // nothing holds the volume: it can grow, online or offline
+  ASSERT_OK_AND_ASSIGN(volume_, backend_->OpenVolume("vol", {2 * kSize, 1000}));
+  EXPECT_GT(FilesystemBytes(data_), kSize);
+  EXPECT_EQ(WriteThroughMount(data_ / "big", kSize + (kSize / 2)), 0);
+  EXPECT_OK(Put(*volume_, "after", "still served"));
+  EXPECT_EQ(ReadHostFile(data_ / "after"), "still served");
+}
+
+TEST_F(LoopVolumeTest, AGrowthWaitsForTheFileSystemToBeFreeAndFinishesAtDetach) {
+  ASSERT_OK(Put(*volume_, "kept", "data"));
+  volume_.reset();
+  BindMount workload(data_, temp_.path() / "workload");
+  ASSERT_TRUE(workload.mounted());
+  const int64_t before = FilesystemBytes(data_);
+  // The larger size is committed: the caller gets OK, the volume serves on.
+  ASSERT_OK_AND_ASSIGN(volume_, backend_->OpenVolume("vol", {2 * kSize, 1000}));
+  EXPECT_OK(Put(*volume_, "during", "x"));
+  if (FilesystemBytes(data_) > before) {
+    GTEST_SKIP() << "this process grows mounted file systems online (CAP_SYS_RESOURCE)";
+  }
+  EXPECT_EQ(ReadHostFile(temp_.path() / "workload" / "during"), "x");
+  EXPECT_OK(backend_->Recount("vol"));  // detach, but the workload still holds it
+  EXPECT_EQ(FilesystemBytes(data_), before);
+  workload.Release();
+  volume_.reset();
+  ASSERT_OK(backend_->Recount("vol"));  // the detach after the workload let go
+  EXPECT_GT(FilesystemBytes(data_), kSize);
+  EXPECT_EQ(WriteThroughMount(data_ / "big", kSize + (kSize / 2)), 0);
+  EXPECT_EQ(ReadHostFile(data_ / "kept"), "data");
+}
+
+TEST_F(LoopVolumeTest, AGrowthThatWaitedFinishesAtTheNextStart) {
+  volume_.reset();
+  BindMount workload(data_, temp_.path() / "workload");
+  ASSERT_TRUE(workload.mounted());
+  const int64_t before = FilesystemBytes(data_);
+  ASSERT_OK(backend_->OpenVolume("vol", {2 * kSize, 1000}));
+  if (FilesystemBytes(data_) > before) {
+    GTEST_SKIP() << "this process grows mounted file systems online (CAP_SYS_RESOURCE)";
+  }
+  backend_.reset();
+  workload.Release();
+  OpenBackend();
+  EXPECT_GT(FilesystemBytes(data_), kSize);
+  ASSERT_OK_AND_ASSIGN(volume_, backend_->OpenVolume("vol", {2 * kSize, 1000}));
   EXPECT_EQ(WriteThroughMount(data_ / "big", kSize + (kSize / 2)), 0);
 }
 
