@@ -167,8 +167,16 @@ Task<beast::error_code> RelayBody(In& in, beast::flat_buffer& in_buffer,
       if (ec) {
         co_return ec;
       }
-      body.size = kRelayChunk - body.size;
-      body.data = chunk.get();
+      const size_t got = kRelayChunk - body.size;
+      if (got == 0 && !parser.is_done()) {
+        // Only framing was read (a chunk's size line): nothing to send yet. An empty piece
+        // would go out as a zero-size chunk, which ends a chunked body early.
+        continue;
+      }
+      // The end with no bytes left is a null piece: the serializer then writes only the last
+      // chunk (an empty piece would write a zero-size chunk and then the last one again).
+      body.data = got > 0 ? chunk.get() : nullptr;
+      body.size = got;
       body.more = !parser.is_done();
     } else {
       body.data = nullptr;
