@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -269,9 +270,14 @@ TEST_F(InstanceLogsTest, OnlyTheTenantReadsAndOnlyServicesAskTheAgent) {
   EXPECT_EQ(read_agent(token_, "private.1").first.error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(read_agent("", "private.1").first.error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  auto [status, data] = read_agent(stack_->admin_token(), "private.1");
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  EXPECT_EQ(data, "secret-output\n");
+  // RUNNING is reported once the workload is started, not once its first line is written.
+  grpc::Status status;
+  std::string data;
+  EXPECT_TRUE(Eventually([&] {
+    std::tie(status, data) = read_agent(stack_->admin_token(), "private.1");
+    return status.ok() && data == "secret-output\n";
+  })) << status.error_message()
+      << " " << data;
   EXPECT_EQ(read_agent(stack_->admin_token(), "../private.1").first.error_code(),
             grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(read_agent(stack_->admin_token(), "nobody.1").first.error_code(),
