@@ -59,8 +59,9 @@ void ShimFiles::MarkStopping() const { WriteAtomically("stopping", "1\n"); }
 
 bool ShimFiles::Stopping() const { return access((dir_ + "/stopping").c_str(), F_OK) == 0; }
 
-void ShimFiles::WriteExit(int code, bool stopped) const {
-  WriteAtomically("exit", std::to_string(code) + " " + (stopped ? "1" : "0") + "\n");
+void ShimFiles::WriteExit(int code, bool stopped, bool oom_killed) const {
+  WriteAtomically("exit", std::to_string(code) + " " + (stopped ? "1" : "0") + " " +
+                              (oom_killed ? "1" : "0") + "\n");
 }
 
 std::optional<WorkloadExit> ShimFiles::ReadExit() const {
@@ -69,6 +70,8 @@ std::optional<WorkloadExit> ShimFiles::ReadExit() const {
   int stopped = 0;
   if (!(in >> e.code >> stopped)) return std::nullopt;
   e.stopped = stopped != 0;
+  int oom = 0;
+  if (in >> oom) e.oom_killed = oom != 0;  // absent in files of older shims
   return e;
 }
 

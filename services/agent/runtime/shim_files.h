@@ -14,6 +14,7 @@ namespace gpuaas::agent {
 struct WorkloadExit {
   int code = 0;          // exit status, or 128+N for signal N
   bool stopped = false;  // it ended because it was told to stop
+  bool oom_killed = false;  // the kernel killed a process of it for its memory limit
 };
 
 class ShimFiles final {
@@ -28,7 +29,7 @@ class ShimFiles final {
   void MarkStopping() const;
   bool Stopping() const;
 
-  void WriteExit(int code, bool stopped) const;
+  void WriteExit(int code, bool stopped, bool oom_killed = false) const;
   std::optional<WorkloadExit> ReadExit() const;
 
   // The start time of `pid` in clock ticks since boot (/proc/<pid>/stat field 22); nullopt when

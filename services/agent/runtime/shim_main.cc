@@ -14,6 +14,15 @@
 //   gpuaas-workload-shim --dir DIR --bwrap /usr/bin/bwrap --uid 200000 --gid 200000
 //       --log-limit 10485760 --grace-ms 10000 --port-range 20000-29999 --own-ports 20004,20007
 //       -- BWRAP-ARGS...
+//
+// With --runc it runs an OCI container instead (the bundle <dir>/bundle, made by the agent):
+// `runc create`, then `runc start`. The shim is a child subreaper, so the container's init
+// becomes its child once runc create has left; it waits for that init, tells an OOM kill from
+// the container's memory cgroup, and `runc delete`s the container before writing <dir>/exit
+// ("<code> <stopped> <oom killed>").
+//
+//   gpuaas-workload-shim --dir DIR --runc /usr/sbin/runc --runc-root ROOT --container ID
+//       --log-limit 10485760 --grace-ms 10000
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -30,6 +39,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,6 +77,10 @@ struct Args {
   int grace_ms = 10000;
   gpuaas::agent::PortConfinement ports;  // none without --port-range
   std::vector<std::string> bwrap_args;
+  // The container mode: runc, its state directory and the container's id.
+  std::string runc;
+  std::string runc_root;
+  std::string container;
 };
 
 bool Parse(int argc, char** argv, Args& a) {
@@ -91,6 +105,13 @@ bool Parse(int argc, char** argv, Args& a) {
       a.log_limit = std::strtoll(v, nullptr, 10);
     else if (arg == "--grace-ms")
       a.grace_ms = std::atoi(v);
+    else if (arg == "--runc")
+      a.runc = v;
+    else if (arg == "--runc-root")
+      a.runc_root = v;
+    else if (arg == "--container")
+      a.container = v;
+
     else if (arg == "--port-range") {
       if (std::sscanf(v, "%d-%d", &a.ports.first, &a.ports.last) != 2) return false;
     } else if (arg == "--own-ports") {
@@ -103,6 +124,7 @@ bool Parse(int argc, char** argv, Args& a) {
     } else
       return false;
   }
+  if (!a.runc.empty()) return !a.dir.empty() && !a.runc_root.empty() && !a.container.empty();
   return !a.dir.empty() && !a.bwrap_args.empty();
 }
 
@@ -148,19 +170,217 @@ int Fail(const Args& a, const std::string& why) {
   return 127;
 }
 
+// How the loop acts on the workload: its process group (bwrap) or its container (runc).
+struct Control {
+  std::function<void()> terminate;  // asks it to stop
+  std::function<void()> kill;       // at the grace period's end
+  // Reaps what has exited; true once the workload's own process has, with its wait status.
+  std::function<bool(int& status)> reap;
+  // Whether nothing of it is left once its process is reaped.
+  std::function<bool()> gone;
+};
+
+struct Outcome {
+  int status = 0;
+  bool stopping = false;
+};
+
+// Copies the workload's output into its capped logs until it is gone, stopping it on SIGTERM
+// (terminate, then kill after the grace period).
+Outcome Supervise(const Args& a, const ShimFiles& files, int out, int err, const Control& c) {
+  CappedLog logs[2] = {CappedLog(a.dir + "/stdout.log", a.log_limit),
+                       CappedLog(a.dir + "/stderr.log", a.log_limit)};
+  int readers[2] = {out, err};
+  bool stopping = false;
+  bool killed = false;
+  bool reaped = false;
+  int status = 0;
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  char buf[65536];
+  for (;;) {
+    pollfd fds[3] = {{readers[0], POLLIN, 0}, {readers[1], POLLIN, 0}, {g_wake[0], POLLIN, 0}};
+    // Blocks until output, a signal (SIGTERM, SIGCHLD: both write to g_wake) or the grace
+    // period's end; only after the workload is reaped does it look for the rest of it.
+    int timeout_ms = -1;
+    if (reaped) {
+      timeout_ms = 50;
+    } else if (stopping && !killed) {
+      timeout_ms = static_cast<int>(std::max<int64_t>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                   std::chrono::steady_clock::now())
+                     .count() +
+                 1));
+    }
+    poll(fds, 3, timeout_ms);
+    for (int i = 0; i < 2; ++i) {
+      if (readers[i] < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      const ssize_t n = read(readers[i], buf, sizeof buf);
+      if (n > 0) {
+        logs[i].Write(buf, n);
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(readers[i]);
+        readers[i] = -1;
+      }
+    }
+    if (fds[2].revents & POLLIN) (void)!read(g_wake[0], buf, sizeof buf);
+    if (g_term && !stopping) {
+      stopping = true;
+      files.MarkStopping();
+      c.terminate();
+      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(a.grace_ms);
+    }
+    if (stopping && !killed && std::chrono::steady_clock::now() >= deadline) {
+      c.kill();
+      killed = true;
+    }
+    if (!reaped && c.reap(status)) reaped = true;
+    if (reaped) {
+      // Its process is gone; what it leaves behind must not outlive it.
+      if (!stopping) c.kill();
+      if (c.gone() && readers[0] < 0 && readers[1] < 0) break;
+      if (c.gone()) {  // a pipe may linger in a grandchild that escaped: stop reading
+        for (int& r : readers) {
+          if (r >= 0) close(r), r = -1;
+        }
+      }
+    }
+  }
+  return {.status = status, .stopping = stopping};
+}
+
+int Code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+// Runs a program to its end with the given stdout and stderr; its wait status, or -1.
+int RunToEnd(std::vector<std::string> args, int out, int err) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    const int null = open("/dev/null", O_RDONLY);
+    dup2(null, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv;
+    for (std::string& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// The file that counts OOM kills in the memory cgroup of `pid` (the container's init, while it
+// runs): cgroup v1's memory.oom_control, or v2's memory.events. runc places a relative
+// cgroupsPath under the caller's own cgroup, so the path is read, not derived.
+std::string OomCountFile(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  std::string v2;
+  for (std::string line; std::getline(in, line);) {
+    const size_t colon = line.find(':');
+    const size_t second = line.find(':', colon + 1);
+    if (colon == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(colon + 1, second - colon - 1);
+    const std::string path = line.substr(second + 1);
+    if (controllers == "memory") return "/sys/fs/cgroup/memory" + path + "/memory.oom_control";
+    if (controllers.empty()) v2 = "/sys/fs/cgroup" + path + "/memory.events";
+  }
+  return v2;
+}
+
+bool OomKilled(const std::string& file) {
+  std::ifstream in(file);
+  std::string key;
+  int64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "oom_kill") return value > 0;
+  }
+  return false;
+}
+
+// What runc wrote before it failed, into the workload's stderr log (the container never ran, so
+// nothing else reads the pipe).
+void Drain(int fd, const std::string& path) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  std::ofstream log(path, std::ios::app);
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) log.write(buf, n);
+}
+
+int RunContainer(const Args& a, const ShimFiles& files, int out[2], int err[2]) {
+  // The container's init is reparented to the shim once `runc create` leaves it.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const std::vector<std::string> runc = {a.runc, "--root", a.runc_root};
+  auto with = [&runc](std::initializer_list<std::string> rest) {
+    std::vector<std::string> v = runc;
+    v.insert(v.end(), rest);
+    return v;
+  };
+  const std::string pid_file = a.dir + "/container.pid";
+  // runc's own complaints go to the workload's stderr log: they say why it did not start.
+  int status = RunToEnd(with({"create", "--bundle", a.dir + "/bundle", "--pid-file", pid_file,
+                              a.container}),
+                        out[1], err[1]);
+  if (status != 0) {
+    Drain(err[0], a.dir + "/stderr.log");
+    return Fail(a, "runc create failed (see above)");
+  }
+  pid_t init = 0;
+  std::ifstream(pid_file) >> init;
+  if (init <= 0) return Fail(a, "runc create wrote no pid");
+  const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (RunToEnd(with({"start", a.container}), null, err[1]) != 0) {
+    RunToEnd(with({"delete", "--force", a.container}), null, null);
+    Drain(err[0], a.dir + "/stderr.log");
+    return Fail(a, "runc start failed (see above)");
+  }
+  close(out[1]);
+  close(err[1]);
+  const std::string oom_file = OomCountFile(init);
+  bool init_reaped = false;
+  const Control control{
+      .terminate =
+          [&] {
+            // Every process of the container (a shell as init ignores SIGTERM from outside).
+            RunToEnd(with({"kill", "--all", a.container, "TERM"}), null, null);
+          },
+      .kill = [&] { kill(init, SIGKILL); },  // its PID namespace goes with it
+      .reap =
+          [&](int& st) {
+            for (int s = 0;;) {
+              const pid_t pid = waitpid(-1, &s, WNOHANG);
+              if (pid <= 0) return init_reaped;
+              if (pid == init) {
+                st = s;
+                init_reaped = true;
+              }
+            }
+          },
+      .gone = [&] { return init_reaped; }};
+  const Outcome outcome = Supervise(a, files, out[0], err[0], control);
+  const bool oom = OomKilled(oom_file);
+  RunToEnd(with({"delete", "--force", a.container}), null, null);
+  files.WriteExit(Code(outcome.status), outcome.stopping, oom && outcome.status != 0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Args a;
   if (!Parse(argc, argv, a)) {
-    std::fprintf(stderr, "usage: gpuaas-workload-shim --dir DIR [...] -- BWRAP-ARGS\n");
+    std::fprintf(stderr,
+                 "usage: gpuaas-workload-shim --dir DIR [...] -- BWRAP-ARGS\n"
+                 "       gpuaas-workload-shim --dir DIR --runc RUNC --runc-root ROOT --container ID "
+                 "[...]\n");
     return 2;
   }
   ShimFiles files(a.dir);
   files.WriteShim(getpid());
-
-  std::vector<std::string> args = {a.bwrap};
-  args.insert(args.end(), a.bwrap_args.begin(), a.bwrap_args.end());
 
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
@@ -175,7 +395,10 @@ int main(int argc, char** argv) {
   child_sa.sa_handler = OnChild;
   child_sa.sa_flags = SA_NOCLDSTOP;
   sigaction(SIGCHLD, &child_sa, nullptr);
+  if (!a.runc.empty()) return RunContainer(a, files, out, err);
 
+  std::vector<std::string> args = {a.bwrap};
+  args.insert(args.end(), a.bwrap_args.begin(), a.bwrap_args.end());
   const pid_t shim = getpid();
   const pid_t child = fork();
   if (child < 0) return Fail(a, std::string("fork: ") + std::strerror(errno));
@@ -229,65 +452,11 @@ int main(int argc, char** argv) {
   close(out[1]);
   close(err[1]);
 
-  CappedLog logs[2] = {CappedLog(a.dir + "/stdout.log", a.log_limit),
-                       CappedLog(a.dir + "/stderr.log", a.log_limit)};
-  int readers[2] = {out[0], err[0]};
-  bool stopping = false;
-  bool killed = false;
-  bool reaped = false;
-  int status = 0;
-  auto deadline = std::chrono::steady_clock::time_point::max();
-  char buf[65536];
-  for (;;) {
-    pollfd fds[3] = {{readers[0], POLLIN, 0}, {readers[1], POLLIN, 0}, {g_wake[0], POLLIN, 0}};
-    // Blocks until output, a signal (SIGTERM, SIGCHLD: both write to g_wake) or the grace
-    // period's end; only after bwrap is reaped does it look for the rest of its group.
-    int timeout_ms = -1;
-    if (reaped) {
-      timeout_ms = 50;
-    } else if (stopping && !killed) {
-      timeout_ms = static_cast<int>(std::max<int64_t>(
-          0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                   std::chrono::steady_clock::now())
-                     .count() +
-                 1));
-    }
-    poll(fds, 3, timeout_ms);
-    for (int i = 0; i < 2; ++i) {
-      if (readers[i] < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      const ssize_t n = read(readers[i], buf, sizeof buf);
-      if (n > 0) {
-        logs[i].Write(buf, n);
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        close(readers[i]);
-        readers[i] = -1;
-      }
-    }
-    if (fds[2].revents & POLLIN) (void)!read(g_wake[0], buf, sizeof buf);
-    if (g_term && !stopping) {
-      stopping = true;
-      files.MarkStopping();
-      kill(-child, SIGTERM);
-      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(a.grace_ms);
-    }
-    if (stopping && !killed && std::chrono::steady_clock::now() >= deadline) {
-      kill(-child, SIGKILL);
-      killed = true;
-    }
-    if (!reaped && waitpid(child, &status, WNOHANG) == child) reaped = true;
-    if (reaped) {
-      // bwrap is gone; what it leaves of the group (its init, while the namespace winds
-      // down) must not outlive it.
-      if (!stopping) kill(-child, SIGKILL);
-      if (GroupGone(child) && readers[0] < 0 && readers[1] < 0) break;
-      if (GroupGone(child)) {  // a pipe may linger in a grandchild that escaped: stop reading
-        for (int& r : readers) {
-          if (r >= 0) close(r), r = -1;
-        }
-      }
-    }
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  files.WriteExit(code, stopping);
+  const Control control{.terminate = [child] { kill(-child, SIGTERM); },
+                        .kill = [child] { kill(-child, SIGKILL); },
+                        .reap = [child](int& status) { return waitpid(child, &status, WNOHANG) == child; },
+                        .gone = [child] { return GroupGone(child); }};
+  const Outcome outcome = Supervise(a, files, out[0], err[0], control);
+  files.WriteExit(Code(outcome.status), outcome.stopping);
   return 0;
 }
