@@ -4,6 +4,7 @@
 //   state         "<state> <reason> <exit code>" and a message line, after every change
 //   shim, stopping, exit, stdout.log, stderr.log  written by the shim (shim_files.h)
 //   home/         the workload's private home
+//   image, bundle/, rootfs/, lower/, disk/, mounts/, netns  a container's (container_launch.h)
 // and the root's `tenant-gids` keeps each tenant's group (tenant_groups.h),
 // so a runtime made after an agent restart rebuilds what it knew and adopts running shims.
 // One loop thread waits on an epoll set of the shims' pidfds: an idle node costs nothing per
@@ -43,6 +44,7 @@
 #include "libs/common/logging.h"
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
+#include "services/agent/runtime/container_rootfs.h"
 #include "services/agent/runtime/landlock.h"
 #include "services/agent/runtime/mount_source.h"
 #include "services/agent/runtime/probe.h"
@@ -79,6 +81,16 @@ bool SafeId(const std::string& id) {
     }
   }
   return true;
+}
+
+// The last line of a file, for a message.
+std::string LastLine(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last.substr(0, 512);
 }
 
 // Hands `path` to uid:gid where another user owns it.
@@ -165,6 +177,7 @@ struct WatchedShim {
 struct Entry {
   pb::Workload workload;
   fs::path dir;
+  bool container = false;  // runs from its image (an OCI container)
   std::map<int, int> host_ports;
   uid_t uid = 0;  // and gid
   pb::WorkloadState state = pb::WORKLOAD_STATE_UNSPECIFIED;
@@ -176,6 +189,7 @@ struct Entry {
   pid_t shim = -1;
   int pidfd = -1;          // in the epoll set while >= 0
   bool spawning = false;   // Start is forking it, outside the lock: not listed yet
+  bool preparing = false;  // a container being pulled and prepared (PULLING): listed
   bool own_child = false;  // ours to reap
   bool stop_sent = false;
   bool shim_gone = false;  // its pidfd fired: the shim has exited
@@ -195,6 +209,7 @@ struct Look {
   std::optional<WorkloadExit> exit;
   bool live = false;
   bool probe_passed = false;
+  bool container = false;
 };
 
 class ProcessRuntime final : public Runtime {
@@ -221,6 +236,7 @@ class ProcessRuntime final : public Runtime {
     stopping_.Notify();
     WakeLoop();
     if (loop_.joinable()) loop_.join();
+    for (std::thread& t : TakePreparers()) t.join();
     for (const auto& [fd, shim] : watched_) close(fd);
     close(wake_fd_);
     close(epoll_fd_);
@@ -245,6 +261,20 @@ class ProcessRuntime final : public Runtime {
   // the lock, so starts never hold up List, Stop or the loop. Returns the shim's pid.
   absl::StatusOr<pid_t> Spawn(const pb::Workload& workload, const fs::path& dir,
                               const std::map<int, int>& host_ports, uid_t uid, gid_t gid) const;
+  // A container's start, on a thread of its own: pull, prepare, spawn its shim.
+  void StartContainer(pb::Workload workload, fs::path dir, std::map<int, int> host_ports,
+                      uid_t id_base);
+  // Forks the shim with `args` (after its path) and `env`, passing `fds` as 3, 4, ...
+  absl::StatusOr<pid_t> ForkShim(std::vector<std::string> args, std::vector<std::string> env,
+                                 struct MountFds* fds) const;
+  // What Start does once the shim runs (or could not be started).
+  void Started(const std::string& id, const absl::StatusOr<pid_t>& shim, pb::Reason failure);
+  // The least container id block no workload holds.
+  absl::StatusOr<uid_t> AllocateIdBlock() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<std::thread> TakePreparers() {
+    absl::MutexLock lock(&mu_);
+    return std::move(preparers_);
+  }
   absl::StatusOr<std::map<int, int>> AllocatePorts(const pb::Workload& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The least uid of the range no workload directory holds, or the shared uid without a range.
@@ -284,6 +314,7 @@ class ProcessRuntime final : public Runtime {
   std::function<void()> on_change_ ABSL_GUARDED_BY(mu_);
   int next_port_ ABSL_GUARDED_BY(mu_) = 0;
   bool changed_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> preparers_ ABSL_GUARDED_BY(mu_);  // StartContainer threads
 };
 
 // A safety net for shims without a pidfd (pidfd_open refused): their exits are found this late.
@@ -389,12 +420,28 @@ absl::StatusOr<std::map<int, int>> ProcessRuntime::AllocatePorts(const pb::Workl
 absl::StatusOr<uid_t> ProcessRuntime::AllocateUid() const {
   if (options_.first_uid == 0 || geteuid() != 0) return uid_;
   std::set<uid_t> taken;
-  for (const auto& [id, e] : entries_) taken.insert(e.uid);
+  for (const auto& [id, e] : entries_) {
+    if (!e.container) taken.insert(e.uid);
+  }
   for (uid_t uid = options_.first_uid; uid <= options_.last_uid; ++uid) {
     if (taken.count(uid) == 0) return uid;
   }
   return absl::ResourceExhaustedError(
       absl::StrCat("no free workload uid in ", options_.first_uid, "-", options_.last_uid));
+}
+
+absl::StatusOr<uid_t> ProcessRuntime::AllocateIdBlock() const {
+  const ContainerOptions& c = options_.containers;
+  std::set<uid_t> taken;
+  for (const auto& [id, e] : entries_) {
+    if (e.container) taken.insert(e.uid);
+  }
+  for (uint32_t block = 0; block < c.id_blocks; ++block) {
+    const uid_t base = c.first_id + block * kContainerIds;
+    if (taken.count(base) == 0) return base;
+  }
+  return absl::ResourceExhaustedError(
+      absl::StrCat("all ", c.id_blocks, " container id blocks are taken"));
 }
 
 absl::StatusOr<gid_t> ProcessRuntime::GroupOf(const pb::Workload& w, uid_t uid) const {
@@ -470,15 +517,21 @@ absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const 
   }
   args.push_back("--");
   args.insert(args.end(), launch.bwrap_args.begin(), launch.bwrap_args.end());
+  return ForkShim(std::move(args), launch.env, &mount_fds);
+}
+
+absl::StatusOr<pid_t> ProcessRuntime::ForkShim(std::vector<std::string> args,
+                                               std::vector<std::string> env,
+                                               MountFds* mount_fds) const {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env = launch.env;
   std::vector<char*> envp;
   for (std::string& v : env) envp.push_back(v.data());
   envp.push_back(nullptr);
 
-  mount_fds.LiftAboveTargets();
+  if (mount_fds != nullptr) mount_fds->LiftAboveTargets();
+  const size_t passed = mount_fds != nullptr ? mount_fds->fds.size() : 0;
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
   if (pid == 0) {
@@ -490,8 +543,8 @@ absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const 
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    mount_fds.MoveForChild();
-    close_range(3 + static_cast<unsigned>(mount_fds.fds.size()), ~0U, 0);
+    if (mount_fds != nullptr) mount_fds->MoveForChild();
+    close_range(3 + static_cast<unsigned>(passed), ~0U, 0);
     const int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
     dup2(null, 1);
@@ -504,6 +557,7 @@ absl::StatusOr<pid_t> ProcessRuntime::Spawn(const pb::Workload& workload, const 
 
 absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
   const std::string& id = workload.workload_id();
+  const bool container = !workload.image_reference().empty();
   fs::path dir;
   absl::StatusOr<std::map<int, int>> ports;
   absl::StatusOr<uid_t> uid;
@@ -517,21 +571,110 @@ absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
     Entry& e = entries_[id];
     e.workload = workload;
     e.dir = dir = fs::path(options_.root) / id;
+    e.container = container;
     e.spawning = true;
     ports = AllocatePorts(workload);
     if (ports.ok()) e.host_ports = *ports;
-    uid = AllocateUid();
+    if (container && options_.containers.images == nullptr) {
+      uid = absl::FailedPreconditionError("this node runs no container images");
+    } else {
+      uid = container ? AllocateIdBlock() : AllocateUid();
+    }
     if (uid.ok()) e.uid = *uid;
+    if (container && ports.ok() && uid.ok()) {
+      // Listed (PULLING) at once; the pull and the rest go on on a thread of their own.
+      e.spawning = false;
+      e.preparing = true;
+      e.started = absl::Now();
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      SetState(e, pb::WORKLOAD_STATE_PULLING, pb::REASON_UNSPECIFIED, "pulling the image");
+      preparers_.emplace_back([this, workload, dir, p = *ports, base = *uid] {
+        StartContainer(workload, dir, p, base);
+      });
+    }
+  }
+  if (container && ports.ok() && uid.ok()) {
+    Notify();
+    return absl::OkStatus();
   }
   const absl::StatusOr<gid_t> gid = uid.ok() ? GroupOf(workload, *uid) : uid.status();
   absl::StatusOr<pid_t> shim = !ports.ok() ? ports.status()
                                : !gid.ok() ? gid.status()
                                            : Spawn(workload, dir, *ports, *uid, *gid);
+  Started(id, shim, pb::REASON_START_ERROR);
+  return shim.status();
+}
+
+void ProcessRuntime::StartContainer(pb::Workload workload, fs::path dir,
+                                    std::map<int, int> host_ports, uid_t id_base) {
+  const std::string id = workload.workload_id();
+  absl::StatusOr<gid_t> tenant_gid =
+      tenant_groups_ != nullptr ? tenant_groups_->GidOf(workload.tenant_id()) : gid_t{0};
+  bool pull_failed = false;
+  absl::StatusOr<pid_t> shim = absl::UnknownError("not started");
+  if (!tenant_gid.ok()) {
+    shim = tenant_gid.status();
+  } else {
+    // Traversable by the container's root (runc binds the root file system as it).
+    chmod(dir.c_str(), 0711);
+    std::ofstream(dir / "uid", std::ios::trunc) << id_base << "\n";
+    {
+      std::ofstream out(dir / "workload.pb", std::ios::binary | std::ios::trunc);
+      workload.SerializeToOstream(&out);
+    }
+    chmod((dir / "workload.pb").c_str(), 0600);  // its envs and registry login are secrets
+    {
+      std::ofstream out(dir / "ports", std::ios::trunc);
+      for (const auto& [port, host] : host_ports) out << port << " " << host << "\n";
+    }
+    auto progress = [this, &id](const std::string& message) {
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = entries_.find(id);
+        if (it == entries_.end() || it->second.state != pb::WORKLOAD_STATE_PULLING) return;
+        SetState(it->second, pb::WORKLOAD_STATE_PULLING, pb::REASON_UNSPECIFIED, message);
+      }
+      Notify();
+    };
+    absl::StatusOr<PreparedContainer> prepared =
+        PrepareContainer(options_.containers, options_.root,
+                         {.workload = &workload,
+                          .dir = dir.string(),
+                          .host_ports = host_ports,
+                          .id_base = id_base,
+                          .tenant_gid = *tenant_gid,
+                          .progress = progress},
+                         &pull_failed);
+    if (prepared.ok()) {
+      const absl::Duration grace = workload.has_stop_grace_period()
+                                       ? FromProto(workload.stop_grace_period())
+                                       : kDefaultGrace;
+      std::vector<std::string> args = {options_.shim_path,
+                                       "--dir",
+                                       dir.string(),
+                                       "--log-limit",
+                                       std::to_string(options_.log_limit_bytes),
+                                       "--grace-ms",
+                                       std::to_string(absl::ToInt64Milliseconds(grace))};
+      args.insert(args.end(), prepared->shim_args.begin(), prepared->shim_args.end());
+      shim = ForkShim(std::move(args), {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, nullptr);
+    } else {
+      shim = prepared.status();
+    }
+  }
+  if (!shim.ok()) ReleaseContainer(options_.containers, dir.string()).IgnoreError();
+  Started(id, shim, pull_failed ? pb::REASON_IMAGE_PULL_FAILED : pb::REASON_START_ERROR);
+}
+
+void ProcessRuntime::Started(const std::string& id, const absl::StatusOr<pid_t>& shim,
+                             pb::Reason failure) {
   {
     // A spawning entry is never removed (Remove refuses unfinished ones): it is still there.
     absl::MutexLock lock(&mu_);
     Entry& e = entries_.at(id);
     e.spawning = false;
+    e.preparing = false;
     if (shim.ok()) {
       e.shim = *shim;
       e.own_child = true;
@@ -542,18 +685,19 @@ absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
     } else {
       std::error_code ec;
       fs::create_directories(e.dir, ec);
-      SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_START_ERROR,
-               std::string(shim.status().message()));
+      SetState(e, pb::WORKLOAD_STATE_FAILED, failure,
+               failure == pb::REASON_IMAGE_PULL_FAILED
+                   ? absl::StrCat("image pull failed: ", shim.status().message())
+                   : std::string(shim.status().message()));
     }
   }
   WakeLoop();  // it probes the new workload from now on
   Notify();
-  return shim.status();
 }
 
 void ProcessRuntime::SendStop(Entry& e) {
   e.stop_sent = true;
-  if (e.spawning) return;  // Start sends it once the shim runs
+  if (e.spawning || e.preparing) return;  // Start sends it once the shim runs
   const std::optional<pid_t> shim = ShimFiles(e.dir.string()).LiveShim();
   if (shim) {
     kill(*shim, SIGTERM);
@@ -577,6 +721,7 @@ absl::Status ProcessRuntime::Stop(std::string_view workload_id) {
 
 absl::Status ProcessRuntime::Remove(std::string_view workload_id) {
   fs::path dir;
+  bool container = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = entries_.find(std::string(workload_id));
@@ -586,7 +731,21 @@ absl::Status ProcessRuntime::Remove(std::string_view workload_id) {
           absl::StrCat("workload ", std::string(workload_id), " still runs"));
     }
     dir = it->second.dir;
-    entries_.erase(it);  // a shim still winding down stays watched (watched_) until reaped
+    container = it->second.container;
+    if (!container) entries_.erase(it);  // a shim winding down stays watched until reaped
+  }
+  if (container) {
+    // The directory holds mounts of the node's shared image layers: it goes only once they do.
+    if (absl::Status released = ReleaseContainer(options_.containers, dir.string());
+        !released.ok()) {
+      return released;
+    }
+    if (!NothingMountedUnder(dir.string())) {
+      return absl::InternalError(absl::StrCat("workload ", std::string(workload_id),
+                                              ": something is still mounted under ", dir.string()));
+    }
+    absl::MutexLock lock(&mu_);
+    entries_.erase(std::string(workload_id));
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -625,7 +784,7 @@ bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
     for (int fd : exited_pidfds) ShimExited(fd);
     const absl::Time now = absl::Now();
     for (auto& [id, e] : entries_) {
-      if (Finished(e.state) || e.spawning) continue;
+      if (Finished(e.state) || e.spawning || e.preparing) continue;
       const bool probing = e.state == pb::WORKLOAD_STATE_STARTED && !e.stop_sent;
       starting |= probing;
       if (!probing && !e.shim_gone && !sweep) continue;
@@ -637,6 +796,7 @@ bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
       look.id = id;
       look.dir = e.dir.string();
       look.shim_gone = e.shim_gone;
+      look.container = e.container;
       if (!probing) continue;
       for (const pb::Port& p : e.workload.ports()) {
         if (p.is_probe()) look.probe = p;
@@ -654,6 +814,12 @@ bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
   for (Look& look : looks) {
     ShimFiles files(look.dir);
     look.exit = files.ReadExit();
+    if (look.container && (look.exit || look.shim_gone)) {
+      // Its mounts and network go as soon as it has ended, not when it is removed.
+      if (absl::Status released = ReleaseContainer(options_.containers, look.dir); !released.ok()) {
+        Logger("agent")->warn("workload {}: {}", look.id, std::string(released.message()));
+      }
+    }
     if (look.exit || look.shim_gone) continue;
     look.live = files.LiveShim().has_value();
     if (!look.live || !look.probe || look.probe_timed_out) continue;
@@ -675,6 +841,13 @@ void ProcessRuntime::Apply(Look& look) {
     e.exit_code = look.exit->code;
     if (look.exit->stopped || e.stop_sent) {
       SetState(e, pb::WORKLOAD_STATE_STOPPED, pb::REASON_UNSPECIFIED, "");
+    } else if (look.exit->oom_killed) {
+      SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_OOM_KILLED,
+               absl::StrCat("killed for using more than its memory limit (",
+                            e.workload.limits().memory_bytes() >> 20, " MiB)"));
+    } else if (e.container && look.exit->code == 127 && e.state == pb::WORKLOAD_STATE_STARTED) {
+      SetState(e, pb::WORKLOAD_STATE_FAILED, pb::REASON_START_ERROR,
+               absl::StrCat("the container did not start: ", LastLine(e.dir / "stderr.log")));
     } else {
       SetState(e, pb::WORKLOAD_STATE_EXITED, pb::REASON_WORKLOAD_EXITED,
                absl::StrCat("exited with code ", look.exit->code));
@@ -752,6 +925,7 @@ void ProcessRuntime::Adopt() {
     for (int port, host; ports >> port >> host;) e.host_ports[port] = host;
     e.uid = uid_;  // started before workloads had uids of their own
     std::ifstream(e.dir / "uid") >> e.uid;
+    e.container = !e.workload.image_reference().empty();
     std::ifstream state(e.dir / "state");
     int s = 0, reason = 0;
     int64_t millis = 0;
@@ -773,6 +947,13 @@ void ProcessRuntime::Adopt() {
       // that the pidfd pins whichever process it names.
       if (adopted.pidfd >= 0 && files.LiveShim() != shim) ShimExited(adopted.pidfd);
       log->info("workload {}: adopted (shim pid {})", adopted.workload.workload_id(), *shim);
+      continue;
+    } else if (adopted.state == pb::WORKLOAD_STATE_PULLING) {
+      adopted.state = pb::WORKLOAD_STATE_FAILED;
+      adopted.reason = pb::REASON_START_ERROR;
+      adopted.message = "the agent restarted while it was being prepared";
+      adopted.state_time = absl::Now();
+      Persist(adopted);
     } else if (!Finished(adopted.state) && !files.ReadExit()) {
       adopted.exit_code = 137;
       adopted.state = pb::WORKLOAD_STATE_EXITED;
@@ -780,6 +961,9 @@ void ProcessRuntime::Adopt() {
       adopted.message = "its shim died while the agent was away";
       adopted.state_time = absl::Now();
       Persist(adopted);
+    }
+    if (adopted.container && Finished(adopted.state)) {
+      ReleaseContainer(options_.containers, adopted.dir.string()).IgnoreError();
     }
   }
 }

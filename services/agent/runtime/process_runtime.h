@@ -1,4 +1,7 @@
-// The process runtime: each workload is a host process tree sandboxed with bubblewrap (own
+// The node's runtime. A workload with an image runs as an OCI container (runc, under the same
+// shim; container_launch.h): pulled (PULLING, with progress) and prepared on a thread of its
+// own, so a slow pull holds up no other start. A workload without one runs the process way:
+// a host process tree sandboxed with bubblewrap (own
 // mount, PID and IPC namespaces; a read-only system; a private home and /tmp; only its mounts
 // and its GPUs' device nodes; a seccomp filter; Landlock), run as an unprivileged uid of its
 // own, under a small shim process that outlives the agent, keeps its size-capped logs and
@@ -14,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "services/agent/runtime/container_launch.h"
 #include "services/agent/runtime/runtime.h"
 
 namespace gpuaas::agent {
@@ -52,6 +56,9 @@ struct ProcessRuntimeOptions {
   std::map<std::string, int> gpu_minor;
   // How often probes run while a workload is STARTED.
   absl::Duration probe_interval = absl::Milliseconds(100);
+  // Workloads with an image_reference run as OCI containers (container_launch.h) when
+  // containers.images is set; otherwise they fail to start.
+  ContainerOptions containers;
 };
 
 // Makes the runtime and adopts the workloads found under options.root. Errors:

@@ -12,8 +12,8 @@
 namespace gpuaas::agent {
 
 struct WorkloadExit {
-  int code = 0;          // exit status, or 128+N for signal N
-  bool stopped = false;  // it ended because it was told to stop
+  int code = 0;             // exit status, or 128+N for signal N
+  bool stopped = false;     // it ended because it was told to stop
   bool oom_killed = false;  // the kernel killed a process of it for its memory limit
 };
 

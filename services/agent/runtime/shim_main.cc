@@ -322,9 +322,9 @@ int RunContainer(const Args& a, const ShimFiles& files, int out[2], int err[2]) 
   };
   const std::string pid_file = a.dir + "/container.pid";
   // runc's own complaints go to the workload's stderr log: they say why it did not start.
-  int status = RunToEnd(with({"create", "--bundle", a.dir + "/bundle", "--pid-file", pid_file,
-                              a.container}),
-                        out[1], err[1]);
+  int status =
+      RunToEnd(with({"create", "--bundle", a.dir + "/bundle", "--pid-file", pid_file, a.container}),
+               out[1], err[1]);
   if (status != 0) {
     Drain(err[0], a.dir + "/stderr.log");
     return Fail(a, "runc create failed (see above)");
@@ -342,25 +342,25 @@ int RunContainer(const Args& a, const ShimFiles& files, int out[2], int err[2]) 
   close(err[1]);
   const std::string oom_file = OomCountFile(init);
   bool init_reaped = false;
-  const Control control{
-      .terminate =
-          [&] {
-            // Every process of the container (a shell as init ignores SIGTERM from outside).
-            RunToEnd(with({"kill", "--all", a.container, "TERM"}), null, null);
-          },
-      .kill = [&] { kill(init, SIGKILL); },  // its PID namespace goes with it
-      .reap =
-          [&](int& st) {
-            for (int s = 0;;) {
-              const pid_t pid = waitpid(-1, &s, WNOHANG);
-              if (pid <= 0) return init_reaped;
-              if (pid == init) {
-                st = s;
-                init_reaped = true;
-              }
-            }
-          },
-      .gone = [&] { return init_reaped; }};
+  const Control control{.terminate =
+                            [&] {
+                              // Every process of the container (a shell as init ignores SIGTERM
+                              // from outside).
+                              RunToEnd(with({"kill", "--all", a.container, "TERM"}), null, null);
+                            },
+                        .kill = [&] { kill(init, SIGKILL); },  // its PID namespace goes with it
+                        .reap =
+                            [&](int& st) {
+                              for (int s = 0;;) {
+                                const pid_t pid = waitpid(-1, &s, WNOHANG);
+                                if (pid <= 0) return init_reaped;
+                                if (pid == init) {
+                                  st = s;
+                                  init_reaped = true;
+                                }
+                              }
+                            },
+                        .gone = [&] { return init_reaped; }};
   const Outcome outcome = Supervise(a, files, out[0], err[0], control);
   const bool oom = OomKilled(oom_file);
   RunToEnd(with({"delete", "--force", a.container}), null, null);
@@ -373,10 +373,11 @@ int RunContainer(const Args& a, const ShimFiles& files, int out[2], int err[2]) 
 int main(int argc, char** argv) {
   Args a;
   if (!Parse(argc, argv, a)) {
-    std::fprintf(stderr,
-                 "usage: gpuaas-workload-shim --dir DIR [...] -- BWRAP-ARGS\n"
-                 "       gpuaas-workload-shim --dir DIR --runc RUNC --runc-root ROOT --container ID "
-                 "[...]\n");
+    std::fprintf(
+        stderr,
+        "usage: gpuaas-workload-shim --dir DIR [...] -- BWRAP-ARGS\n"
+        "       gpuaas-workload-shim --dir DIR --runc RUNC --runc-root ROOT --container ID "
+        "[...]\n");
     return 2;
   }
   ShimFiles files(a.dir);
@@ -452,10 +453,11 @@ int main(int argc, char** argv) {
   close(out[1]);
   close(err[1]);
 
-  const Control control{.terminate = [child] { kill(-child, SIGTERM); },
-                        .kill = [child] { kill(-child, SIGKILL); },
-                        .reap = [child](int& status) { return waitpid(child, &status, WNOHANG) == child; },
-                        .gone = [child] { return GroupGone(child); }};
+  const Control control{
+      .terminate = [child] { kill(-child, SIGTERM); },
+      .kill = [child] { kill(-child, SIGKILL); },
+      .reap = [child](int& status) { return waitpid(child, &status, WNOHANG) == child; },
+      .gone = [child] { return GroupGone(child); }};
   const Outcome outcome = Supervise(a, files, out[0], err[0], control);
   files.WriteExit(Code(outcome.status), outcome.stopping);
   return 0;

@@ -1,0 +1,231 @@
+#include "services/agent/runtime/container_rootfs.h"
+
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "libs/common/status_macros.h"
+
+namespace gpuaas::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status SysError(const std::string& what) {
+  return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
+}
+
+// A user namespace that maps [0, count) to [base, base + count), held by a descriptor: what an
+// idmapped mount is made with. Its process (a child that only waits to be killed) goes at once;
+// the descriptor keeps the namespace.
+class IdMapping {
+ public:
+  static absl::StatusOr<IdMapping> Make(uint32_t base, uint32_t count) {
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) != 0) return SysError("pipe");
+    const pid_t pid = fork();
+    if (pid < 0) return SysError("fork");
+    if (pid == 0) {
+      // Only async-signal-safe calls: the agent has threads.
+      char b = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
+      (void)!write(ready[1], &b, 1);
+      for (;;) pause();
+    }
+    close(ready[1]);
+    char b = 'n';
+    (void)!read(ready[0], &b, 1);
+    close(ready[0]);
+    IdMapping m;
+    m.pid_ = pid;
+    if (b != 'y') return absl::InternalError("cannot make a user namespace (unshare refused)");
+    const std::string map = absl::StrCat("0 ", base, " ", count, "\n");
+    const std::string proc = absl::StrCat("/proc/", pid);
+    for (const char* file : {"/uid_map", "/gid_map"}) {
+      std::ofstream out(proc + file);
+      out << map;
+      out.flush();
+      if (!out) return absl::InternalError(absl::StrCat("cannot write ", proc, file));
+    }
+    m.fd_ = open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC);
+    if (m.fd_ < 0) return SysError("open user namespace");
+    return m;
+  }
+  IdMapping(IdMapping&& o) noexcept : pid_(o.pid_), fd_(o.fd_) { o.pid_ = o.fd_ = -1; }
+  ~IdMapping() {
+    if (fd_ >= 0) close(fd_);
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  int fd() const { return fd_; }
+
+ private:
+  IdMapping() = default;
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+// Mounts `source` at `target` with its ids shifted by `mapping`.
+absl::Status MountIdmapped(const std::string& source, const std::string& target,
+                           const IdMapping& mapping) {
+  const int tree = static_cast<int>(
+      syscall(SYS_open_tree, AT_FDCWD, source.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+  if (tree < 0) return SysError(absl::StrCat("open_tree ", source));
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID;
+  attr.userns_fd = static_cast<uint64_t>(mapping.fd());
+  absl::Status status;
+  if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
+    status = SysError(absl::StrCat("idmap ", source));
+  } else if (syscall(SYS_move_mount, tree, "", AT_FDCWD, target.c_str(),
+                     MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+    status = SysError(absl::StrCat("move_mount ", target));
+  }
+  close(tree);
+  return status;
+}
+
+absl::Status Run(const std::vector<std::string>& args) {
+  const pid_t pid = fork();
+  if (pid < 0) return SysError("fork");
+  if (pid == 0) {
+    const int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::InternalError(absl::StrCat(args[0], " failed (status ", status, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The writable layer's file system: a sparse ext4 image of the limit's size, loop-mounted.
+absl::Status MountDisk(const fs::path& dir, int64_t bytes) {
+  const fs::path image = dir / "disk.img";
+  const fs::path mount = dir / "disk";
+  fs::create_directories(mount);
+  if (IsMountPoint(mount)) return absl::OkStatus();
+  const int fd = open(image.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, bytes) != 0) {
+    if (fd >= 0) close(fd);
+    return SysError(absl::StrCat("make ", image.string()));
+  }
+  close(fd);
+  // No journal: nothing in it outlives the container.
+  GPUAAS_RETURN_IF_ERROR(Run({"mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-m", "0", "-E",
+                              "lazy_itable_init=1,nodiscard", image.string()}));
+  return Run({"mount", "-o", "loop,nosuid,nodev", image.string(), mount.string()});
+}
+
+}  // namespace
+
+bool IsMountPoint(const std::string& path) {
+  // Not by st_dev: a bind mount of a directory of the same file system keeps its device.
+  struct statx stx {};
+  return statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, 0, &stx) == 0 &&
+         (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+         (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
+bool NothingMountedUnder(const std::string& dir) {
+  std::ifstream in("/proc/self/mountinfo");
+  const std::string prefix = fs::path(dir).lexically_normal().string() + "/";
+  for (std::string line; std::getline(in, line);) {
+    // Field 5 is the mount point (octal escapes aside, which our paths never need).
+    std::istringstream fields(line);
+    std::string field, point;
+    for (int i = 0; i < 5 && fields >> field; ++i) point = field;
+    if (point.rfind(prefix, 0) == 0 || point + "/" == prefix) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::string> MountRootfs(const RootfsPlan& plan) {
+  const fs::path dir = plan.dir;
+  const fs::path rootfs = dir / "rootfs";
+  std::error_code ec;
+  fs::create_directories(rootfs, ec);
+  if (ec) return absl::InternalError(absl::StrCat("make ", rootfs.string(), ": ", ec.message()));
+  if (IsMountPoint(rootfs)) return rootfs.string();
+  if (plan.layer_dirs.empty()) return absl::InvalidArgumentError("the image has no layers");
+
+  fs::path writable = dir;
+  if (plan.disk_bytes > 0) {
+    GPUAAS_RETURN_IF_ERROR(MountDisk(dir, plan.disk_bytes));
+    writable = dir / "disk";
+  }
+  const fs::path upper = writable / "upper";
+  const fs::path work = writable / "work";
+  fs::create_directories(upper / "tmp", ec);
+  fs::create_directories(work, ec);
+  // The container's root owns its / and /tmp (sticky, for every user in it).
+  chmod(upper.c_str(), 0755);
+  chmod((upper / "tmp").c_str(), 01777);
+  if (chown(upper.c_str(), plan.id_base, plan.id_base) != 0 ||
+      chown((upper / "tmp").c_str(), plan.id_base, plan.id_base) != 0) {
+    return SysError("chown upper");
+  }
+
+  GPUAAS_ASSIGN_OR_RETURN(IdMapping mapping, IdMapping::Make(plan.id_base, plan.id_count));
+  std::vector<std::string> lowers;  // top first, as overlayfs wants them
+  for (size_t i = 0; i < plan.layer_dirs.size(); ++i) {
+    const fs::path lower = dir / "lower" / std::to_string(i);
+    fs::create_directories(lower, ec);
+    if (!IsMountPoint(lower)) GPUAAS_RETURN_IF_ERROR(MountIdmapped(plan.layer_dirs[i], lower, mapping));
+    lowers.insert(lowers.begin(), lower.string());
+  }
+  const std::string options = absl::StrCat("lowerdir=", absl::StrJoin(lowers, ":"),
+                                           ",upperdir=", upper.string(), ",workdir=", work.string());
+  if (mount("overlay", rootfs.c_str(), "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+    return SysError("mount overlay");
+  }
+  return rootfs.string();
+}
+
+absl::Status UnmountRootfs(const std::string& dir_path) {
+  const fs::path dir = dir_path;
+  std::error_code ec;
+  absl::Status status;
+  auto unmount = [&status](const fs::path& path) {
+    if (IsMountPoint(path) && umount2(path.c_str(), MNT_DETACH) != 0 && status.ok()) {
+      status = SysError(absl::StrCat("umount ", path.string()));
+    }
+  };
+  unmount(dir / "rootfs");
+  for (const auto& lower : fs::directory_iterator(dir / "lower", ec)) unmount(lower.path());
+  // Not detached: the loop device (autoclear) must go before the image is removed.
+  if (IsMountPoint(dir / "disk") && umount2((dir / "disk").c_str(), 0) != 0) {
+    unmount(dir / "disk");
+  }
+  if (!status.ok()) return status;
+  for (const char* name : {"rootfs", "lower", "disk", "upper", "work"}) {
+    if (!IsMountPoint(dir / name)) fs::remove_all(dir / name, ec);
+  }
+  fs::remove(dir / "disk.img", ec);
+  return absl::OkStatus();
+}
+
+}  // namespace gpuaas::agent
