@@ -37,16 +37,16 @@ class BusyboxImage final : public ContainerImages {
     fs::create_directories(layer_ / "root");
     chmod((layer_ / "root").c_str(), 0700);
     fs::copy_file("/bin/busybox", layer_ / "bin" / "busybox");
-    for (const char* applet : {"sh", "cat", "echo", "id", "sleep", "dd", "head", "tr", "ls",
-                               "mount", "unshare", "nsenter", "ping", "touch", "wc", "ulimit",
-                               "grep", "df", "kill", "true"}) {
+    for (const char* applet :
+         {"sh",      "cat",     "echo", "id",    "sleep", "dd",     "head", "tr", "ls",   "mount",
+          "unshare", "nsenter", "ping", "touch", "wc",    "ulimit", "grep", "df", "kill", "true"}) {
       fs::create_symlink("busybox", layer_ / "bin" / applet);
     }
     std::ofstream(layer_ / "etc" / "passwd") << "root:x:0:0:root:/root:/bin/sh\n";
     std::ofstream(layer_ / "etc" / "secret") << "image file\n";
   }
-  absl::StatusOr<ContainerImage> Pull(const pb::Workload& w,
-                                      const std::function<void(const std::string&)>& progress) override {
+  absl::StatusOr<ContainerImage> Pull(
+      const pb::Workload& w, const std::function<void(const std::string&)>& progress) override {
     if (w.image_reference() == "missing") return absl::NotFoundError("image not found: missing");
     progress("1 of 1 layers");
     return ContainerImage{.digest = "sha256:busybox",
@@ -145,14 +145,28 @@ class ContainerRuntimeTest : public ::testing::Test {
 };
 
 TEST_F(ContainerRuntimeTest, RunsAsItsNamespacesRootWhichIsNobodyOnTheNode) {
-  const std::string out = RunToExit(Workload(
-      "who.1", "id -u; cat /proc/self/uid_map; echo $IMAGE_VAR $GPUAAS_INSTANCE_ID; "
-               "cat /etc/secret; echo written > /root/note && cat /root/note; hostname"));
+  const std::string out =
+      RunToExit(Workload("who.1",
+                         "id -u; cat /proc/self/uid_map; echo $IMAGE_VAR $GPUAAS_INSTANCE_ID; "
+                         "cat /etc/secret; echo written > /root/note && cat /root/note; hostname"));
   EXPECT_NE(out.find("0\n"), std::string::npos) << out;
   EXPECT_NE(out.find("0   50331648      65536"), std::string::npos) << out;
   EXPECT_NE(out.find("from-image who"), std::string::npos) << out;
   EXPECT_NE(out.find("image file"), std::string::npos) << out;
   EXPECT_NE(out.find("written"), std::string::npos) << out;
+}
+
+TEST_F(ContainerRuntimeTest, AWorkloadWithoutAnImageRunsFromTheNodesSystemReadOnly) {
+  pb::Workload w = Workload("system.1",
+                            "python3 -c 'print(\"python\", 6*7)'; id -u; "
+                            "touch /usr/x 2>/dev/null && echo USR-WRITABLE; "
+                            "cat /etc/shadow >/dev/null 2>&1 && echo SHADOW; "
+                            "echo note > /tmp/n && cat /tmp/n");
+  w.clear_image_reference();
+  const std::string out = RunToExit(w);
+  EXPECT_NE(out.find("python 42\n0\nnote"), std::string::npos) << out;
+  EXPECT_EQ(out.find("USR-WRITABLE"), std::string::npos) << out;
+  EXPECT_EQ(out.find("SHADOW"), std::string::npos) << out;
 }
 
 TEST_F(ContainerRuntimeTest, ReportsPullingThenRunsAndStops) {
@@ -173,7 +187,8 @@ TEST_F(ContainerRuntimeTest, AMissingImageIsImagePullFailed) {
 
 TEST_F(ContainerRuntimeTest, AMemoryHogIsOomKilledAndItsNeighbourRunsOn) {
   ASSERT_TRUE(runtime_->Start(Workload("calm.1", "while true; do sleep 1; done")).ok());
-  pb::Workload hog = Workload("hog.1", "a=$(head -c 300000000 /dev/zero | tr '\\0' x); echo survived");
+  pb::Workload hog =
+      Workload("hog.1", "a=$(head -c 300000000 /dev/zero | tr '\\0' x); echo survived");
   hog.mutable_limits()->set_memory_bytes(64 << 20);
   ASSERT_TRUE(runtime_->Start(hog).ok());
   ASSERT_TRUE(WaitState("hog.1", pb::WORKLOAD_STATE_FAILED));
@@ -183,9 +198,10 @@ TEST_F(ContainerRuntimeTest, AMemoryHogIsOomKilledAndItsNeighbourRunsOn) {
 }
 
 TEST_F(ContainerRuntimeTest, AForkBombStopsAtThePidsLimit) {
-  pb::Workload w = Workload("bomb.1",
-                            "i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; "
-                            "ls /proc | grep -c '^[0-9]'");
+  pb::Workload w =
+      Workload("bomb.1",
+               "i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; "
+               "ls /proc | grep -c '^[0-9]'");
   w.mutable_limits()->set_pids(50);
   const std::string out = RunToExit(w);
   EXPECT_LE(std::atoi(out.c_str()), 50) << out;
@@ -210,15 +226,15 @@ TEST_F(ContainerRuntimeTest, OpenFilesStopAtTheirLimit) {
 }
 
 TEST_F(ContainerRuntimeTest, PrivilegedOperationsAreRefused) {
-  const std::string out = RunToExit(Workload(
-      "evil.1",
-      "mount -t tmpfs none /mnt 2>/dev/null && echo MOUNTED; "
-      "unshare -U true 2>/dev/null && echo UNSHARED; "
-      "unshare -n true 2>/dev/null && echo NETNS; "
-      "ping -c1 127.0.0.1 >/dev/null 2>&1 && echo RAW; "
-      "echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo SYSCTL; "
-      "cat /proc/kcore >/dev/null 2>&1 && echo KCORE; "
-      "echo end"));
+  const std::string out =
+      RunToExit(Workload("evil.1",
+                         "mount -t tmpfs none /mnt 2>/dev/null && echo MOUNTED; "
+                         "unshare -U true 2>/dev/null && echo UNSHARED; "
+                         "unshare -n true 2>/dev/null && echo NETNS; "
+                         "ping -c1 127.0.0.1 >/dev/null 2>&1 && echo RAW; "
+                         "echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo SYSCTL; "
+                         "cat /proc/kcore >/dev/null 2>&1 && echo KCORE; "
+                         "echo end"));
   for (const char* got : {"MOUNTED", "UNSHARED", "NETNS", "RAW", "SYSCTL"}) {
     EXPECT_EQ(out.find(got), std::string::npos) << got << " in " << out;
   }

@@ -41,8 +41,8 @@ absl::StatusOr<std::vector<ContainerBind>> BindStorages(const pb::Workload& w, c
     std::error_code ec;
     fs::create_directories(target, ec);
     const std::string source = absl::StrCat("/proc/self/fd/", *fd);
-    const bool ok = IsMountPoint(target) || mount(source.c_str(), target.c_str(), nullptr,
-                                             MS_BIND | MS_REC, nullptr) == 0;
+    const bool ok = IsMountPoint(target) ||
+                    mount(source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0;
     const int saved = errno;
     close(*fd);
     if (!ok) {
@@ -71,6 +71,45 @@ std::vector<std::string> RuntimeEnv(const pb::Workload& w) {
 
 std::string RuncRoot(const std::string& runtime_root) { return runtime_root + "/.runc"; }
 
+absl::StatusOr<ContainerImage> NodeSystemImage(const std::string& runtime_root) {
+  const fs::path layer = fs::path(runtime_root) / ".system";
+  std::error_code ec;
+  if (!fs::exists(layer / "ready")) {
+    const fs::path tmp = fs::path(runtime_root) / ".system.tmp";
+    fs::remove_all(tmp, ec);
+    for (const char* d : {"usr", "etc", "tmp", "root", "home", "proc", "sys", "dev", "run", "var",
+                          "var/tmp", "mnt", "opt", "srv"}) {
+      fs::create_directories(tmp / d, ec);
+    }
+    chmod((tmp / "tmp").c_str(), 01777);
+    chmod((tmp / "var" / "tmp").c_str(), 01777);
+    chmod((tmp / "root").c_str(), 0700);
+    // bin, sbin, lib, lib32, lib64 as the node has them: links into usr on a merged-/usr node.
+    for (const char* d : {"bin", "sbin", "lib", "lib32", "lib64", "libx32"}) {
+      const fs::path host = fs::path("/") / d;
+      if (fs::is_symlink(host, ec)) {
+        fs::create_symlink(fs::read_symlink(host, ec), tmp / d, ec);
+      } else if (fs::is_directory(host, ec)) {
+        fs::create_directories(tmp / d, ec);
+      }
+    }
+    std::ofstream(tmp / "ready") << "1\n";
+    fs::rename(tmp, layer, ec);
+    if (ec && !fs::exists(layer / "ready")) {
+      return absl::InternalError(absl::StrCat("cannot make ", layer.string(), ": ", ec.message()));
+    }
+  }
+  ContainerImage image{.digest = "node-system",
+                       .layer_dirs = {layer.string()},
+                       .process = {.env = {"LANG=C.UTF-8"}}};
+  for (const char* d : {"/usr", "/etc"}) image.binds.push_back({d, d, true});
+  for (const char* d : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+    // A node whose / holds real directories: those are bound too.
+    if (!fs::is_symlink(d, ec) && fs::is_directory(d, ec)) image.binds.push_back({d, d, true});
+  }
+  return image;
+}
+
 absl::StatusOr<PreparedContainer> PrepareContainer(const ContainerOptions& options,
                                                    const std::string& runtime_root,
                                                    const ContainerLaunch& launch,
@@ -78,14 +117,14 @@ absl::StatusOr<PreparedContainer> PrepareContainer(const ContainerOptions& optio
   const pb::Workload& w = *launch.workload;
   const fs::path dir = launch.dir;
   *pull_failed = false;
-  if (options.images == nullptr) {
-    return absl::FailedPreconditionError("this node pulls no images");
+  absl::StatusOr<ContainerImage> image = absl::FailedPreconditionError("this node pulls no images");
+  if (w.image_reference().empty()) {
+    image = NodeSystemImage(runtime_root);
+  } else if (options.images != nullptr) {
+    image = options.images->Pull(w, launch.progress);
+    *pull_failed = !image.ok();
   }
-  absl::StatusOr<ContainerImage> image = options.images->Pull(w, launch.progress);
-  if (!image.ok()) {
-    *pull_failed = true;
-    return image.status();
-  }
+  if (!image.ok()) return image.status();
   std::ofstream(dir / "image", std::ios::trunc) << image->digest << "\n";
 
   ContainerSpecInputs spec{.workload = &w,
@@ -102,7 +141,10 @@ absl::StatusOr<PreparedContainer> PrepareContainer(const ContainerOptions& optio
                                        .id_base = launch.id_base,
                                        .disk_bytes = w.limits().ephemeral_disk_bytes()}));
   const gid_t storage_gid = launch.tenant_gid != 0 ? launch.tenant_gid : launch.id_base;
-  GPUAAS_ASSIGN_OR_RETURN(spec.binds, BindStorages(w, dir, launch.id_base, storage_gid));
+  GPUAAS_ASSIGN_OR_RETURN(std::vector<ContainerBind> storages,
+                          BindStorages(w, dir, launch.id_base, storage_gid));
+  spec.binds = image->binds;
+  spec.binds.insert(spec.binds.end(), storages.begin(), storages.end());
   if (w.gpu_uuids_size() > 0) {
     if (!options.gpus) return absl::FailedPreconditionError("this node injects no GPUs");
     GPUAAS_ASSIGN_OR_RETURN(ContainerGpus gpus, options.gpus(w));
@@ -113,8 +155,8 @@ absl::StatusOr<PreparedContainer> PrepareContainer(const ContainerOptions& optio
     spec.env.insert(spec.env.end(), {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=void"});
   }
   if (options.networks != nullptr) {
-    GPUAAS_ASSIGN_OR_RETURN(spec.netns_path,
-                            options.networks->Create(dir.string(), launch.host_ports, w.deny_egress()));
+    GPUAAS_ASSIGN_OR_RETURN(spec.netns_path, options.networks->Create(
+                                                 dir.string(), launch.host_ports, w.deny_egress()));
   }
   GPUAAS_ASSIGN_OR_RETURN(nlohmann::json config, BuildOciSpec(spec));
   std::error_code ec;
@@ -128,8 +170,7 @@ absl::StatusOr<PreparedContainer> PrepareContainer(const ContainerOptions& optio
   chmod((dir / "bundle" / "config.json").c_str(), 0600);
   fs::create_directories(RuncRoot(runtime_root), ec);
   return PreparedContainer{.shim_args = {"--runc", options.runc_path, "--runc-root",
-                                         RuncRoot(runtime_root), "--container",
-                                         w.workload_id()}};
+                                         RuncRoot(runtime_root), "--container", w.workload_id()}};
 }
 
 absl::Status ReleaseContainer(const ContainerOptions& options, const std::string& dir_path) {
@@ -140,8 +181,8 @@ absl::Status ReleaseContainer(const ContainerOptions& options, const std::string
   std::error_code ec;
   for (const auto& m : fs::directory_iterator(dir / "mounts", ec)) {
     if (IsMountPoint(m.path()) && umount2(m.path().c_str(), MNT_DETACH) != 0) {
-      status.Update(absl::InternalError(
-          absl::StrCat("umount ", m.path().string(), ": ", strerror(errno))));
+      status.Update(
+          absl::InternalError(absl::StrCat("umount ", m.path().string(), ": ", strerror(errno))));
     }
   }
   return status;

@@ -29,7 +29,14 @@ struct ContainerImage {
   std::string digest;
   std::vector<std::string> layer_dirs;
   ImageProcess process;
+  // Host directories the image is made of besides its layers (the node's system image).
+  std::vector<ContainerBind> binds;
 };
+
+// What a workload without an image runs from: the node's own /usr and /etc, read-only, over an
+// empty root of the usual shape (bin, lib, ... linked into usr as on the node). Made once under
+// the runtime's root.
+absl::StatusOr<ContainerImage> NodeSystemImage(const std::string& runtime_root);
 
 class ContainerImages {
  public:
@@ -68,6 +75,9 @@ struct ContainerOptions {
   std::shared_ptr<ContainerNetworks> networks;
   // Null: no GPU is injected (a workload that has GPUs fails to start).
   GpuInjector gpus;
+  // Workloads without an image run as containers too, from NodeSystemImage; otherwise they run
+  // the process runtime's way (bubblewrap).
+  bool system_image_workloads = true;
   // Container id blocks of 65536 host ids each, from first_id on: one per running container.
   uint32_t first_id = 1u << 20;
   uint32_t id_blocks = 4096;

@@ -92,8 +92,8 @@ absl::Status MountIdmapped(const std::string& source, const std::string& target,
   absl::Status status;
   if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
     status = SysError(absl::StrCat("idmap ", source));
-  } else if (syscall(SYS_move_mount, tree, "", AT_FDCWD, target.c_str(),
-                     MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+  } else if (syscall(SYS_move_mount, tree, "", AT_FDCWD, target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) !=
+             0) {
     status = SysError(absl::StrCat("move_mount ", target));
   }
   close(tree);
@@ -194,11 +194,13 @@ absl::StatusOr<std::string> MountRootfs(const RootfsPlan& plan) {
   for (size_t i = 0; i < plan.layer_dirs.size(); ++i) {
     const fs::path lower = dir / "lower" / std::to_string(i);
     fs::create_directories(lower, ec);
-    if (!IsMountPoint(lower)) GPUAAS_RETURN_IF_ERROR(MountIdmapped(plan.layer_dirs[i], lower, mapping));
+    if (!IsMountPoint(lower))
+      GPUAAS_RETURN_IF_ERROR(MountIdmapped(plan.layer_dirs[i], lower, mapping));
     lowers.insert(lowers.begin(), lower.string());
   }
-  const std::string options = absl::StrCat("lowerdir=", absl::StrJoin(lowers, ":"),
-                                           ",upperdir=", upper.string(), ",workdir=", work.string());
+  const std::string options =
+      absl::StrCat("lowerdir=", absl::StrJoin(lowers, ":"), ",upperdir=", upper.string(),
+                   ",workdir=", work.string());
   if (mount("overlay", rootfs.c_str(), "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
     return SysError("mount overlay");
   }

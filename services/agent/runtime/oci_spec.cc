@@ -22,13 +22,22 @@ constexpr int64_t kCpuPeriodMicros = 100000;
 // data loaders need more than a few megabytes.
 constexpr int64_t kDefaultShmBytes = 64LL << 20;
 
-const char* const kDefaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+const char* const kDefaultPath =
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 // As runc's and Docker's defaults.
-const char* const kMaskedPaths[] = {
-    "/proc/acpi",        "/proc/asound",    "/proc/kcore",       "/proc/keys",
-    "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-    "/proc/scsi",        "/sys/firmware",   "/sys/devices/virtual/powercap", "/sys/fs/cgroup"};
+const char* const kMaskedPaths[] = {"/proc/acpi",
+                                    "/proc/asound",
+                                    "/proc/kcore",
+                                    "/proc/keys",
+                                    "/proc/latency_stats",
+                                    "/proc/timer_list",
+                                    "/proc/timer_stats",
+                                    "/proc/sched_debug",
+                                    "/proc/scsi",
+                                    "/sys/firmware",
+                                    "/sys/devices/virtual/powercap",
+                                    "/sys/fs/cgroup"};
 const char* const kReadonlyPaths[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                       "/proc/sysrq-trigger"};
 
@@ -67,7 +76,8 @@ json Seccomp() {
         {{"names", {"clone"}},
          {"action", "SCMP_ACT_ERRNO"},
          {"errnoRet", EPERM},
-         {"args", {{{"index", 0}, {"value", flag}, {"valueTwo", flag}, {"op", "SCMP_CMP_MASKED_EQ"}}}}});
+         {"args",
+          {{{"index", 0}, {"value", flag}, {"valueTwo", flag}, {"op", "SCMP_CMP_MASKED_EQ"}}}}});
   }
   syscalls.push_back({{"names", {"clone3"}}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", ENOSYS}});
   return {{"defaultAction", "SCMP_ACT_ALLOW"},
@@ -115,9 +125,9 @@ absl::StatusOr<json> BuildOciSpec(const ContainerSpecInputs& in) {
       {"oomScoreAdj", 1000}};  // the node's own processes go last
   if (in.tenant_gid != 0) process["user"]["additionalGids"] = {kContainerTenantGid};
 
-  const int64_t shm =
-      limits.memory_bytes() > 0 ? std::max(kDefaultShmBytes, limits.memory_bytes() / 2)
-                                : kDefaultShmBytes;
+  const int64_t shm = limits.memory_bytes() > 0
+                          ? std::max(kDefaultShmBytes, limits.memory_bytes() / 2)
+                          : kDefaultShmBytes;
   json mounts = {
       Mount("/proc", "proc", "proc", {"nosuid", "noexec", "nodev"}),
       Mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}),
@@ -157,9 +167,10 @@ absl::StatusOr<json> BuildOciSpec(const ContainerSpecInputs& in) {
   }
   json gid_mappings = {{{"containerID", 0}, {"hostID", in.id_base}, {"size", in.id_count}}};
   if (in.tenant_gid != 0) {
-    gid_mappings.push_back({{"containerID", kContainerTenantGid}, {"hostID", in.tenant_gid}, {"size", 1}});
+    gid_mappings.push_back(
+        {{"containerID", kContainerTenantGid}, {"hostID", in.tenant_gid}, {"size", 1}});
   }
-  json namespaces = {{{"type", "pid"}}, {{"type", "ipc"}},    {{"type", "uts"}},
+  json namespaces = {{{"type", "pid"}},   {{"type", "ipc"}},    {{"type", "uts"}},
                      {{"type", "mount"}}, {{"type", "cgroup"}}, {{"type", "user"}}};
   if (!in.netns_path.empty()) namespaces.push_back({{"type", "network"}, {"path", in.netns_path}});
   json linux_section = {

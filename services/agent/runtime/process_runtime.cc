@@ -557,7 +557,9 @@ absl::StatusOr<pid_t> ProcessRuntime::ForkShim(std::vector<std::string> args,
 
 absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
   const std::string& id = workload.workload_id();
-  const bool container = !workload.image_reference().empty();
+  const bool container =
+      !workload.image_reference().empty() ||
+      (options_.containers.images != nullptr && options_.containers.system_image_workloads);
   fs::path dir;
   absl::StatusOr<std::map<int, int>> ports;
   absl::StatusOr<uid_t> uid;
@@ -588,6 +590,7 @@ absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
       e.started = absl::Now();
       std::error_code ec;
       fs::create_directories(dir, ec);
+      std::ofstream(dir / "container") << "1\n";  // for Adopt: it has mounts to take down
       SetState(e, pb::WORKLOAD_STATE_PULLING, pb::REASON_UNSPECIFIED, "pulling the image");
       preparers_.emplace_back([this, workload, dir, p = *ports, base = *uid] {
         StartContainer(workload, dir, p, base);
@@ -925,7 +928,7 @@ void ProcessRuntime::Adopt() {
     for (int port, host; ports >> port >> host;) e.host_ports[port] = host;
     e.uid = uid_;  // started before workloads had uids of their own
     std::ifstream(e.dir / "uid") >> e.uid;
-    e.container = !e.workload.image_reference().empty();
+    e.container = fs::exists(e.dir / "container");
     std::ifstream state(e.dir / "state");
     int s = 0, reason = 0;
     int64_t millis = 0;
