@@ -54,7 +54,7 @@ class GpuInjectionTest : public ::testing::Test {
     b.minor = 7;
     gpus_ = {a, b};
     ASSERT_OK_AND_ASSIGN(host_, PrepareSimulatedDriver(dir_.path().string(), gpus_,
-                                                       {GPUAAS_FAKE_CUDA, GPUAAS_FAKE_NVML}));
+                                                       FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
   }
 
   absl::StatusOr<GpuInjection> Inject(const std::vector<std::string>& uuids,
@@ -210,8 +210,9 @@ TEST(GpuInjectionLayoutTest, FindsEveryLibraryOnceAndTheTools) {
   // Device nodes exist only on the simulated host; borrow its /dev.
   GpuInfo a;
   a.uuid = kGpuA;
-  ASSERT_OK_AND_ASSIGN(GpuHost sim, PrepareSimulatedDriver((dir.path() / "sim").string(), {a},
-                                                           {GPUAAS_FAKE_CUDA, GPUAAS_FAKE_NVML}));
+  ASSERT_OK_AND_ASSIGN(GpuHost sim,
+                       PrepareSimulatedDriver((dir.path() / "sim").string(), {a},
+                                              FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
   host.dev_dir = sim.dev_dir;
   ASSERT_OK_AND_ASSIGN(GpuInjection got, InjectGpus(host, {kGpuA}, {{kGpuA, 0}}, "", nullptr));
   std::vector<std::string> bound;

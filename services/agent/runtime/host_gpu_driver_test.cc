@@ -3,10 +3,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "libs/testing/status_matchers.h"
+
 namespace gpuaas::agent {
 namespace {
 
+using ::gpuaas::testing::StatusIs;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 TEST(LdconfigDriverDirsTest, TheDirectoriesOfThe64BitDriverLibraries) {
@@ -22,6 +28,14 @@ TEST(LdconfigDriverDirsTest, TheDirectoriesOfThe64BitDriverLibraries) {
               ElementsAre("/usr/lib/x86_64-linux-gnu", "/usr/lib64/nvidia"))
       << "not the 32-bit copies, not the CUDA toolkit's own libraries";
   EXPECT_THAT(LdconfigDriverDirs("0 libs found in cache\n"), IsEmpty());
+}
+
+TEST(FindHostGpuDriverTest, AHostWithoutTheDriverIsAClearError) {
+  if (std::system("/sbin/ldconfig -p | grep -q libcuda") == 0) {
+    GTEST_SKIP() << "this host has an NVIDIA driver";
+  }
+  EXPECT_THAT(FindHostGpuDriver(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                            HasSubstr("lists no NVIDIA driver library")));
 }
 
 }  // namespace

@@ -93,6 +93,11 @@ absl::Status InstallLibrary(const fs::path& lib_dir, const std::string& base,
 
 }  // namespace
 
+SimulatedDriverLibraries FakeDriverLibrariesIn(const std::string& dir) {
+  // The file names of the fake_cuda and fake_nvml targets.
+  return {absl::StrCat(dir, "/libfake-cuda.so"), absl::StrCat(dir, "/libfake-nvidia-ml.so")};
+}
+
 absl::StatusOr<GpuHost> PrepareSimulatedDriver(const std::string& dir,
                                                const std::vector<GpuInfo>& gpus,
                                                const SimulatedDriverLibraries& libraries) {

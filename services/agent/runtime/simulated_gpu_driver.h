@@ -18,12 +18,14 @@ namespace gpuaas::agent {
 // The fake driver's version, in its libraries' file names (libcuda.so.<version>).
 inline constexpr absl::string_view kSimulatedDriverVersion = "550.0.0";
 
-// The fake libraries to install: paths of shared objects (built as fake-cuda and
-// fake-nvidia-ml, next to gpuaas-agent).
+// The fake libraries to install: paths of shared objects.
 struct SimulatedDriverLibraries {
   std::string libcuda;
   std::string libnvidia_ml;
 };
+
+// The fakes the build puts next to gpuaas-agent, in `dir` (its directory).
+SimulatedDriverLibraries FakeDriverLibrariesIn(const std::string& dir);
 
 // Makes the fake driver of `gpus` under `dir` (created if missing; a previous one is replaced,
 // so containers still running keep the files they bound) and returns where it is. Needs

@@ -79,8 +79,9 @@ std::string ProbeInContainer(const GpuInjection& injection, int expected_gpus,
 
 TEST(SimulatedGpuDriverTest, AContainerOpensItsGpusAndLoadsTheDriver) {
   gpuaas::testing::TempDir dir;
-  ASSERT_OK_AND_ASSIGN(GpuHost host, PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
-                                                            {GPUAAS_FAKE_CUDA, GPUAAS_FAKE_NVML}));
+  ASSERT_OK_AND_ASSIGN(GpuHost host,
+                       PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+                                              FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
   const std::map<std::string, int> minors = {{kGpuA, 0}, {kGpuB, 1}};
   ASSERT_OK_AND_ASSIGN(GpuInjection one, InjectGpus(host, {kGpuB}, minors, "", nullptr));
   EXPECT_EQ(ProbeInContainer(one, 1, {"/dev/nvidia0"}), "ok\n");
@@ -90,8 +91,9 @@ TEST(SimulatedGpuDriverTest, AContainerOpensItsGpusAndLoadsTheDriver) {
 
 TEST(SimulatedGpuDriverTest, AContainerOpensItsMigCaps) {
   gpuaas::testing::TempDir dir;
-  ASSERT_OK_AND_ASSIGN(GpuHost host, PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
-                                                            {GPUAAS_FAKE_CUDA, GPUAAS_FAKE_NVML}));
+  ASSERT_OK_AND_ASSIGN(GpuHost host,
+                       PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+                                              FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
   SimulatedMigResolver mig(TwoGpus());
   ASSERT_OK_AND_ASSIGN(GpuInjection got,
                        InjectGpus(host, {kGpuA}, {{kGpuA, 0}, {kGpuB, 1}}, "2g.20gb@2", &mig));
@@ -100,15 +102,15 @@ TEST(SimulatedGpuDriverTest, AContainerOpensItsMigCaps) {
 
 TEST(SimulatedGpuDriverTest, PreparingAgainReplacesTheDriver) {
   gpuaas::testing::TempDir dir;
-  ASSERT_OK(
-      PrepareSimulatedDriver(dir.path().string(), TwoGpus(), {GPUAAS_FAKE_CUDA, GPUAAS_FAKE_NVML})
-          .status());
+  ASSERT_OK(PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+                                   FakeDriverLibrariesIn(GPUAAS_AGENT_DIR))
+                .status());
   const fs::path lib = dir.path() / "lib/libcuda.so.550.0.0";
   struct stat before;
   ASSERT_EQ(stat(lib.c_str(), &before), 0);
-  ASSERT_OK(
-      PrepareSimulatedDriver(dir.path().string(), TwoGpus(), {GPUAAS_FAKE_CUDA, GPUAAS_FAKE_NVML})
-          .status());
+  ASSERT_OK(PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+                                   FakeDriverLibrariesIn(GPUAAS_AGENT_DIR))
+                .status());
   struct stat after;
   ASSERT_EQ(stat(lib.c_str(), &after), 0);
   EXPECT_NE(before.st_ino, after.st_ino) << "a new file: a running container keeps the old one";
