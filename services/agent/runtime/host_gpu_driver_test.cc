@@ -31,7 +31,7 @@ TEST(LdconfigDriverDirsTest, TheDirectoriesOfThe64BitDriverLibraries) {
 }
 
 TEST(FindHostGpuDriverTest, AHostWithoutTheDriverIsAClearError) {
-  if (std::system("/sbin/ldconfig -p | grep -q libcuda") == 0) {
+  if (std::system("/sbin/ldconfig -p | grep -qE '\\s(libcuda\\.|libnvidia-)'") == 0) {
     GTEST_SKIP() << "this host has an NVIDIA driver";
   }
   EXPECT_THAT(FindHostGpuDriver(), StatusIs(absl::StatusCode::kFailedPrecondition,
