@@ -153,41 +153,35 @@ absl::StatusOr<std::pair<std::string, int>> ParseMigPartition(const std::string&
   return std::make_pair(parts[0], start);
 }
 
-// The major number /proc/devices gives `driver`, for the remedy of a missing caps node.
-std::string DeviceMajor(const GpuHost& host, absl::string_view driver) {
-  absl::StatusOr<std::string> devices = ReadFile(absl::StrCat(host.proc_dir, "/devices"));
-  if (!devices.ok()) {
-    return "?";
-  }
-  for (absl::string_view line : absl::StrSplit(*devices, '\n')) {
+// The other field of the two-field line of `text` whose field `key_field` (0 or 1) is `key`:
+// /proc/devices has "<major> <driver>" lines, mig-minors "<cap> <minor>" lines.
+std::optional<std::string> PairedWith(absl::string_view text, absl::string_view key,
+                                      int key_field) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
     std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipWhitespace());
-    if (f.size() == 2 && f[1] == driver) {
-      return std::string(f[0]);
+    if (f.size() == 2 && f[key_field] == key) {
+      return std::string(f[1 - key_field]);
     }
   }
-  return "?";
+  return std::nullopt;
 }
 
 // The /dev/nvidia-caps node granting `cap` ("gpu4/gi1/access"), numbered by mig-minors.
 absl::StatusOr<DeviceNode> CapsNode(const GpuHost& host, const std::string& mig_minors,
                                     const std::string& cap) {
-  std::optional<std::string> minor;
-  for (absl::string_view line : absl::StrSplit(mig_minors, '\n')) {
-    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipWhitespace());
-    if (f.size() == 2 && f[0] == cap) {
-      minor = std::string(f[1]);
-      break;
-    }
-  }
+  std::optional<std::string> minor = PairedWith(mig_minors, cap, 0);
   if (!minor) {
     return absl::FailedPreconditionError(absl::StrCat(
         host.proc_dir, "/driver/nvidia-caps/mig-minors has no ", cap, " (driver too old?)"));
   }
-  return RequiredNode(
-      host, absl::StrCat("nvidia-caps/nvidia-cap", *minor),
-      absl::StrCat("nvidia-modprobe -f /proc/driver/nvidia/capabilities/",
-                   absl::StrReplaceAll(cap, {{"/gi", "/mig/gi"}}), " creates it: c ",
-                   DeviceMajor(host, "nvidia-caps"), ":", *minor, " mode 0444"));
+  // For the remedy: the node nvidia-modprobe would make.
+  absl::StatusOr<std::string> devices = ReadFile(absl::StrCat(host.proc_dir, "/devices"));
+  const std::string caps_major =
+      devices.ok() ? PairedWith(*devices, "nvidia-caps", 1).value_or("?") : "?";
+  return RequiredNode(host, absl::StrCat("nvidia-caps/nvidia-cap", *minor),
+                      absl::StrCat("nvidia-modprobe -f /proc/driver/nvidia/capabilities/",
+                                   absl::StrReplaceAll(cap, {{"/gi", "/mig/gi"}}),
+                                   " creates it: c ", caps_major, ":", *minor, " mode 0444"));
 }
 
 // The MIG device of `partition` on `gpu_uuid` and the caps nodes that grant it.

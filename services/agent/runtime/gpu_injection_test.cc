@@ -146,7 +146,9 @@ TEST_F(GpuInjectionTest, AMissingCapsNodeSaysHowToMakeIt) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        AllOf(HasSubstr("nvidia-caps/nvidia-cap579 is missing"),
                              HasSubstr("nvidia-modprobe -f "
-                                       "/proc/driver/nvidia/capabilities/gpu4/mig/gi4/access"))));
+                                       "/proc/driver/nvidia/capabilities/gpu4/mig/gi4/access"),
+                             HasSubstr("creates it: c 1:579 mode 0444"))))
+      << "the major from the fake /proc/devices: /dev/null's";
 }
 
 TEST_F(GpuInjectionTest, AGpuNotOnTheNodeIsNotFound) {
