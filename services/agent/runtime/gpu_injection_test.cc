@@ -45,14 +45,7 @@ std::string BindOf(const GpuInjection& injection, const std::string& container_p
 class GpuInjectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    GpuInfo a;
-    a.uuid = kGpuA;
-    a.minor = 4;
-    GpuInfo b;
-    b.uuid = kGpuB;
-    b.index = 1;
-    b.minor = 7;
-    gpus_ = {a, b};
+    gpus_ = {{.minor = 4, .uuid = kGpuA}, {.index = 1, .minor = 7, .uuid = kGpuB}};
     ASSERT_OK_AND_ASSIGN(host_, PrepareSimulatedDriver(dir_.path().string(), gpus_,
                                                        FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
   }
@@ -210,10 +203,8 @@ TEST(GpuInjectionLayoutTest, FindsEveryLibraryOnceAndTheTools) {
   host.library_dirs = {lib.string(), lib2.string()};
   host.binary_dirs = {bin.string()};
   // Device nodes exist only on the simulated host; borrow its /dev.
-  GpuInfo a;
-  a.uuid = kGpuA;
   ASSERT_OK_AND_ASSIGN(GpuHost sim,
-                       PrepareSimulatedDriver((dir.path() / "sim").string(), {a},
+                       PrepareSimulatedDriver((dir.path() / "sim").string(), {{.uuid = kGpuA}},
                                               FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
   host.dev_dir = sim.dev_dir;
   ASSERT_OK_AND_ASSIGN(GpuInjection got, InjectGpus(host, {kGpuA}, {{kGpuA, 0}}, "", nullptr));

@@ -27,14 +27,7 @@ constexpr char kGpuA[] = "GPU-aaaaaaaa-0000-4000-8000-000000000000";
 constexpr char kGpuB[] = "GPU-bbbbbbbb-0000-4000-8000-000000000000";
 
 std::vector<GpuInfo> TwoGpus() {
-  GpuInfo a;
-  a.uuid = kGpuA;
-  a.minor = 0;
-  GpuInfo b;
-  b.uuid = kGpuB;
-  b.index = 1;
-  b.minor = 1;
-  return {a, b};
+  return {{.minor = 0, .uuid = kGpuA}, {.index = 1, .minor = 1, .uuid = kGpuB}};
 }
 
 // Runs gpu_probe in a fresh mount, pid, ipc, net and user namespace holding the host's /usr
