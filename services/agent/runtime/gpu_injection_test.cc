@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,9 @@ std::string BindOf(const GpuInjection& injection, const std::string& container_p
 class GpuInjectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (geteuid() != 0) {
+      GTEST_SKIP() << "the simulated driver's device nodes need CAP_MKNOD";
+    }
     gpus_ = {{.minor = 4, .uuid = kGpuA}, {.index = 1, .minor = 7, .uuid = kGpuB}};
     ASSERT_OK_AND_ASSIGN(host_, PrepareSimulatedDriver(dir_.path().string(), gpus_,
                                                        FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
@@ -181,11 +185,10 @@ TEST_F(GpuInjectionTest, NoGpusMeansNoDriver) {
 
 // A driver as installed: versioned files, soname links, a dangling link, a second directory,
 // tools in a bin directory.
-TEST(GpuInjectionLayoutTest, FindsEveryLibraryOnceAndTheTools) {
-  gpuaas::testing::TempDir dir;
-  const fs::path lib = dir.path() / "lib";
-  const fs::path lib2 = dir.path() / "lib2";
-  const fs::path bin = dir.path() / "bin";
+TEST_F(GpuInjectionTest, FindsEveryLibraryOfAnInstalledDriverOnceAndItsTools) {
+  const fs::path lib = dir_.path() / "installed/lib";
+  const fs::path lib2 = dir_.path() / "installed/lib2";
+  const fs::path bin = dir_.path() / "installed/bin";
   for (const fs::path& d : {lib, lib2, bin}) fs::create_directories(d);
   for (const char* name :
        {"libcuda.so.535.1", "libnvidia-ml.so.535.1", "libnvidia-ptxjitcompiler.so.535.1",
@@ -198,16 +201,9 @@ TEST(GpuInjectionLayoutTest, FindsEveryLibraryOnceAndTheTools) {
   std::ofstream(lib2 / "libcuda.so.470.1") << "older";  // shadowed by the first directory
   std::ofstream(lib2 / "libcudadebugger.so.1") << "elf";
   std::ofstream(bin / "nvidia-smi") << "#!";
-  GpuHost host;
-  host.dev_dir = "/nonexistent";  // not reached: no device asked for
-  host.library_dirs = {lib.string(), lib2.string()};
-  host.binary_dirs = {bin.string()};
-  // Device nodes exist only on the simulated host; borrow its /dev.
-  ASSERT_OK_AND_ASSIGN(GpuHost sim,
-                       PrepareSimulatedDriver((dir.path() / "sim").string(), {{.uuid = kGpuA}},
-                                              FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
-  host.dev_dir = sim.dev_dir;
-  ASSERT_OK_AND_ASSIGN(GpuInjection got, InjectGpus(host, {kGpuA}, {{kGpuA, 0}}, "", nullptr));
+  host_.library_dirs = {lib.string(), lib2.string()};
+  host_.binary_dirs = {bin.string()};
+  ASSERT_OK_AND_ASSIGN(GpuInjection got, Inject({kGpuA}));
   std::vector<std::string> bound;
   for (const HostBind& b : got.binds) bound.push_back(b.container_path);
   std::sort(bound.begin(), bound.end());

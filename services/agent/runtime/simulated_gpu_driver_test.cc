@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -70,10 +71,20 @@ std::string ProbeInContainer(const GpuInjection& injection, int expected_gpus,
   return out;
 }
 
-TEST(SimulatedGpuDriverTest, AContainerOpensItsGpusAndLoadsTheDriver) {
-  gpuaas::testing::TempDir dir;
+class SimulatedGpuDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) {
+      GTEST_SKIP() << "the simulated driver's device nodes need CAP_MKNOD";
+    }
+  }
+
+  gpuaas::testing::TempDir dir_;
+};
+
+TEST_F(SimulatedGpuDriverTest, AContainerOpensItsGpusAndLoadsTheDriver) {
   ASSERT_OK_AND_ASSIGN(GpuHost host,
-                       PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+                       PrepareSimulatedDriver(dir_.path().string(), TwoGpus(),
                                               FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
   const std::map<std::string, int> minors = {{kGpuA, 0}, {kGpuB, 1}};
   ASSERT_OK_AND_ASSIGN(GpuInjection one, InjectGpus(host, {kGpuB}, minors, "", nullptr));
@@ -82,10 +93,9 @@ TEST(SimulatedGpuDriverTest, AContainerOpensItsGpusAndLoadsTheDriver) {
   EXPECT_EQ(ProbeInContainer(both, 2, {}), "ok\n");
 }
 
-TEST(SimulatedGpuDriverTest, AContainerOpensItsMigCaps) {
-  gpuaas::testing::TempDir dir;
+TEST_F(SimulatedGpuDriverTest, AContainerOpensItsMigCaps) {
   ASSERT_OK_AND_ASSIGN(GpuHost host,
-                       PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+                       PrepareSimulatedDriver(dir_.path().string(), TwoGpus(),
                                               FakeDriverLibrariesIn(GPUAAS_AGENT_DIR)));
   SimulatedMigResolver mig(TwoGpus());
   ASSERT_OK_AND_ASSIGN(GpuInjection got,
@@ -93,27 +103,25 @@ TEST(SimulatedGpuDriverTest, AContainerOpensItsMigCaps) {
   EXPECT_EQ(ProbeInContainer(got, 1, {"/dev/nvidia1"}), "ok\n");
 }
 
-TEST(SimulatedGpuDriverTest, PreparingAgainReplacesTheDriver) {
-  gpuaas::testing::TempDir dir;
-  ASSERT_OK(PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+TEST_F(SimulatedGpuDriverTest, PreparingAgainReplacesTheDriver) {
+  ASSERT_OK(PrepareSimulatedDriver(dir_.path().string(), TwoGpus(),
                                    FakeDriverLibrariesIn(GPUAAS_AGENT_DIR))
                 .status());
-  const fs::path lib = dir.path() / "lib/libcuda.so.550.0.0";
+  const fs::path lib = dir_.path() / "lib/libcuda.so.550.0.0";
   struct stat before;
   ASSERT_EQ(stat(lib.c_str(), &before), 0);
-  ASSERT_OK(PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+  ASSERT_OK(PrepareSimulatedDriver(dir_.path().string(), TwoGpus(),
                                    FakeDriverLibrariesIn(GPUAAS_AGENT_DIR))
                 .status());
   struct stat after;
   ASSERT_EQ(stat(lib.c_str(), &after), 0);
   EXPECT_NE(before.st_ino, after.st_ino) << "a new file: a running container keeps the old one";
-  EXPECT_EQ(fs::read_symlink(dir.path() / "lib/libcuda.so.1"), "libcuda.so.550.0.0");
+  EXPECT_EQ(fs::read_symlink(dir_.path() / "lib/libcuda.so.1"), "libcuda.so.550.0.0");
 }
 
-TEST(SimulatedGpuDriverTest, AMissingFakeLibraryIsNamed) {
-  gpuaas::testing::TempDir dir;
+TEST_F(SimulatedGpuDriverTest, AMissingFakeLibraryIsNamed) {
   EXPECT_THAT(
-      PrepareSimulatedDriver(dir.path().string(), TwoGpus(),
+      PrepareSimulatedDriver(dir_.path().string(), TwoGpus(),
                              {"/nonexistent/libfake-cuda.so", GPUAAS_FAKE_NVML}),
       StatusIs(absl::StatusCode::kFailedPrecondition,
                HasSubstr("cannot copy the fake libcuda.so from /nonexistent/libfake-cuda.so")));
