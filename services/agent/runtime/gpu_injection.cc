@@ -81,6 +81,10 @@ absl::StatusOr<std::vector<HostBind>> LibraryBinds(const GpuHost& host) {
         }
       }
       if (!found.empty()) {
+        // In name order, not the directory's: the same driver gives the same spec.
+        std::sort(found.begin(), found.end(), [](const HostBind& a, const HostBind& b) {
+          return a.container_path < b.container_path;
+        });
         binds.insert(binds.end(), found.begin(), found.end());
         break;
       }

@@ -206,14 +206,14 @@ TEST_F(GpuInjectionTest, FindsEveryLibraryOfAnInstalledDriverOnceAndItsTools) {
   ASSERT_OK_AND_ASSIGN(GpuInjection got, Inject({kGpuA}));
   std::vector<std::string> bound;
   for (const HostBind& b : got.binds) bound.push_back(b.container_path);
-  std::sort(bound.begin(), bound.end());
-  EXPECT_THAT(bound, ElementsAre("/usr/bin/nvidia-smi", "/usr/local/nvidia/lib64/libcuda.so.1",
+  EXPECT_THAT(bound, ElementsAre("/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+                                 "/usr/local/nvidia/lib64/libnvidia-ml.so.535.1",
+                                 "/usr/local/nvidia/lib64/libcuda.so.1",
                                  "/usr/local/nvidia/lib64/libcuda.so.535.1",
                                  "/usr/local/nvidia/lib64/libcudadebugger.so.1",
-                                 "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
-                                 "/usr/local/nvidia/lib64/libnvidia-ml.so.535.1",
+                                 "/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.535.1",
                                  "/usr/local/nvidia/lib64/libnvidia-pkcs11-openssl3.so.535.1",
-                                 "/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.535.1"))
+                                 "/usr/bin/nvidia-smi"))
       << "the toolkit's libraries (not the CUDA runtime's libcudart), from the first directory "
          "that has each, dangling links left out";
   EXPECT_EQ(BindOf(got, "/usr/local/nvidia/lib64/libcuda.so.1"),
