@@ -29,6 +29,13 @@ struct NvmlGpuSource::Api {
   nvml::DeviceRegisterEventsFn register_events = nullptr;
   nvml::EventSetWaitV2Fn event_set_wait = nullptr;
   nvml::EventSetFreeFn event_set_free = nullptr;
+  nvml::DeviceGetHandleByUuidFn get_handle_by_uuid = nullptr;
+  nvml::DeviceGetMaxMigDeviceCountFn get_max_mig_count = nullptr;
+  nvml::DeviceGetMigDeviceHandleByIndexFn get_mig_handle = nullptr;
+  nvml::DeviceGetGpuInstanceIdFn get_gpu_instance_id = nullptr;
+  nvml::DeviceGetComputeInstanceIdFn get_compute_instance_id = nullptr;
+  nvml::DeviceGetGpuInstanceByIdFn get_gpu_instance = nullptr;
+  nvml::GpuInstanceGetInfoFn get_gpu_instance_info = nullptr;
 
   std::string Error(nvml::Return r) const {
     const char* text = error_string != nullptr ? error_string(r) : nullptr;
@@ -67,23 +74,31 @@ absl::StatusOr<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::Open(const std::st
   }
   auto api = std::make_unique<Api>();
   std::string missing;
-  bool ok = Resolve(handle, "nvmlInit_v2", api->init, missing) &&
-            Resolve(handle, "nvmlShutdown", api->shutdown, missing) &&
-            Resolve(handle, "nvmlErrorString", api->error_string, missing) &&
-            Resolve(handle, "nvmlDeviceGetCount_v2", api->get_count, missing) &&
-            Resolve(handle, "nvmlDeviceGetHandleByIndex_v2", api->get_handle, missing) &&
-            Resolve(handle, "nvmlDeviceGetUUID", api->get_uuid, missing) &&
-            Resolve(handle, "nvmlDeviceGetName", api->get_name, missing) &&
-            Resolve(handle, "nvmlDeviceGetMemoryInfo", api->get_memory, missing) &&
-            Resolve(handle, "nvmlDeviceGetUtilizationRates", api->get_utilization, missing) &&
-            Resolve(handle, "nvmlDeviceGetTemperature", api->get_temperature, missing) &&
-            Resolve(handle, "nvmlDeviceGetPowerUsage", api->get_power, missing) &&
-            Resolve(handle, "nvmlDeviceGetMigMode", api->get_mig_mode, missing) &&
-            Resolve(handle, "nvmlDeviceGetMinorNumber", api->get_minor, missing) &&
-            Resolve(handle, "nvmlEventSetCreate", api->event_set_create, missing) &&
-            Resolve(handle, "nvmlDeviceRegisterEvents", api->register_events, missing) &&
-            Resolve(handle, "nvmlEventSetWait_v2", api->event_set_wait, missing) &&
-            Resolve(handle, "nvmlEventSetFree", api->event_set_free, missing);
+  bool ok =
+      Resolve(handle, "nvmlInit_v2", api->init, missing) &&
+      Resolve(handle, "nvmlShutdown", api->shutdown, missing) &&
+      Resolve(handle, "nvmlErrorString", api->error_string, missing) &&
+      Resolve(handle, "nvmlDeviceGetCount_v2", api->get_count, missing) &&
+      Resolve(handle, "nvmlDeviceGetHandleByIndex_v2", api->get_handle, missing) &&
+      Resolve(handle, "nvmlDeviceGetUUID", api->get_uuid, missing) &&
+      Resolve(handle, "nvmlDeviceGetName", api->get_name, missing) &&
+      Resolve(handle, "nvmlDeviceGetMemoryInfo", api->get_memory, missing) &&
+      Resolve(handle, "nvmlDeviceGetUtilizationRates", api->get_utilization, missing) &&
+      Resolve(handle, "nvmlDeviceGetTemperature", api->get_temperature, missing) &&
+      Resolve(handle, "nvmlDeviceGetPowerUsage", api->get_power, missing) &&
+      Resolve(handle, "nvmlDeviceGetMigMode", api->get_mig_mode, missing) &&
+      Resolve(handle, "nvmlDeviceGetMinorNumber", api->get_minor, missing) &&
+      Resolve(handle, "nvmlEventSetCreate", api->event_set_create, missing) &&
+      Resolve(handle, "nvmlDeviceRegisterEvents", api->register_events, missing) &&
+      Resolve(handle, "nvmlEventSetWait_v2", api->event_set_wait, missing) &&
+      Resolve(handle, "nvmlEventSetFree", api->event_set_free, missing) &&
+      Resolve(handle, "nvmlDeviceGetHandleByUUID", api->get_handle_by_uuid, missing) &&
+      Resolve(handle, "nvmlDeviceGetMaxMigDeviceCount", api->get_max_mig_count, missing) &&
+      Resolve(handle, "nvmlDeviceGetMigDeviceHandleByIndex", api->get_mig_handle, missing) &&
+      Resolve(handle, "nvmlDeviceGetGpuInstanceId", api->get_gpu_instance_id, missing) &&
+      Resolve(handle, "nvmlDeviceGetComputeInstanceId", api->get_compute_instance_id, missing) &&
+      Resolve(handle, "nvmlDeviceGetGpuInstanceById", api->get_gpu_instance, missing) &&
+      Resolve(handle, "nvmlGpuInstanceGetInfo", api->get_gpu_instance_info, missing);
   if (!ok) {
     dlclose(handle);
     return absl::FailedPreconditionError(
@@ -256,6 +271,72 @@ absl::Status NvmlGpuSource::Probe(int index) {
         absl::StrCat("index ", index, " now answers as ", uuid, ", not ", uuids_[index]));
   }
   return Read(index).status();
+}
+
+absl::StatusOr<MigDevice> NvmlGpuSource::FindMigDevice(const std::string& gpu_uuid,
+                                                       absl::string_view profile,
+                                                       int start_slice) const {
+  const std::string partition = absl::StrCat(profile, "@", start_slice);
+  auto failed = [&](absl::string_view what, nvml::Return r) {
+    return absl::FailedPreconditionError(absl::StrCat("GPU ", gpu_uuid, " MIG ", partition, ": ",
+                                                      what, " failed: ", api_->Error(r)));
+  };
+  nvml::Device gpu = nullptr;
+  if (nvml::Return r = api_->get_handle_by_uuid(gpu_uuid.c_str(), &gpu); r != nvml::kSuccess) {
+    if (r == nvml::kErrorNotFound) {
+      return absl::NotFoundError(absl::StrCat("GPU ", gpu_uuid, " is not on this node"));
+    }
+    return failed("nvmlDeviceGetHandleByUUID", r);
+  }
+  unsigned int count = 0;
+  if (nvml::Return r = api_->get_max_mig_count(gpu, &count); r != nvml::kSuccess) {
+    return failed("nvmlDeviceGetMaxMigDeviceCount", r);
+  }
+  std::optional<MigDevice> found;
+  for (unsigned int i = 0; i < count; ++i) {
+    nvml::Device mig = nullptr;
+    nvml::Return r = api_->get_mig_handle(gpu, i, &mig);
+    if (r == nvml::kErrorNotFound) {
+      continue;  // an empty slot
+    }
+    if (r != nvml::kSuccess) {
+      return failed("nvmlDeviceGetMigDeviceHandleByIndex", r);
+    }
+    MigDevice device;
+    nvml::GpuInstance instance = nullptr;
+    nvml::GpuInstanceInfo info{};
+    if (r = api_->get_gpu_instance_id(mig, &device.gpu_instance_id); r != nvml::kSuccess) {
+      return failed("nvmlDeviceGetGpuInstanceId", r);
+    }
+    if (r = api_->get_gpu_instance(gpu, device.gpu_instance_id, &instance); r != nvml::kSuccess) {
+      return failed("nvmlDeviceGetGpuInstanceById", r);
+    }
+    if (r = api_->get_gpu_instance_info(instance, &info); r != nvml::kSuccess) {
+      return failed("nvmlGpuInstanceGetInfo", r);
+    }
+    if (info.placement.start != static_cast<unsigned int>(start_slice)) {
+      continue;
+    }
+    if (found) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("GPU ", gpu_uuid, " MIG ", partition, ": GPU instance ",
+                       device.gpu_instance_id, " has several compute instances; one expected"));
+    }
+    if (r = api_->get_compute_instance_id(mig, &device.compute_instance_id); r != nvml::kSuccess) {
+      return failed("nvmlDeviceGetComputeInstanceId", r);
+    }
+    char uuid[nvml::kUuidBufferSize] = {};
+    if (r = api_->get_uuid(mig, uuid, sizeof uuid); r != nvml::kSuccess) {
+      return failed("nvmlDeviceGetUUID of the MIG device", r);
+    }
+    device.uuid = uuid;
+    found = std::move(device);
+  }
+  if (!found) {
+    return absl::NotFoundError(absl::StrCat("GPU ", gpu_uuid, " has no MIG instance ", partition,
+                                            " (nvidia-smi mig -cgi ", profile, " -C makes one)"));
+  }
+  return *std::move(found);
 }
 
 }  // namespace gpuaas::agent

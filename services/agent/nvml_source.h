@@ -9,13 +9,16 @@
 
 #include "absl/status/statusor.h"
 #include "services/agent/gpu_source.h"
+#include "services/agent/runtime/gpu_injection.h"
 
 namespace gpuaas::agent {
 
 // The library a GPU host's driver installs.
 inline constexpr char kDefaultNvmlLibrary[] = "libnvidia-ml.so.1";
 
-class NvmlGpuSource final : public GpuSource {
+// Also resolves MIG partitions for GPU injection (MigResolver): that needs only the loaded
+// library, not the discovered state, so it may run on any thread.
+class NvmlGpuSource final : public GpuSource, public MigResolver {
  public:
   // Loads `library` (a file name the dynamic loader searches for, or a path), resolves every
   // function we call and initialises NVML. Blocks on the loader and the driver.
@@ -30,6 +33,11 @@ class NvmlGpuSource final : public GpuSource {
   absl::StatusOr<GpuReading> Read(int index) override;
   std::vector<XidEvent> TakeXids() override;
   absl::Status Probe(int index) override;
+
+  // Walks the GPU's MIG devices for the one whose GPU instance's placement starts at
+  // `start_slice`.
+  absl::StatusOr<MigDevice> FindMigDevice(const std::string& gpu_uuid, absl::string_view profile,
+                                          int start_slice) const override;
 
  private:
   struct Api;

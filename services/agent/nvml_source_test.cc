@@ -111,6 +111,27 @@ TEST(NvmlSourceTest, XidEventsAndLostGpusDriveHealth) {
   EXPECT_TRUE(monitor.Snapshot()[0].healthy);
 }
 
+TEST(NvmlSourceTest, ResolvesAMigPartitionToItsInstancesAndUuid) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NvmlGpuSource> nvml, NvmlGpuSource::Open(GPUAAS_FAKE_NVML));
+  const MigResolver& mig = *nvml;
+  ASSERT_OK_AND_ASSIGN(MigDevice device,
+                       mig.FindMigDevice("GPU-fa4e0000-0000-4000-8000-000000000000", "3g.40gb", 4));
+  EXPECT_EQ(device.gpu_instance_id, 2u) << "the GPU instance whose placement starts at slice 4";
+  EXPECT_EQ(device.compute_instance_id, 0u);
+  EXPECT_EQ(device.uuid, "MIG-fa4e0000-0000-4000-8000-0000000000a2");
+  ASSERT_OK_AND_ASSIGN(device,
+                       mig.FindMigDevice("GPU-fa4e0000-0000-4000-8000-000000000000", "3g.40gb", 0));
+  EXPECT_EQ(device.gpu_instance_id, 1u);
+
+  EXPECT_THAT(mig.FindMigDevice("GPU-fa4e0000-0000-4000-8000-000000000000", "2g.20gb", 2),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("has no MIG instance 2g.20gb@2")));
+  EXPECT_THAT(mig.FindMigDevice("GPU-fa4e0000-0000-4000-8000-000000000001", "3g.40gb", 4),
+              StatusIs(absl::StatusCode::kNotFound))
+      << "the T4 has no MIG";
+  EXPECT_THAT(mig.FindMigDevice("GPU-elsewhere", "3g.40gb", 4),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("not on this node")));
+}
+
 TEST(NvmlSourceTest, AMissingLibraryIsAClearError) {
   EXPECT_THAT(NvmlGpuSource::Open("/nonexistent/libnvidia-ml.so.1"),
               StatusIs(absl::StatusCode::kFailedPrecondition,

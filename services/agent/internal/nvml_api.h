@@ -24,6 +24,8 @@ struct DeviceSt;
 using Device = DeviceSt*;
 struct EventSetSt;
 using EventSet = EventSetSt*;
+struct GpuInstanceSt;
+using GpuInstance = GpuInstanceSt*;
 
 // nvmlMemory_t (v1): bytes.
 struct Memory {
@@ -45,6 +47,20 @@ struct EventData {
   unsigned long long event_data;  // the XID for kEventTypeXidCriticalError; 999 = unknown XID
   unsigned int gpu_instance_id;
   unsigned int compute_instance_id;
+};
+
+// nvmlGpuInstancePlacement_t: memory slices [start, start + size).
+struct GpuInstancePlacement {
+  unsigned int start;
+  unsigned int size;
+};
+
+// nvmlGpuInstanceInfo_t.
+struct GpuInstanceInfo {
+  Device device;
+  unsigned int id;
+  unsigned int profile_id;
+  GpuInstancePlacement placement;
 };
 
 inline constexpr unsigned long long kEventTypeXidCriticalError = 0x0000000000000008ULL;
@@ -72,5 +88,13 @@ using EventSetCreateFn = Return (*)(EventSet*);
 using DeviceRegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
 using EventSetWaitV2Fn = Return (*)(EventSet, EventData*, unsigned int);
 using EventSetFreeFn = Return (*)(EventSet);
+// MIG: a GPU's MIG devices (one per compute instance) and the GPU instances they belong to.
+using DeviceGetHandleByUuidFn = Return (*)(const char*, Device*);
+using DeviceGetMaxMigDeviceCountFn = Return (*)(Device, unsigned int*);
+using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned int, Device*);
+using DeviceGetGpuInstanceIdFn = Return (*)(Device, unsigned int*);
+using DeviceGetComputeInstanceIdFn = Return (*)(Device, unsigned int*);
+using DeviceGetGpuInstanceByIdFn = Return (*)(Device, unsigned int, GpuInstance*);
+using GpuInstanceGetInfoFn = Return (*)(GpuInstance, GpuInstanceInfo*);
 
 }  // namespace gpuaas::agent::nvml

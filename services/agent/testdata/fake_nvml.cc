@@ -1,5 +1,6 @@
 // A stand-in for libnvidia-ml.so.1 for the agent's tests: the NVML functions the agent calls,
-// as declared in internal/nvml_api.h, over two GPUs (an A100 80GB with MIG on, a T4), plus
+// as declared in internal/nvml_api.h, over two GPUs (an A100 80GB with MIG on, split into two
+// 3g.40gb instances at memory slices 0 and 4, each with one compute instance; a T4), plus
 // control functions a test reaches through dlsym to raise an XID or make a GPU stop answering.
 #include <cstring>
 #include <deque>
@@ -17,6 +18,17 @@ struct gpuaas::agent::nvml::DeviceSt {
   unsigned int power_mw;
   unsigned int minor;  // not the index: as on hosts whose driver probed the GPUs in another order
   bool lost = false;
+  // MIG devices only: their GPU, GPU instance and compute instance.
+  nvml::DeviceSt* parent = nullptr;
+  unsigned int gpu_instance_id = 0;
+  unsigned int compute_instance_id = 0;
+};
+
+struct gpuaas::agent::nvml::GpuInstanceSt {
+  nvml::DeviceSt* device;
+  unsigned int id;
+  unsigned int start;  // memory slice
+  unsigned int size;
 };
 
 struct gpuaas::agent::nvml::EventSetSt {
@@ -31,13 +43,26 @@ nvml::DeviceSt g_devices[2] = {
     {"GPU-fa4e0000-0000-4000-8000-000000000001", "Tesla T4", 15360ULL << 20, false, 30000, 7},
 };
 
+// The A100's GPU instances and their MIG devices (NVML's 3-slice profile is id 2).
+nvml::GpuInstanceSt g_gpu_instances[2] = {{&g_devices[0], 1, 0, 4}, {&g_devices[0], 2, 4, 4}};
+nvml::DeviceSt g_mig_devices[2] = {
+    {"MIG-fa4e0000-0000-4000-8000-0000000000a1", "NVIDIA A100-SXM4-80GB MIG 3g.40gb",
+     40960ULL << 20, false, 0, 4, false, &g_devices[0], 1, 0},
+    {"MIG-fa4e0000-0000-4000-8000-0000000000a2", "NVIDIA A100-SXM4-80GB MIG 3g.40gb",
+     40960ULL << 20, false, 0, 4, false, &g_devices[0], 2, 0},
+};
+constexpr unsigned int kMaxMigDevices = 7;
+
 std::mutex g_mu;
 int g_init_count = 0;
 nvml::Return g_init_error = nvml::kSuccess;
 std::deque<nvml::EventData> g_events;
 nvml::EventSetSt* g_set = nullptr;
 
-bool Valid(nvml::Device d) { return d == &g_devices[0] || d == &g_devices[1]; }
+bool Valid(nvml::Device d) {
+  return d == &g_devices[0] || d == &g_devices[1] || d == &g_mig_devices[0] ||
+         d == &g_mig_devices[1];
+}
 
 nvml::Return Check(nvml::Device d) {
   if (g_init_count == 0) {
@@ -57,6 +82,19 @@ nvml::Return CopyString(const char* s, char* out, unsigned int length) {
     return nvml::kErrorInsufficientSize;
   }
   std::strcpy(out, s);
+  return nvml::kSuccess;
+}
+
+// A MIG device's GPU or compute instance id; a whole GPU has none.
+nvml::Return MigId(nvml::Device d, unsigned int nvml::DeviceSt::*field, unsigned int* id) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (nvml::Return r = Check(d); r != nvml::kSuccess) {
+    return r;
+  }
+  if (d->parent == nullptr) {
+    return nvml::kErrorNotSupported;
+  }
+  *id = d->*field;
   return nvml::kSuccess;
 }
 
@@ -271,6 +309,79 @@ nvml::Return nvmlEventSetFree(nvml::EventSet set) {
     g_events.clear();
   }
   delete set;
+  return nvml::kSuccess;
+}
+
+// --- MIG ---
+
+nvml::Return nvmlDeviceGetHandleByUUID(const char* uuid, nvml::Device* device) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_init_count == 0) {
+    return nvml::kErrorUninitialized;
+  }
+  for (nvml::DeviceSt& d : g_devices) {
+    if (std::strcmp(d.uuid, uuid) == 0) {
+      *device = &d;
+      return nvml::kSuccess;
+    }
+  }
+  return nvml::kErrorNotFound;
+}
+
+nvml::Return nvmlDeviceGetMaxMigDeviceCount(nvml::Device d, unsigned int* count) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (nvml::Return r = Check(d); r != nvml::kSuccess) {
+    return r;
+  }
+  *count = d->mig_capable ? kMaxMigDevices : 0;
+  return nvml::kSuccess;
+}
+
+nvml::Return nvmlDeviceGetMigDeviceHandleByIndex(nvml::Device d, unsigned int index,
+                                                 nvml::Device* mig) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (nvml::Return r = Check(d); r != nvml::kSuccess) {
+    return r;
+  }
+  if (!d->mig_capable || index >= kMaxMigDevices) {
+    return nvml::kErrorInvalidArgument;
+  }
+  if (index >= 2) {
+    return nvml::kErrorNotFound;
+  }
+  *mig = &g_mig_devices[index];
+  return nvml::kSuccess;
+}
+
+nvml::Return nvmlDeviceGetGpuInstanceId(nvml::Device d, unsigned int* id) {
+  return MigId(d, &nvml::DeviceSt::gpu_instance_id, id);
+}
+
+nvml::Return nvmlDeviceGetComputeInstanceId(nvml::Device d, unsigned int* id) {
+  return MigId(d, &nvml::DeviceSt::compute_instance_id, id);
+}
+
+nvml::Return nvmlDeviceGetGpuInstanceById(nvml::Device d, unsigned int id,
+                                          nvml::GpuInstance* instance) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (nvml::Return r = Check(d); r != nvml::kSuccess) {
+    return r;
+  }
+  for (nvml::GpuInstanceSt& gi : g_gpu_instances) {
+    if (gi.device == d && gi.id == id) {
+      *instance = &gi;
+      return nvml::kSuccess;
+    }
+  }
+  return nvml::kErrorNotFound;
+}
+
+nvml::Return nvmlGpuInstanceGetInfo(nvml::GpuInstance instance, nvml::GpuInstanceInfo* info) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (instance == nullptr) {
+    return nvml::kErrorInvalidArgument;
+  }
+  *info = {instance->device, instance->id, 2, {instance->start, instance->size}};
   return nvml::kSuccess;
 }
 
