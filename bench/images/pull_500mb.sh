@@ -25,11 +25,13 @@ if ! umoci ls --layout "$layout" 2>/dev/null | grep -xF "$tag" >/dev/null; then
   [ -f "$layout/index.json" ] || umoci init --layout "$layout"
   umoci new --image "$layout:build"
   work=$(mktemp -d)
+  # Each layer one file of /dev/urandom, written by GNU tar (see build-oci-images' insert_layer).
   for i in $(seq 1 "$layers"); do
     mkdir -p "$work/data"
     head -c $((layer_mb * 1024 * 1024)) /dev/urandom >"$work/data/layer-$i"
-    umoci insert --image "$layout:build" "$work/data" /data
-    rm -rf "$work/data"
+    tar -C "$work" --owner=0 --group=0 --numeric-owner -cf "$work/layer.tar" data
+    umoci raw add-layer --image "$layout:build" "$work/layer.tar"
+    rm -rf "$work/data" "$work/layer.tar"
   done
   rmdir "$work"
   umoci config --image "$layout:build" --config.cmd /bin/true
