@@ -8,7 +8,8 @@
 #   bench/images/pull_500mb.sh [RUNS]
 #
 # The image is built once into the OCI cache's bench/ layout (beside tools/images/build-oci-images'
-# layout, never pushed with the catalog's images) and reused. Prints one line per run and the median.
+# layout, never pushed with the catalog's images) and reused. Prints one line per run and the
+# median, then the registry alone: the same blobs fetched with curl into /dev/null.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -61,4 +62,18 @@ for run in $(seq 1 "$runs"); do
   echo "run $run: $(echo "$start $end" | awk '{ printf "%.2f", $2 - $1 }') s, $rate MB/s"
   rates+=("$rate")
 done
-echo "median: $(printf '%s\n' "${rates[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }') MB/s"
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+echo "skopeo copy median: $(printf '%s\n' "${rates[@]}" | median) MB/s"
+
+# The registry alone: the same blobs with curl into /dev/null (no digest check, no disk write).
+blobs=$(skopeo inspect --tls-verify=false --raw "docker://$ref" | jq -r '.layers[].digest')
+rates=()
+for run in $(seq 1 "$runs"); do
+  start=$(date +%s.%N)
+  for blob in $blobs; do
+    curl -fs -o /dev/null "http://127.0.0.1:$port/v2/bench/pull/blobs/$blob"
+  done
+  end=$(date +%s.%N)
+  rates+=("$(echo "$bytes $start $end" | awk '{ printf "%.0f", $1 / 1e6 / ($3 - $2) }')")
+done
+echo "registry alone (curl): ${rates[*]} MB/s, median $(printf '%s\n' "${rates[@]}" | median) MB/s"
