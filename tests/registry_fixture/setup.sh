@@ -46,12 +46,14 @@ printf '%s\n' "$open_dir" "$auth_dir" >"$out/dirs"
 
 start_on_free_port "$open_dir"
 echo "127.0.0.1:$port" >"$out/address"
-"$registry" push "$open_dir" "$port" >"$out/images"
+"$registry" push "$open_dir" "$port" >"$out/images" &
+open_push=$!
 
 (umask 077 && echo "tenant:$(openssl rand -hex 16)" >"$out/credentials")
 start_on_free_port "$auth_dir" --htpasswd "$(cat "$out/credentials")"
 echo "127.0.0.1:$port" >"$out/auth-address"
 "$registry" push "$auth_dir" "$port" >"$out/auth-images"
+wait "$open_push"
 
 echo "registry fixture: open $(cat "$out/address"), login $(cat "$out/auth-address")," \
   "$(wc -l <"$out/images") images each, ready in $((SECONDS - started)) s"
