@@ -49,7 +49,8 @@ for _ in $(seq 1 20); do
 done
 ref="127.0.0.1:$port/bench/pull:500mb"
 skopeo copy -q --dest-tls-verify=false "oci:$layout:$tag" "docker://$ref"
-bytes=$(skopeo inspect --tls-verify=false --raw "docker://$ref" | jq '[.layers[].size, .config.size] | add')
+bytes=$(skopeo inspect --tls-verify=false --raw "docker://$ref" \
+          | jq '[.layers[].size, .config.size] | add')
 echo "image: $ref, $((bytes / 1000000)) MB in $layers layers"
 
 rates=()
