@@ -62,7 +62,8 @@ trap 'exit 143' TERM INT HUP
 
 mkdir -p "$checkout/tools"
 chmod 700 "$tmp" "$parent"
-for tool in gpuaas pg-cluster pg-service-role install-deps install-images gen-certs agent-credentials; do
+for tool in gpuaas pg-cluster pg-service-role install-deps install-images gen-certs agent-credentials \
+    registry; do
   cp "$src/tools/$tool" "$checkout/tools/"
 done
 cp -r "$src/tools/images" "$checkout/tools/"
@@ -95,6 +96,7 @@ free_ports() {
 choose_ports() {
   taken=" "
   free_ports 1; export GPUAAS_PG_PORT=$port
+  free_ports 1; export GPUAAS_REGISTRY_PORT=$port
   free_ports 1; export GPUAAS_AUTH_PORT=$port
   free_ports 1; export GPUAAS_STOCK_PORT=$port
   free_ports 1; export GPUAAS_STORAGE_PORT=$port
