@@ -187,33 +187,17 @@ std::vector<std::string> PastaArgs(const NetworkOptions& options, const std::str
   for (const auto& [host_port, port] : host_port_to_port) {
     ports.push_back(absl::StrCat(host_port, ":", port));
   }
-  return {options.pasta_path,
-          "--quiet",
-          "--log-file",
-          LogPath(dir),
-          "--runas",
-          absl::StrCat(uid, ":", uid),
-          "--pid",
-          "/proc/self/fd/3",
-          "--userns",
-          "/proc/self/fd/4",
-          "--netns",
-          "/proc/self/fd/5",
+  return {options.pasta_path, "--quiet", "--log-file", LogPath(dir), "--runas",
+          absl::StrCat(uid, ":", uid), "--pid", "/proc/self/fd/3", "--userns", "/proc/self/fd/4",
+          "--netns", "/proc/self/fd/5",
           "--no-netns-quit",  // it would watch /proc/self/fd; Destroy stops it
           "--config-net",
           "--no-map-gw",  // the gateway address is the real gateway, never the node's loopback
-          "--no-dhcp",
-          "--no-dhcpv6",
+          "--no-dhcp", "--no-dhcpv6",
           // Only the declared ports in (the default is every port the workload binds), nothing
           // from the namespace to the node's ports (default: auto), no UDP.
-          "--tcp-ports",
-          ports.empty() ? "none" : absl::StrJoin(ports, ","),
-          "--udp-ports",
-          "none",
-          "--tcp-ns",
-          "none",
-          "--udp-ns",
-          "none"};
+          "--tcp-ports", ports.empty() ? "none" : absl::StrJoin(ports, ","), "--udp-ports", "none",
+          "--tcp-ns", "none", "--udp-ns", "none"};
 }
 
 // Starts pasta on the namespaces in `dir` and returns once it has daemonized (the ports listen,

@@ -73,8 +73,9 @@ TEST_F(WorkloadNetworkTest, ADeclaredPortReachesTheWorkloadFromTheNodeAndNoOther
   const auto started = std::chrono::steady_clock::now();
   ASSERT_OK(CreateWorkloadNetwork(options_, dir, {{host_port, 8080}}, false));
   const auto took = std::chrono::steady_clock::now() - started;
-  RecordProperty("create_ms",
-                 std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  RecordProperty(
+      "create_ms",
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   EXPECT_LT(took, std::chrono::seconds(1)) << "a workload's start budget is 1 s";
 
   // Both families: pasta carries IPv6 to the workload as IPv6 (a workload listening on IPv4
@@ -148,8 +149,9 @@ TEST_F(WorkloadNetworkTest, AWorkloadHasNoRawSocketsNorPowerOverItsInterfaces) {
     absl::StrAppend(&result, "tcp:", tcp >= 0 && bind(tcp, (sockaddr*)&any, sizeof any) == 0);
     return result;
   };
-  EXPECT_THAT(RunAsWorkload(NetnsPath(dir), kWorkloadUid, attempts),
-              gpuaas::testing::IsOkAndHolds("raw4:EPERM raw6:EPERM packet:EPERM ifdown:EPERM tcp:1"));
+  EXPECT_THAT(
+      RunAsWorkload(NetnsPath(dir), kWorkloadUid, attempts),
+      gpuaas::testing::IsOkAndHolds("raw4:EPERM raw6:EPERM packet:EPERM ifdown:EPERM tcp:1"));
 }
 
 TEST_F(WorkloadNetworkTest, CreateAgainKeepsALiveNetworkAndRevivesADeadPasta) {
@@ -186,8 +188,8 @@ TEST_F(WorkloadNetworkTest, DestroyLeavesNoProcessMountNorFileAndTheTableStays) 
   EXPECT_EQ(ReadAll("/proc/self/mountinfo").find(dir + "/"), std::string::npos);
   EXPECT_TRUE(fs::is_empty(dir));
   EXPECT_OK(DestroyWorkloadNetwork(dir));  // again: nothing to do
-  EXPECT_OK(testing::Shell(absl::StrCat(options_.nft_path,
-                                        " list table inet gpuaas_workload_network >/dev/null")));
+  EXPECT_OK(testing::Shell(
+      absl::StrCat(options_.nft_path, " list table inet gpuaas_workload_network >/dev/null")));
 }
 
 TEST_F(WorkloadNetworkTest, PrepareIsIdempotentAndLeavesOtherTablesAlone) {
@@ -195,9 +197,9 @@ TEST_F(WorkloadNetworkTest, PrepareIsIdempotentAndLeavesOtherTablesAlone) {
   ASSERT_OK(testing::Shell(absl::StrCat(options_.nft_path, " add table inet ", other)));
   EXPECT_OK(PrepareNodeNetwork(options_));
   EXPECT_OK(PrepareNodeNetwork(options_));
-  EXPECT_OK(testing::Shell(absl::StrCat(options_.nft_path, " list table inet ", other,
-                                        " >/dev/null && ", options_.nft_path, " delete table inet ",
-                                        other)));
+  EXPECT_OK(
+      testing::Shell(absl::StrCat(options_.nft_path, " list table inet ", other, " >/dev/null && ",
+                                  options_.nft_path, " delete table inet ", other)));
   NetworkOptions same = options_;
   same.no_egress_uid = same.egress_uid;
   EXPECT_THAT(PrepareNodeNetwork(same),

@@ -199,9 +199,9 @@ absl::StatusOr<Listener> Listener::Open(const std::string& netns, const std::str
   sockaddr_storage bound;
   socklen_t bound_len = sizeof bound;
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
-  const int bound_port = ntohs(bound.ss_family == AF_INET
-                                   ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
-                                   : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  const int bound_port =
+      ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                       : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
   return Listener(fd, bound_port);
 }
 
@@ -236,8 +236,7 @@ std::vector<std::string> NodeAddresses() {
     if (i->ifa_addr == nullptr) continue;
     char text[INET6_ADDRSTRLEN];
     if (i->ifa_addr->sa_family == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text,
-                sizeof text);
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
     } else if (i->ifa_addr->sa_family == AF_INET6) {
       const in6_addr& a = reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr;
       if (IN6_IS_ADDR_LINKLOCAL(&a)) continue;
