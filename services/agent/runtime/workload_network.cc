@@ -210,15 +210,18 @@ absl::Status StartPasta(const NetworkOptions& options, const std::string& dir,
   }
   Fd userns(open(UsernsPath(dir).c_str(), O_RDONLY | O_CLOEXEC));
   Fd netns(open(NetnsPath(dir).c_str(), O_RDONLY | O_CLOEXEC));
-  Fd null(open("/dev/null", O_RDWR | O_CLOEXEC));
-  if (userns.get() < 0 || netns.get() < 0 || null.get() < 0) {
-    return absl::InternalError(Errno(absl::StrCat("open the namespaces in ", dir)));
+  Fd null(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  // Its standard output and error too: what it says before it opens the log (a bad option).
+  Fd log(open(LogPath(dir).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  if (userns.get() < 0 || netns.get() < 0 || null.get() < 0 || log.get() < 0) {
+    return absl::InternalError(Errno(absl::StrCat("open the namespaces and log in ", dir)));
   }
-  // Above 5, so the child's dup2 onto 3-5 never overwrites a source.
-  int high[4];
-  const int sources[4] = {pid_file.get(), userns.get(), netns.get(), null.get()};
-  Fd lifted[4];
-  for (int i = 0; i < 4; ++i) {
+  // Above 5, so the child's dup2 onto 0-5 never overwrites a source.
+  constexpr int kFds = 5;
+  const int sources[kFds] = {pid_file.get(), userns.get(), netns.get(), null.get(), log.get()};
+  int high[kFds];
+  Fd lifted[kFds];
+  for (int i = 0; i < kFds; ++i) {
     high[i] = fcntl(sources[i], F_DUPFD_CLOEXEC, 6);
     if (high[i] < 0) return absl::InternalError(Errno("dup"));
     lifted[i].Reset(high[i]);
@@ -232,7 +235,9 @@ absl::Status StartPasta(const NetworkOptions& options, const std::string& dir,
   if (child < 0) return absl::InternalError(Errno("fork"));
   if (child == 0) {
     for (int i = 0; i < 3; ++i) dup2(high[i], 3 + i);
-    for (int i = 0; i < 3; ++i) dup2(high[3], i);
+    dup2(high[3], 0);
+    dup2(high[4], 1);
+    dup2(high[4], 2);
     syscall(SYS_close_range, 6, ~0U, 0);
     execv(argv[0], argv.data());
     _exit(127);

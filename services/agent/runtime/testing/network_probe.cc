@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -259,28 +260,32 @@ absl::Status Shell(const std::string& command) {
 }
 
 absl::StatusOr<Outside> Outside::Make() {
-  // A /30 of 198.18.0.0/15 (benchmarking, never routed) per pid: parallel tests never share.
-  const uint32_t block = static_cast<uint32_t>(getpid()) % (1u << 15);
+  // A /30 of 198.18.0.0/15 (benchmarking, never routed) per pid and per outside of the process:
+  // parallel tests never share one, nor does a test with the one before it (deleting a
+  // namespace finishes in the background).
+  static std::atomic<uint32_t> made{0};
+  const uint32_t n = made++ % 8;
+  const uint32_t block = (static_cast<uint32_t>(getpid()) % 4096) * 8 + n;
   const uint32_t base = (198u << 24) | (18u << 16) | (block << 2);
   auto dotted = [](uint32_t a) {
     return absl::StrFormat("%d.%d.%d.%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
   };
-  const std::string name = absl::StrCat("gpuaas-out-", getpid());
-  const std::string node_end = absl::StrCat("gpo", getpid());
-  const std::string outside_end = absl::StrCat("gpi", getpid());
-  Outside outside(name, dotted(base + 2), dotted(base + 1));
-  absl::Status made = Shell(absl::StrFormat(
-      "set -e; ip netns add %1$s; ip link add %2$s type veth peer name %3$s netns %1$s; "
+  const std::string id = absl::StrCat(getpid(), "-", n);
+  Outside outside(absl::StrCat("gpuaas-out-", id), absl::StrCat("gpo", id), dotted(base + 2),
+                  dotted(base + 1));
+  absl::Status made_it = Shell(absl::StrFormat(
+      "set -e; ip netns add %1$s; ip link add %2$s type veth peer name gpi%3$s netns %1$s; "
       "ip addr add %4$s/30 dev %2$s; ip link set %2$s up; "
-      "ip -n %1$s addr add %5$s/30 dev %3$s; ip -n %1$s link set %3$s up; "
+      "ip -n %1$s addr add %5$s/30 dev gpi%3$s; ip -n %1$s link set gpi%3$s up; "
       "ip -n %1$s link set lo up",
-      name, node_end, outside_end, outside.node_address_, outside.address_));
-  if (!made.ok()) return made;
+      outside.name_, outside.link_, id, outside.node_address_, outside.address_));
+  if (!made_it.ok()) return made_it;
   return outside;
 }
 
 Outside::Outside(Outside&& other) noexcept
     : name_(std::move(other.name_)),
+      link_(std::move(other.link_)),
       address_(std::move(other.address_)),
       node_address_(std::move(other.node_address_)) {
   other.name_.clear();
@@ -288,8 +293,8 @@ Outside::Outside(Outside&& other) noexcept
 
 Outside::~Outside() {
   if (name_.empty()) return;
-  // Deleting the namespace deletes its veth end, and with it the node's end.
-  Shell(absl::StrCat("ip netns del ", name_)).IgnoreError();
+  // The link first: deleting it is immediate, a namespace's end goes in the background.
+  Shell(absl::StrCat("ip link del ", link_, "; ip netns del ", name_)).IgnoreError();
 }
 
 }  // namespace gpuaas::agent::testing

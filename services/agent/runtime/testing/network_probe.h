@@ -60,7 +60,7 @@ int FreePort();
 std::vector<std::string> NodeAddresses();
 
 // A stand-in for the internet: a network namespace joined to the node by a veth pair, each end
-// with an address of a /30 of 198.18.0.0/15 chosen by the test's pid (unique per process).
+// with an address of a /30 of 198.18.0.0/15 chosen by the test's pid (up to 8 per process).
 class Outside final {
  public:
   static absl::StatusOr<Outside> Make();
@@ -74,9 +74,13 @@ class Outside final {
   const std::string& node_address() const { return node_address_; }
 
  private:
-  Outside(std::string name, std::string address, std::string node_address)
-      : name_(std::move(name)), address_(std::move(address)), node_address_(node_address) {}
+  Outside(std::string name, std::string link, std::string address, std::string node_address)
+      : name_(std::move(name)),
+        link_(std::move(link)),
+        address_(std::move(address)),
+        node_address_(std::move(node_address)) {}
   std::string name_;
+  std::string link_;  // the node's end
   std::string address_;
   std::string node_address_;
 };
