@@ -176,12 +176,11 @@ TEST_F(NetworkAttackTest, AWorkloadsUdpNeverArrivesAtTheNode) {
 // The network works: what the attacks above were refused is not everything.
 TEST_F(NetworkAttackTest, TheSameWorkloadStillReachesTheOutside) {
   ASSERT_OK_AND_ASSIGN(Listener server, Listener::Open(outside_->netns(), outside_->address(), 0));
-  EXPECT_THAT(RunAsWorkload(AttackerNetns(), kAttackerUid,
-                            [&] {
-                              return ReachName(
-                                  ConnectWithin(outside_->address(), server.port(), kWaitMs));
-                            }),
-              gpuaas::testing::IsOkAndHolds("connected"));
+  EXPECT_THAT(
+      RunAsWorkload(
+          AttackerNetns(), kAttackerUid,
+          [&] { return ReachName(ConnectWithin(outside_->address(), server.port(), kWaitMs)); }),
+      gpuaas::testing::IsOkAndHolds("connected"));
 }
 
 }  // namespace

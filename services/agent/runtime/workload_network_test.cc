@@ -109,7 +109,7 @@ TEST_F(WorkloadNetworkTest, EgressReachesTheOutsideUnlessDenied) {
   ASSERT_OK(CreateWorkloadNetwork(options_, closed_dir, {{closed_host_port, 8080}}, true));
 
   auto connect_outside = [&] {
-    return ReachName(ConnectWithin(outside.address(), server.port(), kWaitMs));
+    return ReachName(ConnectWithin(outside.address(), server.port(), kWaitMs / 2));
   };
   EXPECT_THAT(RunAsWorkload(NetnsPath(open_dir), kWorkloadUid, connect_outside),
               gpuaas::testing::IsOkAndHolds("connected"));
