@@ -336,6 +336,7 @@ absl::Status RunNft(const std::string& nft_path, const std::string& rules) {
     dup2(in[0], 0);
     dup2(err[1], 1);
     dup2(err[1], 2);
+    syscall(SYS_close_range, 3, ~0U, 0);  // none of the agent's descriptors
     execv(argv[0], const_cast<char**>(argv));
     _exit(127);
   }
