@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
@@ -80,10 +81,11 @@ bool UdpArrives(const std::string& netns, const std::string& address) {
   return arrived;
 }
 
-class NetworkAttackTest : public ::testing::Test {
+class NetworkAttackTest : public ::testing::TestWithParam<NetworkKind> {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "network namespaces and nftables need root";
+    options_.kind = GetParam();
     ASSERT_OK(PrepareNodeNetwork(options_));
     ASSERT_OK_AND_ASSIGN(auto outside, testing::Outside::Make());
     outside_ = std::make_unique<testing::Outside>(std::move(outside));
@@ -100,6 +102,7 @@ class NetworkAttackTest : public ::testing::Test {
   std::vector<std::string> NodeAddresses() const {
     std::vector<std::string> addresses = testing::NodeAddresses();
     addresses.push_back("127.0.0.2");  // the rest of 127/8 is the node's too
+    addresses.push_back(outside_->node_address());
     return addresses;
   }
   std::string AttackerNetns() const { return NetnsPath(attacker_.path()); }
@@ -112,7 +115,7 @@ class NetworkAttackTest : public ::testing::Test {
 
 // The database, the services, the agent, S3 and the proxy's internal ports all listen on the
 // node: on loopback or on its addresses. A listener on each stands for them.
-TEST_F(NetworkAttackTest, AWorkloadCannotConnectToTheNodesLoopbackOrAddresses) {
+TEST_P(NetworkAttackTest, AWorkloadCannotConnectToTheNodesLoopbackOrAddresses) {
   std::vector<std::pair<std::string, Listener>> services;
   for (const std::string& address : NodeAddresses()) {
     ASSERT_OK_AND_ASSIGN(Listener l, Listener::Open("", address, 0));
@@ -133,7 +136,7 @@ TEST_F(NetworkAttackTest, AWorkloadCannotConnectToTheNodesLoopbackOrAddresses) {
 }
 
 // pasta's default maps the gateway address to the node's loopback; ours must not.
-TEST_F(NetworkAttackTest, AWorkloadCannotReachTheNodesLoopbackThroughTheGatewayAddress) {
+TEST_P(NetworkAttackTest, AWorkloadCannotReachTheNodesLoopbackThroughTheGatewayAddress) {
   ASSERT_OK_AND_ASSIGN(Listener service, Listener::Open("", "127.0.0.1", 0));
   ASSERT_OK_AND_ASSIGN(std::string result, RunAsWorkload(AttackerNetns(), kAttackerUid, [&] {
                          const std::string gateway = GatewayInside();
@@ -144,19 +147,28 @@ TEST_F(NetworkAttackTest, AWorkloadCannotReachTheNodesLoopbackThroughTheGatewayA
   EXPECT_NE(result.find('.'), std::string::npos) << "no gateway inside: " << result;
 }
 
-TEST_F(NetworkAttackTest, AWorkloadCannotReachAnotherWorkloadsPortOnAnyAddress) {
+TEST_P(NetworkAttackTest, AWorkloadCannotReachAnotherWorkloadsPortOnAnyAddress) {
   ASSERT_OK_AND_ASSIGN(Listener victim, Listener::Open(NetnsPath(victim_.path()), "::", 8080));
-  ASSERT_OK_AND_ASSIGN(std::string results, RunAsWorkload(AttackerNetns(), kAttackerUid, [&] {
-                         std::string out;
-                         std::vector<std::string> targets = NodeAddresses();
-                         targets.push_back(GatewayInside());
-                         for (const std::string& address : targets) {
-                           absl::StrAppend(
-                               &out, address, "=",
-                               ReachName(ConnectWithin(address, victim_host_port_, kWaitMs)), " ");
-                         }
-                         return out;
-                       }));
+  const std::vector<std::string> node_addresses = NodeAddresses();  // the node's, not inside's
+  // The victim's own addresses, as it sees them: its server listens there on 8080.
+  ASSERT_OK_AND_ASSIGN(std::string victim_addresses,
+                       RunAsWorkload(NetnsPath(victim_.path()), kAttackerUid,
+                                     [] { return absl::StrJoin(testing::NodeAddresses(), " "); }));
+  ASSERT_OK_AND_ASSIGN(
+      std::string results, RunAsWorkload(AttackerNetns(), kAttackerUid, [&] {
+        std::string out;
+        std::vector<std::string> targets = node_addresses;
+        targets.push_back(GatewayInside());
+        for (const std::string& address : targets) {
+          absl::StrAppend(&out, address, "=",
+                          ReachName(ConnectWithin(address, victim_host_port_, kWaitMs)), " ");
+        }
+        for (absl::string_view address : absl::StrSplit(victim_addresses, ' ', absl::SkipEmpty())) {
+          absl::StrAppend(&out, "victim:", address, "=",
+                          ReachName(ConnectWithin(std::string(address), 8080, kWaitMs)), " ");
+        }
+        return out;
+      }));
   EXPECT_EQ(results.find("=connected"), std::string::npos) << results;
 
   // The legitimate path: the node (the proxy) reaches the victim through its host port.
@@ -167,21 +179,28 @@ TEST_F(NetworkAttackTest, AWorkloadCannotReachAnotherWorkloadsPortOnAnyAddress) 
   EXPECT_OK(accepted);
 }
 
-TEST_F(NetworkAttackTest, AWorkloadsUdpNeverArrivesAtTheNode) {
+TEST_P(NetworkAttackTest, AWorkloadsUdpNeverArrivesAtTheNode) {
   for (const std::string& address : NodeAddresses()) {
     EXPECT_FALSE(UdpArrives(AttackerNetns(), address)) << address;
   }
 }
 
 // The network works: what the attacks above were refused is not everything.
-TEST_F(NetworkAttackTest, TheSameWorkloadStillReachesTheOutside) {
+TEST_P(NetworkAttackTest, TheSameWorkloadStillReachesTheOutside) {
   ASSERT_OK_AND_ASSIGN(Listener server, Listener::Open(outside_->netns(), outside_->address(), 0));
-  EXPECT_THAT(
-      RunAsWorkload(
-          AttackerNetns(), kAttackerUid,
-          [&] { return ReachName(ConnectWithin(outside_->address(), server.port(), kWaitMs)); }),
-      gpuaas::testing::IsOkAndHolds("connected"));
+  EXPECT_THAT(RunAsWorkload(AttackerNetns(), kAttackerUid,
+                            [&] {
+                              return ReachName(
+                                  ConnectWithin(outside_->address(), server.port(), kWaitMs * 3));
+                            }),
+              gpuaas::testing::IsOkAndHolds("connected"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Kinds, NetworkAttackTest,
+                         ::testing::Values(NetworkKind::kPasta, NetworkKind::kVeth),
+                         [](const auto& info) {
+                           return info.param == NetworkKind::kPasta ? "pasta" : "veth";
+                         });
 
 }  // namespace
 }  // namespace gpuaas::agent

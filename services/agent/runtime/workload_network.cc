@@ -18,18 +18,21 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "libs/common/files.h"
 #include "libs/common/status_macros.h"
 
 namespace gpuaas::agent {
 namespace {
 
-constexpr std::string_view kTable = "gpuaas_workload_network";
+constexpr char kTable[] = "gpuaas_workload_network";
 constexpr int kPastaStartTimeoutMs = 5000;
 constexpr int kPastaStopTimeoutMs = 2000;
 constexpr int kPrSetMemoryMerge = 67;  // PR_SET_MEMORY_MERGE, newer than Debian 12's headers
@@ -322,14 +325,16 @@ absl::Status CheckHostPortsFree(const std::map<int, int>& host_port_to_port) {
   return absl::OkStatus();
 }
 
-// nft -f - with `rules` on its standard input.
-absl::Status RunNft(const std::string& nft_path, const std::string& rules) {
+// Runs `argv` with `input` on its standard input; its exit status must be 0.
+absl::Status RunTool(const std::vector<std::string>& args, const std::string& input) {
   int in[2], err[2];
   if (pipe2(in, O_CLOEXEC) != 0) return absl::InternalError(Errno("pipe"));
   Fd in_read(in[0]), in_write(in[1]);
   if (pipe2(err, O_CLOEXEC) != 0) return absl::InternalError(Errno("pipe"));
   Fd err_read(err[0]), err_write(err[1]);
-  const char* argv[] = {nft_path.c_str(), "-f", "-", nullptr};
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
   const pid_t child = fork();
   if (child < 0) return absl::InternalError(Errno("fork"));
   if (child == 0) {
@@ -337,13 +342,13 @@ absl::Status RunNft(const std::string& nft_path, const std::string& rules) {
     dup2(err[1], 1);
     dup2(err[1], 2);
     syscall(SYS_close_range, 3, ~0U, 0);  // none of the agent's descriptors
-    execv(argv[0], const_cast<char**>(argv));
+    execv(argv[0], argv.data());
     _exit(127);
   }
   in_read.Reset();
   err_write.Reset();
-  // Far below the pipe's buffer: written whole before nft reads.
-  const bool written = write(in_write.get(), rules.data(), rules.size()) == ssize_t(rules.size());
+  // Far below the pipe's buffer: written whole before the tool reads.
+  const bool written = write(in_write.get(), input.data(), input.size()) == ssize_t(input.size());
   in_write.Reset();
   std::string output;
   char buf[4096];
@@ -357,9 +362,13 @@ absl::Status RunNft(const std::string& nft_path, const std::string& rules) {
   }
   if (!written || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
     return absl::FailedPreconditionError(
-        absl::StrFormat("%s -f - could not load table %s: %s", nft_path, kTable, output));
+        absl::StrFormat("%s failed: %s", absl::StrJoin(args, " "), output));
   }
   return absl::OkStatus();
+}
+
+absl::Status RunNft(const std::string& nft_path, const std::string& rules) {
+  return RunTool({nft_path, "-f", "-"}, rules);
 }
 
 // pasta's sockets are the workloads' outbound connections: none may start towards the node
@@ -367,20 +376,247 @@ absl::Status RunNft(const std::string& nft_path, const std::string& rules) {
 // at all for workloads without egress. Connections coming in through a forwarded port are not
 // new on pasta's side (their replies are established), so they pass. Refused at once (a TCP
 // reset, an ICMP error), not dropped: the workload sees a refusal instead of a timeout.
+//
+// The veth kind's rules: each workload's host end is gpw<n> (its namespace's end is eth0),
+// and what arrives from one is the workload's own traffic. Nothing new from a workload to the
+// node (input), nor into a workload but through a declared port (forward, and output for the
+// node's own processes); egress masqueraded behind the node, refused for the workloads in
+// veth_no_egress; host ports DNATed to the workload's address (veth_ports), from loopback too
+// (route_localnet on the host end, the source masqueraded).
 std::string NodeRules(const NetworkOptions& options) {
-  return absl::StrFormat(R"(table inet %1$s
-delete table inet %1$s
-table inet %1$s {
-  chain output {
-    type filter hook output priority filter; policy accept;
-    meta skuid { %2$d, %3$d } ct state { new, untracked } fib daddr type { local, broadcast, multicast } meta l4proto tcp counter reject with tcp reset
-    meta skuid { %2$d, %3$d } ct state { new, untracked } fib daddr type { local, broadcast, multicast } counter reject with icmpx admin-prohibited
-    meta skuid %3$d ct state { new, untracked } meta l4proto tcp counter reject with tcp reset
-    meta skuid %3$d ct state { new, untracked } counter reject with icmpx admin-prohibited
+  const std::string pasta =
+      absl::StrFormat("meta skuid { %d, %d }", options.egress_uid, options.no_egress_uid);
+  const std::string pasta_no_egress = absl::StrFormat("meta skuid %d", options.no_egress_uid);
+  const std::string kNew = "ct state { new, untracked }";
+  const std::string kLocal = "fib daddr type { local, broadcast, multicast }";
+  const std::string kRefuseTcp = "meta l4proto tcp counter reject with tcp reset";
+  const std::string kRefuse = "counter reject with icmpx admin-prohibited";
+  struct Chain {
+    const char* name;
+    const char* hook;
+    std::vector<std::string> rules;
+  };
+  const std::vector<Chain> chains = {
+      {"output",
+       "type filter hook output priority filter; policy accept;",
+       {absl::StrJoin({pasta, kNew, kLocal, kRefuseTcp}, " "),
+        absl::StrJoin({pasta, kNew, kLocal, kRefuse}, " "),
+        absl::StrJoin({pasta_no_egress, kNew, kRefuseTcp}, " "),
+        absl::StrJoin({pasta_no_egress, kNew, kRefuse}, " "),
+        absl::StrCat("oifname \"gpw*\" ct state new ct status != dnat ", kRefuseTcp),
+        absl::StrCat("oifname \"gpw*\" ct state new ct status != dnat ", kRefuse)}},
+      {"veth_dnat_in",
+       "type nat hook prerouting priority dstnat; policy accept;",
+       {"iifname != \"gpw*\" fib daddr type local dnat ip to tcp dport map @veth_ports"}},
+      {"veth_dnat_local",
+       "type nat hook output priority -100; policy accept;",
+       {"fib daddr type local dnat ip to tcp dport map @veth_ports"}},
+      {"veth_snat",
+       "type nat hook postrouting priority srcnat; policy accept;",
+       {"oifname \"gpw*\" ip saddr 127.0.0.0/8 masquerade",
+        "iifname \"gpw*\" oifname != \"gpw*\" masquerade"}},
+      {"veth_input",
+       "type filter hook input priority filter; policy accept;",
+       {"iifname \"gpw*\" ct state { established, related } accept",
+        absl::StrCat("iifname \"gpw*\" ", kRefuseTcp), absl::StrCat("iifname \"gpw*\" ", kRefuse)}},
+      {"veth_forward",
+       "type filter hook forward priority filter; policy accept;",
+       {"oifname \"gpw*\" ct state { established, related } accept",
+        "oifname \"gpw*\" ct status dnat accept", absl::StrCat("oifname \"gpw*\" ", kRefuseTcp),
+        absl::StrCat("oifname \"gpw*\" ", kRefuse),
+        absl::StrCat("iifname @veth_no_egress ", kRefuseTcp),
+        absl::StrCat("iifname @veth_no_egress ", kRefuse)}},
+  };
+  // Added where missing, each chain flushed and refilled, in one transaction: never a moment
+  // without the rules, and the workloads' map and set elements stay (an agent restart).
+  std::string text = absl::StrFormat(
+      "add table inet %1$s\n"
+      "add map inet %1$s veth_ports { type inet_service : ipv4_addr . inet_service; }\n"
+      "add set inet %1$s veth_no_egress { type ifname; }\n",
+      kTable);
+  for (const Chain& chain : chains) {
+    absl::StrAppend(&text, "add chain inet ", kTable, " ", chain.name, " { ", chain.hook, " }\n",
+                    "flush chain inet ", kTable, " ", chain.name, "\n");
+    for (const std::string& rule : chain.rules) {
+      absl::StrAppend(&text, "add rule inet ", kTable, " ", chain.name, " ", rule, "\n");
+    }
   }
+  return text;
 }
-)",
-                         kTable, options.egress_uid, options.no_egress_uid);
+
+// ---- The veth kind: no process per workload ----
+
+constexpr int kVethSlots = 16384;  // the /30s of 10.222.0.0/16
+constexpr std::string_view kIpPath = "/usr/sbin/ip";
+constexpr std::string_view kNftPath = "/usr/sbin/nft";
+
+std::string VethStatePath(const std::string& dir) { return dir + "/veth"; }
+std::string HostEnd(int slot) { return absl::StrCat("gpw", slot); }
+std::string SlotAddress(int slot, int host) {
+  const uint32_t a = (10u << 24) | (222u << 16) | (static_cast<uint32_t>(slot) * 4 + host);
+  return absl::StrFormat("%d.%d.%d.%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+}
+
+struct VethState {
+  int slot = -1;
+  bool deny_egress = false;
+  std::map<int, int> ports;
+};
+
+absl::StatusOr<VethState> ReadVethState(const std::string& dir) {
+  GPUAAS_ASSIGN_OR_RETURN(std::string text, ReadFile(VethStatePath(dir)));
+  VethState state;
+  int deny = 0;
+  const char* p = text.c_str();
+  int used = 0;
+  if (sscanf(p, "%d %d\n%n", &state.slot, &deny, &used) != 2) {
+    return absl::DataLossError(absl::StrCat(VethStatePath(dir), " is not a veth state"));
+  }
+  state.deny_egress = deny != 0;
+  p += used;
+  for (int host_port, port; sscanf(p, "%d %d\n%n", &host_port, &port, &used) == 2; p += used) {
+    state.ports[host_port] = port;
+  }
+  return state;
+}
+
+absl::Status WriteVethState(const std::string& dir, const VethState& state) {
+  std::string text = absl::StrCat(state.slot, " ", state.deny_egress ? 1 : 0, "\n");
+  for (const auto& [host_port, port] : state.ports)
+    absl::StrAppend(&text, host_port, " ", port, "\n");
+  Fd fd(open(VethStatePath(dir).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (fd.get() < 0 || write(fd.get(), text.data(), text.size()) != ssize_t(text.size())) {
+    return absl::InternalError(Errno(absl::StrCat("write ", VethStatePath(dir))));
+  }
+  return absl::OkStatus();
+}
+
+// Runs `f` on a thread of its own moved into the network namespace at `netns` (setns moves
+// only the calling thread; what it forks starts there too).
+absl::Status InNetns(const std::string& netns, const std::function<absl::Status()>& f) {
+  absl::Status status;
+  std::thread([&] {
+    Fd ns(open(netns.c_str(), O_RDONLY | O_CLOEXEC));
+    if (ns.get() < 0 || setns(ns.get(), CLONE_NEWNET) != 0) {
+      status = absl::InternalError(Errno(absl::StrCat("join ", netns)));
+      return;
+    }
+    status = f();
+  }).join();
+  return status;
+}
+
+// A network namespace owned by the node's user namespace (a container joining it from its own
+// has no capability over it), bind-mounted at NetnsPath(dir).
+absl::Status MakeNetns(const std::string& dir) {
+  absl::Status status;
+  std::thread([&] {
+    if (unshare(CLONE_NEWNET) != 0) {
+      status = absl::InternalError(Errno("unshare a network namespace"));
+      return;
+    }
+    status = BindOnto("/proc/thread-self/ns/net", NetnsPath(dir));
+  }).join();
+  return status;
+}
+
+bool LinkExists(const std::string& name) {
+  struct stat st;
+  return stat(absl::StrCat("/sys/class/net/", name).c_str(), &st) == 0;
+}
+
+std::string VethElements(const VethState& state) {
+  std::vector<std::string> ports;
+  for (const auto& [host_port, port] : state.ports) {
+    ports.push_back(absl::StrCat(host_port, " : ", SlotAddress(state.slot, 2), " . ", port));
+  }
+  std::string text;
+  if (!ports.empty()) {
+    absl::StrAppend(&text, "element inet ", kTable, " veth_ports { ", absl::StrJoin(ports, ", "),
+                    " }\n");
+  }
+  if (state.deny_egress) {
+    absl::StrAppend(&text, "element inet ", kTable, " veth_no_egress { \"", HostEnd(state.slot),
+                    "\" }\n");
+  }
+  return text;
+}
+
+absl::Status DestroyVeth(const std::string& dir) {
+  absl::StatusOr<VethState> state = ReadVethState(dir);
+  if (state.ok()) {
+    const std::string elements = VethElements(*state);
+    if (!elements.empty()) {
+      // Each on its own: one already gone must not keep the others.
+      for (absl::string_view line : absl::StrSplit(elements, '\n', absl::SkipEmpty())) {
+        RunTool({std::string(kNftPath), "-f", "-"}, absl::StrCat("delete ", line, "\n"))
+            .IgnoreError();
+      }
+    }
+    if (LinkExists(HostEnd(state->slot))) {
+      GPUAAS_RETURN_IF_ERROR(
+          RunTool({std::string(kIpPath), "link", "del", HostEnd(state->slot)}, ""));
+    }
+  }
+  GPUAAS_RETURN_IF_ERROR(RemoveMountedFile(NetnsPath(dir)));
+  if (unlink(VethStatePath(dir).c_str()) != 0 && errno != ENOENT) {
+    return absl::InternalError(Errno(absl::StrCat("remove ", VethStatePath(dir))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MakeVeth(const std::string& dir, VethState& state) {
+  GPUAAS_RETURN_IF_ERROR(MakeNetns(dir));
+  const size_t start = std::hash<std::string>()(dir) % kVethSlots;
+  absl::Status linked = absl::ResourceExhaustedError("no free workload link slot");
+  for (size_t i = 0; i < 64 && !linked.ok(); ++i) {
+    state.slot = static_cast<int>((start + i) % kVethSlots);
+    if (LinkExists(HostEnd(state.slot))) continue;
+    const std::string host = HostEnd(state.slot);
+    linked = RunTool({std::string(kIpPath), "-batch", "-"},
+                     absl::StrCat("link add ", host, " type veth peer name eth0 netns ",
+                                  NetnsPath(dir), "\naddr add ", SlotAddress(state.slot, 1),
+                                  "/30 dev ", host, "\nlink set ", host, " up\n"));
+    if (!linked.ok() && linked.message().find("File exists") == std::string_view::npos) {
+      return linked;
+    }
+  }
+  GPUAAS_RETURN_IF_ERROR(linked);
+  GPUAAS_RETURN_IF_ERROR(WriteVethState(dir, state));
+  // The node's loopback DNATed to the workload leaves through this link with 127.0.0.1 as its
+  // source until masqueraded; the input chain refuses the workload's own packets to 127/8.
+  GPUAAS_RETURN_IF_ERROR(WriteProcFile(
+      absl::StrCat("/proc/sys/net/ipv4/conf/", HostEnd(state.slot), "/route_localnet"), "1"));
+  GPUAAS_RETURN_IF_ERROR(InNetns(NetnsPath(dir), [&] {
+    return RunTool({std::string(kIpPath), "-batch", "-"},
+                   absl::StrCat("addr add ", SlotAddress(state.slot, 2),
+                                "/30 dev eth0\nlink set eth0 up\nlink set lo up\nroute add "
+                                "default via ",
+                                SlotAddress(state.slot, 1), "\n"));
+  }));
+  const std::string elements = VethElements(state);
+  if (elements.empty()) return absl::OkStatus();
+  return RunTool(
+      {std::string(kNftPath), "-f", "-"},
+      absl::StrCat("add ",
+                   absl::StrJoin(absl::StrSplit(elements, '\n', absl::SkipEmpty()), "\nadd "),
+                   "\n"));
+}
+
+absl::Status CreateVeth(const std::string& dir, const std::map<int, int>& host_port_to_port,
+                        bool deny_egress) {
+  absl::StatusOr<VethState> live = ReadVethState(dir);
+  if (live.ok() && IsNamespaceMount(NetnsPath(dir)) && LinkExists(HostEnd(live->slot))) {
+    return absl::OkStatus();
+  }
+  GPUAAS_RETURN_IF_ERROR(CheckHostPortsFree(host_port_to_port));
+  GPUAAS_RETURN_IF_ERROR(DestroyVeth(dir));  // a half-made one
+  VethState state;
+  state.deny_egress = deny_egress;
+  state.ports = host_port_to_port;
+  absl::Status made = MakeVeth(dir, state);
+  if (!made.ok()) DestroyVeth(dir).IgnoreError();
+  return made;
 }
 
 }  // namespace
@@ -393,6 +629,11 @@ absl::Status PrepareNodeNetwork(const NetworkOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrFormat("egress_uid (%d) and no_egress_uid (%d) must be two distinct non-root ids",
                         options.egress_uid, options.no_egress_uid));
+  }
+  if (options.kind == NetworkKind::kVeth) {
+    // Routing for the workloads' links; the veth chains refuse what involves no workload... no:
+    // see the report: a node that did not forward before now forwards between its interfaces.
+    GPUAAS_RETURN_IF_ERROR(WriteProcFile("/proc/sys/net/ipv4/ip_forward", "1"));
   }
   struct stat st;
   if (stat("/dev/net/tun", &st) != 0) {
@@ -407,6 +648,7 @@ absl::Status PrepareNodeNetwork(const NetworkOptions& options) {
 absl::Status CreateWorkloadNetwork(const NetworkOptions& options, const std::string& dir,
                                    const std::map<int, int>& host_port_to_port, bool deny_egress) {
   GPUAAS_RETURN_IF_ERROR(CheckPorts(host_port_to_port));
+  if (options.kind == NetworkKind::kVeth) return CreateVeth(dir, host_port_to_port, deny_egress);
   const uid_t uid = deny_egress ? options.no_egress_uid : options.egress_uid;
   const bool namespaces = IsNamespaceMount(NetnsPath(dir)) && IsNamespaceMount(UsernsPath(dir));
   if (namespaces && RunningPasta(dir) != 0) return absl::OkStatus();
@@ -425,6 +667,7 @@ absl::Status CreateWorkloadNetwork(const NetworkOptions& options, const std::str
 }
 
 absl::Status DestroyWorkloadNetwork(const std::string& dir) {
+  GPUAAS_RETURN_IF_ERROR(DestroyVeth(dir));
   GPUAAS_RETURN_IF_ERROR(StopPasta(dir));
   GPUAAS_RETURN_IF_ERROR(RemoveMountedFile(NetnsPath(dir)));
   GPUAAS_RETURN_IF_ERROR(RemoveMountedFile(UsernsPath(dir)));

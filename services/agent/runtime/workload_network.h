@@ -35,7 +35,12 @@
 
 namespace gpuaas::agent {
 
+// pasta: a process per workload (the default). veth: a veth pair per workload into the node's
+// routing, nftables for all of it (DNAT, masquerade, filters); no process (a prototype).
+enum class NetworkKind { kPasta, kVeth };
+
 struct NetworkOptions {
+  NetworkKind kind = NetworkKind::kPasta;
   std::string pasta_path = "/usr/bin/pasta";
   std::string nft_path = "/usr/sbin/nft";
   // The users pasta runs as, which nftables match on: for workloads that may reach outside and

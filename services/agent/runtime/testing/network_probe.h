@@ -56,7 +56,8 @@ absl::StatusOr<std::string> ConnectAndRead(const std::string& address, int port,
 // A port free on the node now (bound to port 0, closed again).
 int FreePort();
 
-// The node's own addresses (every interface, loopback included, no IPv6 link-local ones).
+// The node's own addresses (every interface, loopback included, no IPv6 link-local ones), but
+// those of workloads' links (gpw*) and of Outsides (gpo*), which other tests make and remove.
 std::vector<std::string> NodeAddresses();
 
 // A stand-in for the internet: a network namespace joined to the node by a veth pair, each end
