@@ -35,8 +35,14 @@
 
 namespace gpuaas::agent {
 
-// pasta: a process per workload (the default). veth: a veth pair per workload into the node's
-// routing, nftables for all of it (DNAT, masquerade, filters); no process (a prototype).
+// kPasta (the default): the above. kVeth (a prototype, for 1,000 idle workloads a node): a veth
+// pair per workload (gpw<n> on the node, eth0 inside, a /30 of 10.222.0.0/16) and nothing else
+// running; our nftables table DNATs its host ports (route_localnet on gpw<n> for 127.0.0.1),
+// masquerades its egress, refuses new connections from it to the node (input) and into it but
+// through its host ports (forward; output for the node's own processes). ~0.3 MB of kernel
+// memory and no CPU idle, created in ~15 ms (three tool runs). IPv4 only (::1 cannot be
+// DNATed); PrepareNodeNetwork turns on IPv4 forwarding for the whole node; Destroy runs
+// /usr/sbin/ip and /usr/sbin/nft.
 enum class NetworkKind { kPasta, kVeth };
 
 struct NetworkOptions {
