@@ -60,28 +60,14 @@ absl::StatusOr<VethState> ReadVethState(const std::string& dir) {
 
 absl::Status WriteVethState(const std::string& dir, const VethState& state) {
   std::string text = absl::StrCat(state.slot, " ", state.deny_egress ? 1 : 0, "\n");
-  for (const auto& [host_port, port] : state.ports)
+  for (const auto& [host_port, port] : state.ports) {
     absl::StrAppend(&text, host_port, " ", port, "\n");
+  }
   Fd fd(open(VethStatePath(dir).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (fd.get() < 0 || write(fd.get(), text.data(), text.size()) != ssize_t(text.size())) {
     return absl::InternalError(Errno(absl::StrCat("write ", VethStatePath(dir))));
   }
   return absl::OkStatus();
-}
-
-// Runs `f` on a thread of its own moved into the network namespace at `netns` (setns moves
-// only the calling thread; what it forks starts there too).
-absl::Status InNetns(const std::string& netns, const std::function<absl::Status()>& f) {
-  absl::Status status;
-  std::thread([&] {
-    Fd ns(open(netns.c_str(), O_RDONLY | O_CLOEXEC));
-    if (ns.get() < 0 || setns(ns.get(), CLONE_NEWNET) != 0) {
-      status = absl::InternalError(Errno(absl::StrCat("join ", netns)));
-      return;
-    }
-    status = f();
-  }).join();
-  return status;
 }
 
 // A network namespace owned by the node's user namespace (a container joining it from its own
