@@ -1,0 +1,206 @@
+// Attacks from inside a workload's own network (services/agent/runtime/workload_network.h), as a
+// container's process: an unprivileged uid in a user namespace of its own, in the workload's
+// network namespace with pasta running beside it. It tries the node (its loopback, where the
+// database, the services, the agent, S3 and the proxy's internal ports listen; its other
+// addresses; the gateway address pasta once mapped to the node's loopback) and another workload
+// (its host port, on every address), over TCP and UDP. Each fails; the node still reaches both
+// workloads through their declared ports, and the workload still reaches an outside.
+// Until the OCI runtime runs containers here, the networks are made with the library directly.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "libs/testing/status_matchers.h"
+#include "libs/testing/temp_dir.h"
+#include "services/agent/runtime/testing/network_probe.h"
+#include "services/agent/runtime/workload_network.h"
+
+namespace gpuaas::agent {
+namespace {
+
+using testing::ConnectAndRead;
+using testing::ConnectWithin;
+using testing::FreePort;
+using testing::Listener;
+using testing::Reach;
+using testing::ReachName;
+using testing::RunAsWorkload;
+
+constexpr uid_t kAttackerUid = 199501;
+constexpr int kWaitMs = 1000;
+
+// Inside the workload: its default gateway (IPv4) from its own routing table.
+std::string GatewayInside() {
+  std::ifstream routes("/proc/self/net/route");
+  std::string line;
+  while (std::getline(routes, line)) {
+    std::vector<std::string> f = absl::StrSplit(line, '\t', absl::SkipWhitespace());
+    if (f.size() < 3 || f[1] != "00000000") continue;
+    in_addr gw{static_cast<in_addr_t>(std::stoul(f[2], nullptr, 16))};
+    char text[INET_ADDRSTRLEN];
+    return inet_ntop(AF_INET, &gw, text, sizeof text);
+  }
+  return "";
+}
+
+// A UDP datagram from inside to `address`:`port`; the node's socket there must not get it.
+bool UdpArrives(const std::string& netns, const std::string& address) {
+  const bool v6 = address.find(':') != std::string::npos;
+  const int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_storage addr{};
+  socklen_t len = v6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    a->sin6_family = AF_INET6;
+    inet_pton(AF_INET6, address.c_str(), &a->sin6_addr);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    a->sin_family = AF_INET;
+    inet_pton(AF_INET, address.c_str(), &a->sin_addr);
+  }
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), len);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);  // now with its port
+  RunAsWorkload(netns, kAttackerUid, [&] {
+    const int s = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
+    for (int i = 0; i < 3; ++i) sendto(s, "x", 1, 0, reinterpret_cast<sockaddr*>(&addr), len);
+    return std::string();
+  }).IgnoreError();
+  pollfd p{fd, POLLIN, 0};
+  const bool arrived = poll(&p, 1, kWaitMs / 2) > 0;
+  close(fd);
+  return arrived;
+}
+
+class NetworkAttackTest : public ::testing::TestWithParam<NetworkKind> {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "network namespaces and nftables need root";
+    options_.kind = GetParam();
+    ASSERT_OK(PrepareNodeNetwork(options_));
+    ASSERT_OK_AND_ASSIGN(auto outside, testing::Outside::Make());
+    outside_ = std::make_unique<testing::Outside>(std::move(outside));
+    victim_host_port_ = FreePort();
+    ASSERT_OK(CreateWorkloadNetwork(options_, attacker_.path(), {{FreePort(), 8080}}, false));
+    ASSERT_OK(CreateWorkloadNetwork(options_, victim_.path(), {{victim_host_port_, 8080}}, false));
+  }
+  void TearDown() override {
+    EXPECT_OK(DestroyWorkloadNetwork(attacker_.path()));
+    EXPECT_OK(DestroyWorkloadNetwork(victim_.path()));
+  }
+
+  // The node's addresses an attacker would try: loopback, every interface's, the outside link's.
+  std::vector<std::string> NodeAddresses() const {
+    std::vector<std::string> addresses = testing::NodeAddresses();
+    addresses.push_back("127.0.0.2");  // the rest of 127/8 is the node's too
+    addresses.push_back(outside_->node_address());
+    return addresses;
+  }
+  std::string AttackerNetns() const { return NetnsPath(attacker_.path()); }
+
+  NetworkOptions options_;
+  gpuaas::testing::TempDir attacker_, victim_;
+  std::unique_ptr<testing::Outside> outside_;
+  int victim_host_port_ = 0;
+};
+
+// The database, the services, the agent, S3 and the proxy's internal ports all listen on the
+// node: on loopback or on its addresses. A listener on each stands for them.
+TEST_P(NetworkAttackTest, AWorkloadCannotConnectToTheNodesLoopbackOrAddresses) {
+  std::vector<std::pair<std::string, Listener>> services;
+  for (const std::string& address : NodeAddresses()) {
+    ASSERT_OK_AND_ASSIGN(Listener l, Listener::Open("", address, 0));
+    // The legitimate path: the node itself reaches each.
+    ASSERT_EQ(ConnectWithin(address, l.port(), kWaitMs), Reach::kConnected) << address;
+    services.emplace_back(address, std::move(l));
+  }
+  ASSERT_OK_AND_ASSIGN(std::string results, RunAsWorkload(AttackerNetns(), kAttackerUid, [&] {
+                         std::string out;
+                         for (const auto& [address, l] : services) {
+                           absl::StrAppend(&out, address, "=",
+                                           ReachName(ConnectWithin(address, l.port(), kWaitMs)),
+                                           " ");
+                         }
+                         return out;
+                       }));
+  EXPECT_EQ(results.find("=connected"), std::string::npos) << results;
+}
+
+// pasta's default maps the gateway address to the node's loopback; ours must not.
+TEST_P(NetworkAttackTest, AWorkloadCannotReachTheNodesLoopbackThroughTheGatewayAddress) {
+  ASSERT_OK_AND_ASSIGN(Listener service, Listener::Open("", "127.0.0.1", 0));
+  ASSERT_OK_AND_ASSIGN(std::string result, RunAsWorkload(AttackerNetns(), kAttackerUid, [&] {
+                         const std::string gateway = GatewayInside();
+                         return gateway + "=" +
+                                ReachName(ConnectWithin(gateway, service.port(), kWaitMs));
+                       }));
+  EXPECT_EQ(result.find("=connected"), std::string::npos) << result;
+  EXPECT_NE(result.find('.'), std::string::npos) << "no gateway inside: " << result;
+}
+
+TEST_P(NetworkAttackTest, AWorkloadCannotReachAnotherWorkloadsPortOnAnyAddress) {
+  ASSERT_OK_AND_ASSIGN(Listener victim, Listener::Open(NetnsPath(victim_.path()), "::", 8080));
+  const std::vector<std::string> node_addresses = NodeAddresses();  // the node's, not inside's
+  // The victim's own addresses, as it sees them: its server listens there on 8080.
+  ASSERT_OK_AND_ASSIGN(std::string victim_addresses,
+                       RunAsWorkload(NetnsPath(victim_.path()), kAttackerUid,
+                                     [] { return absl::StrJoin(testing::NodeAddresses(), " "); }));
+  ASSERT_OK_AND_ASSIGN(
+      std::string results, RunAsWorkload(AttackerNetns(), kAttackerUid, [&] {
+        std::string out;
+        std::vector<std::string> targets = node_addresses;
+        targets.push_back(GatewayInside());
+        for (const std::string& address : targets) {
+          absl::StrAppend(&out, address, "=",
+                          ReachName(ConnectWithin(address, victim_host_port_, kWaitMs)), " ");
+        }
+        for (absl::string_view address : absl::StrSplit(victim_addresses, ' ', absl::SkipEmpty())) {
+          absl::StrAppend(&out, "victim:", address, "=",
+                          ReachName(ConnectWithin(std::string(address), 8080, kWaitMs)), " ");
+        }
+        return out;
+      }));
+  EXPECT_EQ(results.find("=connected"), std::string::npos) << results;
+
+  // The legitimate path: the node (the proxy) reaches the victim through its host port.
+  absl::Status accepted;
+  EXPECT_THAT(ConnectAndRead("127.0.0.1", victim_host_port_, kWaitMs * 2,
+                             [&] { accepted = victim.AcceptAndReply("victim", kWaitMs * 2); }),
+              gpuaas::testing::IsOkAndHolds("victim"));
+  EXPECT_OK(accepted);
+}
+
+TEST_P(NetworkAttackTest, AWorkloadsUdpNeverArrivesAtTheNode) {
+  for (const std::string& address : NodeAddresses()) {
+    EXPECT_FALSE(UdpArrives(AttackerNetns(), address)) << address;
+  }
+}
+
+// The network works: what the attacks above were refused is not everything.
+TEST_P(NetworkAttackTest, TheSameWorkloadStillReachesTheOutside) {
+  ASSERT_OK_AND_ASSIGN(Listener server, Listener::Open(outside_->netns(), outside_->address(), 0));
+  EXPECT_THAT(RunAsWorkload(AttackerNetns(), kAttackerUid,
+                            [&] {
+                              return ReachName(
+                                  ConnectWithin(outside_->address(), server.port(), kWaitMs * 3));
+                            }),
+              gpuaas::testing::IsOkAndHolds("connected"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, NetworkAttackTest,
+                         ::testing::Values(NetworkKind::kPasta, NetworkKind::kVeth),
+                         [](const auto& info) {
+                           return info.param == NetworkKind::kPasta ? "pasta" : "veth";
+                         });
+
+}  // namespace
+}  // namespace gpuaas::agent
