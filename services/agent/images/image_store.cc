@@ -42,8 +42,8 @@ absl::StatusOr<std::string> ReferenceDigest(absl::string_view reference) {
   const size_t slash = name.find('/');
   if (slash == absl::string_view::npos || slash == 0 || slash + 1 == name.size() ||
       name.find_first_of(" \t\n@") != absl::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("image reference: ", reference, " wants the form host[:port]/path@sha256:..."));
+    return absl::InvalidArgumentError(absl::StrCat("image reference: ", reference,
+                                                   " wants the form host[:port]/path@sha256:..."));
   }
   if (name.substr(name.rfind('/')).find(':') != absl::string_view::npos) {
     return absl::InvalidArgumentError(
@@ -85,8 +85,8 @@ absl::StatusOr<std::unique_ptr<ImageStore>> ImageStore::Open(ImageStoreOptions o
   for (absl::string_view dir : {"blobs/sha256", "layers", "images", "pulls", "tmp"}) {
     fs::create_directories(store->Dir(dir), error);
     if (error) {
-      return absl::InternalError(absl::StrCat("image store: making ", store->Dir(dir), ": ",
-                                              error.message()));
+      return absl::InternalError(
+          absl::StrCat("image store: making ", store->Dir(dir), ": ", error.message()));
     }
   }
   // Layers are owned by the ids in their tars; only the agent walks down to them.

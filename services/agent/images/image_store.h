@@ -86,9 +86,9 @@ class ImageStore final {
 
   explicit ImageStore(ImageStoreOptions options) : options_(std::move(options)) {}
   absl::Status LoadRecords();
-  absl::StatusOr<ImageRecord> PullUncached(const std::string& reference, const std::string& hex,
-                                           const RegistryLogin* login,
-                                           const std::function<void(const PullProgress&)>& progress);
+  absl::StatusOr<ImageRecord> PullUncached(
+      const std::string& reference, const std::string& hex, const RegistryLogin* login,
+      const std::function<void(const PullProgress&)>& progress);
   absl::StatusOr<ImageRecord> ReadPulledLayout(const std::string& layout_dir,
                                                const std::string& reference);
   // The unpacked size of a layer another image's record names.

@@ -12,18 +12,18 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
-#include <array>
 #include <filesystem>
 #include <memory>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "libs/common/status_macros.h"
 #include "libs/common/unique_fd.h"
 
@@ -297,8 +297,8 @@ class LayerWriter final {
   absl::Status WriteFile(archive* a, int parent, const std::string& name, archive_entry* entry,
                          absl::string_view shown) {
     GPUAAS_RETURN_IF_ERROR(RemoveExisting(parent, name, shown));
-    UniqueFd file(::openat(parent, name.c_str(),
-                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    UniqueFd file(
+        ::openat(parent, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!file.valid()) {
       return ErrnoError(errno, absl::StrCat("creating ", shown));
     }

@@ -1,10 +1,10 @@
 #include "services/agent/images/oci_layout.h"
 
 #include <set>
-#include "absl/strings/string_view.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "libs/common/files.h"
 #include "libs/common/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -36,8 +36,7 @@ absl::StatusOr<std::string> DigestHex(const nlohmann::json& descriptor) {
 
 }  // namespace
 
-absl::StatusOr<OciImage> ReadOciLayout(const std::string& layout_dir,
-                                       const std::string& blob_dir) {
+absl::StatusOr<OciImage> ReadOciLayout(const std::string& layout_dir, const std::string& blob_dir) {
   try {
     GPUAAS_ASSIGN_OR_RETURN(const std::string index_text, ReadFile(layout_dir + "/index.json"));
     const nlohmann::json index = nlohmann::json::parse(index_text);

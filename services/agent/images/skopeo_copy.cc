@@ -2,11 +2,8 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,10 +12,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "libs/common/unique_fd.h"
 #include "nlohmann/json.hpp"
+#include "services/agent/images/internal/run_child.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -40,70 +39,17 @@ absl::Status WriteAuthFile(const std::string& path, absl::string_view reference,
   auth["auths"][registry]["auth"] = Base64(absl::StrCat(login.username, ":", login.password));
   const std::string text = auth.dump();
   UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!file.valid() || ::write(file.get(), text.data(), text.size()) !=
-                           static_cast<ssize_t>(text.size())) {
+  if (!file.valid() ||
+      ::write(file.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
     return absl::InternalError(absl::StrCat("writing the registry auth file: ", strerror(errno)));
   }
   return absl::OkStatus();
 }
 
-struct Child {
-  int exit_code = -1;
-  std::string stderr_text;
-};
-
-// Runs argv with `env`, stdin and stdout on /dev/null, and returns its exit and stderr.
-absl::StatusOr<Child> Run(const std::vector<std::string>& argv,
-                          const std::vector<std::string>& env) {
-  std::array<int, 2> pipe_fds;
-  if (::pipe2(pipe_fds.data(), O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-  }
-  UniqueFd read_end(pipe_fds[0]);
-  UniqueFd write_end(pipe_fds[1]);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
-  std::vector<char*> args;
-  for (const std::string& arg : argv) {
-    args.push_back(const_cast<char*>(arg.c_str()));
-  }
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const std::string& var : env) {
-    envp.push_back(const_cast<char*>(var.c_str()));
-  }
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  const int spawned = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  write_end.Reset();
-  if (spawned != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot run ", argv[0], ": ", strerror(spawned)));
-  }
-  Child child;
-  std::array<char, 4096> buffer;
-  ssize_t n;
-  while ((n = ::read(read_end.get(), buffer.data(), buffer.size())) > 0 ||
-         (n < 0 && errno == EINTR)) {
-    if (n > 0) {
-      child.stderr_text.append(buffer.data(), static_cast<size_t>(n));
-    }
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  child.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return child;
-}
-
 // The proxy settings of the agent's environment: a node may reach registries only through one.
 void AddProxyEnvironment(std::vector<std::string>& env) {
-  for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY",
-                           "no_proxy"}) {
+  for (const char* name :
+       {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"}) {
     if (const char* value = std::getenv(name); value != nullptr) {
       env.push_back(absl::StrCat(name, "=", value));
     }
@@ -125,7 +71,10 @@ absl::string_view LastLine(absl::string_view text) {
 }  // namespace
 
 absl::Status SkopeoFailure(absl::string_view reference, absl::string_view stderr_text) {
-  const std::string text = absl::AsciiStrToLower(stderr_text);
+  // Matched without the reference, whose own words ("t/denied", "not-found") must not decide.
+  const absl::string_view repository = reference.substr(0, reference.find('@'));
+  const std::string text =
+      absl::AsciiStrToLower(absl::StrReplaceAll(stderr_text, {{reference, ""}, {repository, ""}}));
   const std::string detail = absl::StrCat(reference, " (", LastLine(stderr_text), ")");
   const auto has = [&text](std::initializer_list<absl::string_view> needles) {
     for (absl::string_view needle : needles) {
@@ -180,7 +129,7 @@ absl::Status SkopeoCopy(const SkopeoCopyRequest& request) {
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + request.private_dir,
                                   "TMPDIR=" + request.private_dir};
   AddProxyEnvironment(env);
-  absl::StatusOr<Child> child = Run(argv, env);
+  absl::StatusOr<ChildResult> child = RunChild(argv, env);
   if (!child.ok()) {
     return child.status();
   }

@@ -3,9 +3,9 @@
 #pragma once
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace gpuaas::agent {
 
@@ -18,7 +18,7 @@ struct SkopeoCopyRequest {
   std::string reference;        // "host[:port]/path@sha256:<hex>"
   std::string layout_dir;       // a fresh OCI layout for this copy: its index.json names the image
   std::string shared_blob_dir;  // the store's blobs; those already there are not downloaded
-  std::string private_dir;      // 0700, removed by the caller: the auth file and skopeo's temp files
+  std::string private_dir;  // 0700, removed by the caller: the auth file and skopeo's temp files
   const RegistryLogin* login = nullptr;  // nullptr: anonymous
   bool tls_verify = true;
 };
