@@ -79,7 +79,7 @@ absl::Status WriteImageRecord(const std::string& path, const ImageRecord& record
     json["other_blobs"].push_back("sha256:" + hex);
   }
   json["config"] = record.config_json;
-  json["last_used_unix"] = record.last_used_unix;
+  json["last_used_unix_micros"] = record.last_used_unix_micros;
   const std::string text = json.dump();
   const std::string temp = path + ".tmp";
   UniqueFd file(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
@@ -118,7 +118,7 @@ absl::StatusOr<ImageRecord> ReadImageRecord(const std::string& path) {
       record.other_blobs.emplace_back(hex);
     }
     record.config_json = json.at("config").get<std::string>();
-    record.last_used_unix = json.at("last_used_unix").get<int64_t>();
+    record.last_used_unix_micros = json.at("last_used_unix_micros").get<int64_t>();
     return record;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("image record ", path, ": ", e.what()));

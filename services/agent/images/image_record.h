@@ -30,7 +30,7 @@ struct ImageRecord {
   std::vector<LayerRecord> layers;
   std::vector<std::string> other_blobs;  // the stored manifest's and the config's hex
   std::string config_json;               // the config blob
-  int64_t last_used_unix = 0;
+  int64_t last_used_unix_micros = 0;
 
   int64_t unpacked_bytes() const;
 };

@@ -112,7 +112,8 @@ absl::Status ImageStore::LoadRecords() {
   std::error_code error;
   absl::MutexLock lock(&mu_);
   for (const auto& entry : fs::directory_iterator(Dir("images"), error)) {
-    absl::string_view hex = entry.path().filename().native();
+    const std::string name = entry.path().filename();
+    absl::string_view hex = name;
     if (!absl::ConsumeSuffix(&hex, ".json")) {
       RemoveAll(entry.path());  // a record's temp file
       continue;
@@ -143,7 +144,7 @@ absl::StatusOr<PulledImage> ImageStore::Pull(
   {
     absl::MutexLock lock(&mu_);
     if (auto it = records_.find(hex); it != records_.end()) {
-      it->second.last_used_unix = absl::ToUnixSeconds(absl::Now());
+      it->second.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
       // The use time only orders garbage collection: losing it in a crash is harmless.
       WriteImageRecord(Dir("images/") + hex + ".json", it->second).IgnoreError();
       return ToPulledImage(it->second);
@@ -229,7 +230,7 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
       progress(done);
     }
   }
-  record->last_used_unix = absl::ToUnixSeconds(absl::Now());
+  record->last_used_unix_micros = absl::ToUnixMicros(absl::Now());
   GPUAAS_RETURN_IF_ERROR(WriteImageRecord(Dir("images/") + hex + ".json", *record));
   return record;
 }
@@ -311,7 +312,7 @@ absl::Status ImageStore::CollectGarbage(const std::set<std::string>& in_use) {
       }
     }
     std::sort(unused.begin(), unused.end(), [](const ImageRecord* a, const ImageRecord* b) {
-      return a->last_used_unix < b->last_used_unix;
+      return a->last_used_unix_micros < b->last_used_unix_micros;
     });
     for (const ImageRecord* record : unused) {
       if (total <= options_.size_limit_bytes) {

@@ -62,7 +62,8 @@ class LayerUnpackTest : public ::testing::Test {
     return fclose(f) == 0;
   }
 
-  absl::StatusOr<int64_t> Unpack(const TarBuilder& tar, Compression compression = Compression::kGzip) {
+  absl::StatusOr<int64_t> Unpack(const TarBuilder& tar,
+                                 Compression compression = Compression::kGzip) {
     const std::string blob = (temp_.path() / "blob").string();
     absl::StatusOr<std::string> hex = tar.Write(blob, compression);
     if (!hex.ok()) {
@@ -121,8 +122,12 @@ TEST_P(LayerUnpackCompressionTest, KeepsFilesOwnersModesLinksAndXattrs) {
 
 TEST_P(LayerUnpackCompressionTest, ConvertsWhiteoutsToOverlayFormat) {
   TarBuilder tar;
-  tar.Dir("etc").File("etc/.wh.hosts", "").Dir("usr/share/doc").File("usr/share/doc/.wh..wh..opq", "")
-      .File("usr/share/doc/new", "n").File("var/lib/.wh..wh..opq", "");
+  tar.Dir("etc")
+      .File("etc/.wh.hosts", "")
+      .Dir("usr/share/doc")
+      .File("usr/share/doc/.wh..wh..opq", "")
+      .File("usr/share/doc/new", "n")
+      .File("var/lib/.wh..wh..opq", "");
   ASSERT_OK(Unpack(tar, GetParam()).status());
 
   const struct stat whiteout = Lstat(layer_ / "etc/hosts");
@@ -186,12 +191,12 @@ TEST_F(LayerUnpackTest, DotDotIsRefused) {
 }
 
 TEST_F(LayerUnpackTest, WritingThroughASymlinkIsRefused) {
-  for (const std::string& target : {outside_.string(), std::string("../../outside"),
-                                    std::string("/")}) {
+  for (const std::string& target :
+       {outside_.string(), std::string("../../outside"), std::string("/")}) {
     TarBuilder tar;
     tar.Symlink("escape", target).File("escape/pwned", "pwned");
-    EXPECT_THAT(Unpack(tar), StatusIs(absl::StatusCode::kInvalidArgument,
-                                      HasSubstr("path through a symlink")))
+    EXPECT_THAT(Unpack(tar),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("path through a symlink")))
         << target;
     ExpectNothingWritten();
   }

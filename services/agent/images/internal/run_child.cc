@@ -15,7 +15,7 @@
 namespace gpuaas::agent {
 
 absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& argv,
-                          const std::vector<std::string>& env) {
+                                     const std::vector<std::string>& env) {
   std::array<int, 2> pipe_fds;
   if (::pipe2(pipe_fds.data(), O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));

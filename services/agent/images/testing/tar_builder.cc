@@ -10,8 +10,8 @@
 
 namespace gpuaas::agent::testing {
 
-TarBuilder& TarBuilder::File(const std::string& path, const std::string& content, int mode,
-                             int uid, int gid) {
+TarBuilder& TarBuilder::File(const std::string& path, const std::string& content, int mode, int uid,
+                             int gid) {
   entries_.push_back({.path = path, .content = content, .mode = mode, .uid = uid, .gid = gid});
   return *this;
 }
@@ -32,11 +32,8 @@ TarBuilder& TarBuilder::Hardlink(const std::string& path, const std::string& tar
 }
 
 TarBuilder& TarBuilder::CharDevice(const std::string& path, int major, int minor) {
-  entries_.push_back({.path = path,
-                      .type = AE_IFCHR,
-                      .mode = 0666,
-                      .rdev_major = major,
-                      .rdev_minor = minor});
+  entries_.push_back(
+      {.path = path, .type = AE_IFCHR, .mode = 0666, .rdev_major = major, .rdev_minor = minor});
   return *this;
 }
 

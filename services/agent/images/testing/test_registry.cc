@@ -43,9 +43,9 @@ int FreePort() {
 
 bool Answers(int port) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in addr{
-      .sin_family = AF_INET, .sin_port = htons(static_cast<uint16_t>(port)),
-      .sin_addr = {htonl(INADDR_LOOPBACK)}};
+  sockaddr_in addr{.sin_family = AF_INET,
+                   .sin_port = htons(static_cast<uint16_t>(port)),
+                   .sin_addr = {htonl(INADDR_LOOPBACK)}};
   return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
 }
 
@@ -88,10 +88,10 @@ absl::StatusOr<std::unique_ptr<TestRegistry>> TestRegistry::Start(
   std::filesystem::create_directories(dir + "/storage");
   const int port = FreePort();
   registry->host_ = absl::StrCat("127.0.0.1:", port);
-  std::string config = absl::StrCat(
-      "version: 0.1\nlog: {level: info}\n", "storage: {filesystem: {rootdirectory: ", dir,
-      "/storage}, delete: {enabled: true}}\n", "http: {addr: \"", registry->host_,
-      "\", secret: test}\n");
+  std::string config = absl::StrCat("version: 0.1\nlog: {level: info}\n",
+                                    "storage: {filesystem: {rootdirectory: ", dir,
+                                    "/storage}, delete: {enabled: true}}\n", "http: {addr: \"",
+                                    registry->host_, "\", secret: test}\n");
   if (login.has_value()) {
     GPUAAS_ASSIGN_OR_RETURN(const std::string line, HtpasswdLine(*login));
     GPUAAS_RETURN_IF_ERROR(WriteText(dir + "/htpasswd", line));
@@ -131,8 +131,8 @@ TestRegistry::~TestRegistry() {
 }
 
 std::string TestRegistry::BlobDataPath(const std::string& hex) const {
-  return absl::StrCat(dir_, "/storage/docker/registry/v2/blobs/sha256/", hex.substr(0, 2), "/",
-                      hex, "/data");
+  return absl::StrCat(dir_, "/storage/docker/registry/v2/blobs/sha256/", hex.substr(0, 2), "/", hex,
+                      "/data");
 }
 
 int TestRegistry::BlobDownloads() const {
@@ -179,7 +179,7 @@ absl::StatusOr<std::string> PushImage(const TestRegistry& registry, const std::s
   }
   GPUAAS_RETURN_IF_ERROR(Run(config));
   const std::string digest_file = work_dir + "/digest";
-  std::vector<std::string> push = {kSkopeo, "copy", "--quiet", "--dest-tls-verify=false",
+  std::vector<std::string> push = {kSkopeo,        "copy",     "--quiet", "--dest-tls-verify=false",
                                    "--digestfile", digest_file};
   if (login != nullptr) {
     push.push_back(absl::StrCat("--dest-creds=", login->username, ":", login->password));
@@ -188,8 +188,7 @@ absl::StatusOr<std::string> PushImage(const TestRegistry& registry, const std::s
   push.push_back(absl::StrCat("docker://", registry.host(), "/", repository, ":latest"));
   GPUAAS_RETURN_IF_ERROR(Run(push));
   GPUAAS_ASSIGN_OR_RETURN(const std::string digest, ReadFile(digest_file));
-  return absl::StrCat(registry.host(), "/", repository, "@",
-                      absl::StripAsciiWhitespace(digest));
+  return absl::StrCat(registry.host(), "/", repository, "@", absl::StripAsciiWhitespace(digest));
 }
 
 }  // namespace gpuaas::agent::testing
