@@ -1,12 +1,15 @@
 #include "services/agent/images/image_store.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -29,6 +32,7 @@ struct ImageStore::Flight {
 namespace {
 
 constexpr absl::string_view kDigestMark = "@sha256:";
+constexpr int kUnpackThreads = 6;
 
 // The manifest hex of "host[:port]/path@sha256:<64 hex>"; tags are refused (a tag can move).
 absl::StatusOr<std::string> ReferenceDigest(absl::string_view reference) {
@@ -185,54 +189,232 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
   if (::mkdtemp(private_dir.data()) == nullptr) {
     return absl::InternalError("image store: cannot make a private directory");
   }
-  const absl::Status copied = SkopeoCopy({.skopeo_path = options_.skopeo_path,
-                                          .reference = reference,
-                                          .layout_dir = layout_dir,
-                                          .shared_blob_dir = Dir("blobs"),
-                                          .private_dir = private_dir,
-                                          .login = login,
-                                          .tls_verify = options_.tls_verify});
-  RemoveAll(private_dir);  // the auth file first of all
-  absl::StatusOr<ImageRecord> record =
-      copied.ok() ? ReadPulledLayout(layout_dir, reference) : copied;
-  RemoveAll(layout_dir);
-  if (!record.ok()) {
-    return record.status();
+  // The auth file is gone when the pull ends, however it ends.
+  const absl::Cleanup cleanup = [&] {
+    RemoveAll(private_dir);
+    RemoveAll(layout_dir);
+  };
+  SkopeoOptions skopeo{.skopeo_path = options_.skopeo_path,
+                       .private_dir = private_dir,
+                       .tls_verify = options_.tls_verify};
+  if (login != nullptr) {
+    GPUAAS_ASSIGN_OR_RETURN(skopeo.auth_file, WriteAuthFile(private_dir, reference, *login));
   }
-  record->hex = hex;
-  PullProgress done{.layers_total = static_cast<int>(record->layers.size())};
-  for (const LayerRecord& layer : record->layers) {
-    done.bytes_total += layer.blob_bytes;
+  GPUAAS_ASSIGN_OR_RETURN(const std::vector<OciLayer> planned, PlanLayers(skopeo, reference));
+  LayerUnpacking unpacking{.progress = {.layers_total = static_cast<int>(planned.size())}};
+  for (const OciLayer& layer : planned) {
+    unpacking.progress.bytes_total += layer.size;
   }
   if (progress) {
-    progress(done);
+    progress(unpacking.progress);
   }
-  for (LayerRecord& layer : record->layers) {
-    const std::string layer_dir = Dir("layers/") + layer.hex;
-    std::error_code error;
-    if (!fs::is_directory(layer_dir, error)) {
-      const std::string blob = Dir("blobs/sha256/") + layer.hex;
-      absl::StatusOr<int64_t> unpacked = UnpackLayer(blob, layer.hex, layer_dir);
-      if (!unpacked.ok()) {
-        if (absl::IsDataLoss(unpacked.status())) {
-          RemoveAll(blob);  // so the next pull downloads it again
-        }
-        return absl::Status(unpacked.status().code(),
-                            absl::StrCat(unpacked.status().message(), " (", reference, ")"));
-      }
-      layer.unpacked_bytes = *unpacked;
-    } else {
-      layer.unpacked_bytes = KnownUnpackedBytes(layer.hex).value_or(UnpackedSize(layer_dir));
-    }
-    ++done.layers_done;
-    done.bytes_done += layer.blob_bytes;
-    if (progress) {
-      progress(done);
-    }
+
+  // Layers are unpacked while skopeo still downloads the others, each as soon as its blob is in
+  // place (skopeo renames a blob into the shared dir once it is complete and verified), by
+  // kUnpackThreads threads, since skopeo downloads layers in parallel and finishes them close
+  // together.
+  absl::Status copied;
+  absl::Notification copy_done;
+  std::thread copier([&] {
+    copied = SkopeoCopy(skopeo, reference, layout_dir, Dir("blobs"));
+    copy_done.Notify();
+  });
+  std::vector<std::thread> unpackers;
+  for (int i = 0; i < kUnpackThreads; ++i) {
+    unpackers.emplace_back([&] {
+      UnpackArrivingLayers(planned, reference, layout_dir, copy_done, unpacking, progress);
+    });
   }
-  record->last_used_unix_micros = absl::ToUnixMicros(absl::Now());
-  GPUAAS_RETURN_IF_ERROR(WriteImageRecord(Dir("images/") + hex + ".json", *record));
+  for (std::thread& thread : unpackers) {
+    thread.join();
+  }
+  copier.join();
+  GPUAAS_RETURN_IF_ERROR(copied);
+  std::map<std::string, int64_t> unpacked;
+  {
+    absl::MutexLock lock(&unpacking.mu);
+    GPUAAS_RETURN_IF_ERROR(unpacking.error);
+    unpacked = std::move(unpacking.unpacked);
+  }
+
+  GPUAAS_ASSIGN_OR_RETURN(ImageRecord record, ReadPulledLayout(layout_dir, reference));
+  record.hex = hex;
+  for (LayerRecord& layer : record.layers) {
+    if (auto it = unpacked.find(layer.hex); it != unpacked.end()) {
+      layer.unpacked_bytes = it->second;
+      continue;
+    }
+    // Not in the plan (the registry answered the copy with another manifest than the
+    // inspection): unpacked now, after the download.
+    GPUAAS_ASSIGN_OR_RETURN(layer.unpacked_bytes, EnsureLayer(layer.hex, reference));
+  }
+  record.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
+  GPUAAS_RETURN_IF_ERROR(WriteImageRecord(Dir("images/") + hex + ".json", record));
   return record;
+}
+
+void ImageStore::UnpackArrivingLayers(const std::vector<OciLayer>& planned,
+                                      const std::string& reference, const std::string& layout_dir,
+                                      absl::Notification& copy_done, LayerUnpacking& unpacking,
+                                      const std::function<void(const PullProgress&)>& progress) {
+  for (;;) {
+    // Read before looking, so a blob that lands just before skopeo ends is still seen.
+    const bool copy_finished = copy_done.HasBeenNotified();
+    const OciLayer* next = nullptr;
+    UniqueFd downloading;
+    {
+      absl::MutexLock lock(&unpacking.mu);
+      if (!unpacking.error.ok()) {
+        return;
+      }
+      next = ClaimArrivedLayer(planned, unpacking);
+      if (next == nullptr) {
+        downloading = ClaimDownload(layout_dir, unpacking);
+      }
+    }
+    if (next != nullptr) {
+      absl::StatusOr<int64_t> bytes = EnsureLayer(next->hex, reference);
+      absl::MutexLock lock(&unpacking.mu);
+      if (!bytes.ok()) {
+        unpacking.error.Update(bytes.status());
+        return;
+      }
+      unpacking.Done(*next, *bytes, progress);
+    } else if (downloading.valid()) {
+      UnpackWhileDownloading(downloading.get(), planned, copy_done, unpacking, progress);
+    } else if (copy_finished) {
+      return;
+    } else {
+      copy_done.WaitForNotificationWithTimeout(absl::Milliseconds(20));
+    }
+  }
+}
+
+const OciLayer* ImageStore::ClaimArrivedLayer(const std::vector<OciLayer>& planned,
+                                              LayerUnpacking& unpacking) {
+  for (const OciLayer& layer : planned) {
+    if (unpacking.claimed.contains(layer.hex)) {
+      continue;
+    }
+    struct stat blob;
+    const bool arrived = ::stat((Dir("blobs/sha256/") + layer.hex).c_str(), &blob) == 0 &&
+                         !unpacking.streaming.contains(blob.st_ino);
+    std::error_code error;
+    if (arrived || fs::is_directory(Dir("layers/") + layer.hex, error)) {
+      unpacking.claimed.insert(layer.hex);
+      return &layer;
+    }
+  }
+  return nullptr;
+}
+
+UniqueFd ImageStore::ClaimDownload(const std::string& layout_dir, LayerUnpacking& unpacking) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(layout_dir, error)) {
+    const std::string name = entry.path().filename();
+    // containers/image writes each blob to <layout>/oci-put-blob<random>, then renames it.
+    if (!absl::StartsWith(name, "oci-put-blob") || !unpacking.downloads.insert(name).second) {
+      continue;
+    }
+    UniqueFd fd(::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    if (fd.valid() && ::fstat(fd.get(), &st) == 0) {
+      unpacking.streaming.insert(st.st_ino);
+      return fd;
+    }
+  }
+  return UniqueFd();
+}
+
+void ImageStore::UnpackWhileDownloading(int fd, const std::vector<OciLayer>& planned,
+                                        absl::Notification& copy_done, LayerUnpacking& unpacking,
+                                        const std::function<void(const PullProgress&)>& progress) {
+  struct stat download;
+  ::fstat(fd, &download);
+  // Whole once skopeo renamed it to a planned layer's blob; abandoned if it went away or
+  // skopeo ended without that (it was no layer, or the copy failed).
+  const std::function<absl::StatusOr<bool>()> complete = [&]() -> absl::StatusOr<bool> {
+    struct stat now;
+    if (::fstat(fd, &now) != 0 || now.st_nlink == 0) {
+      return absl::AbortedError("the download was abandoned");
+    }
+    for (const OciLayer& layer : planned) {
+      struct stat blob;
+      if (::stat((Dir("blobs/sha256/") + layer.hex).c_str(), &blob) == 0 &&
+          blob.st_ino == download.st_ino && blob.st_dev == download.st_dev) {
+        return true;
+      }
+    }
+    if (copy_done.HasBeenNotified()) {
+      return absl::AbortedError("the download is not a layer");
+    }
+    copy_done.WaitForNotificationWithTimeout(absl::Milliseconds(5));
+    return false;
+  };
+  absl::StatusOr<StreamedLayer> streamed = UnpackGrowingLayer(fd, complete, Dir("layers"));
+  absl::MutexLock lock(&unpacking.mu);
+  // On failure the blob, once in place, is unpacked from the file and any error reported then.
+  unpacking.streaming.erase(download.st_ino);
+  if (!streamed.ok() || unpacking.claimed.contains(streamed->hex)) {
+    return;
+  }
+  for (const OciLayer& layer : planned) {
+    if (layer.hex == streamed->hex) {
+      unpacking.claimed.insert(layer.hex);
+      unpacking.Done(layer, streamed->size_bytes, progress);
+    }
+  }
+}
+
+void ImageStore::LayerUnpacking::Done(const OciLayer& layer, int64_t unpacked_bytes,
+                                      const std::function<void(const PullProgress&)>& callback) {
+  unpacked[layer.hex] = unpacked_bytes;
+  ++progress.layers_done;
+  progress.bytes_done += layer.size;
+  if (callback) {
+    callback(progress);
+  }
+}
+
+absl::StatusOr<std::vector<OciLayer>> ImageStore::PlanLayers(const SkopeoOptions& skopeo,
+                                                             const std::string& reference) {
+  GPUAAS_ASSIGN_OR_RETURN(const std::string raw, SkopeoInspectRaw(skopeo, reference));
+  GPUAAS_ASSIGN_OR_RETURN(ManifestLayers manifest, ParseManifest(raw));
+  if (!manifest.platform_manifest_hex.empty()) {
+    const std::string platform_reference =
+        reference.substr(0, reference.find('@')) + "@sha256:" + manifest.platform_manifest_hex;
+    GPUAAS_ASSIGN_OR_RETURN(const std::string platform_raw,
+                            SkopeoInspectRaw(skopeo, platform_reference));
+    GPUAAS_ASSIGN_OR_RETURN(manifest, ParseManifest(platform_raw));
+  }
+  // A layer listed twice (empty layers often are) is unpacked and counted once.
+  std::vector<OciLayer> distinct;
+  std::set<std::string> seen;
+  for (OciLayer& layer : manifest.layers) {
+    if (seen.insert(layer.hex).second) {
+      distinct.push_back(std::move(layer));
+    }
+  }
+  return distinct;
+}
+
+absl::StatusOr<int64_t> ImageStore::EnsureLayer(const std::string& layer_hex,
+                                                const std::string& reference) {
+  const std::string layer_dir = Dir("layers/") + layer_hex;
+  std::error_code error;
+  if (fs::is_directory(layer_dir, error)) {
+    return KnownUnpackedBytes(layer_hex).value_or(UnpackedSize(layer_dir));
+  }
+  const std::string blob = Dir("blobs/sha256/") + layer_hex;
+  absl::StatusOr<int64_t> bytes = UnpackLayer(blob, layer_hex, Dir("layers"));
+  if (!bytes.ok()) {
+    if (absl::IsDataLoss(bytes.status())) {
+      RemoveAll(blob);  // so the next pull downloads it again
+    }
+    return absl::Status(bytes.status().code(),
+                        absl::StrCat(bytes.status().message(), " (", reference, ")"));
+  }
+  return bytes;
 }
 
 absl::StatusOr<ImageRecord> ImageStore::ReadPulledLayout(const std::string& layout_dir,

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -47,21 +48,48 @@ absl::Status ErrnoError(int err, absl::string_view what) {
   return absl::InternalError(absl::StrCat(what, ": ", strerror(err)));
 }
 
-// The blob as libarchive reads it, every byte also going through sha256.
+// The blob as libarchive reads it, every byte also going through sha256. A blob still being
+// written has `complete`, asked at each end of the bytes written so far.
 struct HashingReader {
   int fd = -1;
   EVP_MD_CTX* md = nullptr;
+  const std::function<absl::StatusOr<bool>()>* complete = nullptr;
+  bool whole = false;  // `complete` said so: the next end is the end
+  absl::Status error;
   std::vector<char> buffer = std::vector<char>(kReadChunk);
 };
 
+// The next bytes into reader.buffer: their count, 0 at the end, -1 on error (in reader.error).
+ssize_t ReadMore(HashingReader& reader) {
+  for (;;) {
+    const ssize_t n = ::read(reader.fd, reader.buffer.data(), reader.buffer.size());
+    if (n < 0) {
+      reader.error = ErrnoError(errno, "reading the layer blob");
+      return -1;
+    }
+    if (n > 0) {
+      EVP_DigestUpdate(reader.md, reader.buffer.data(), static_cast<size_t>(n));
+      return n;
+    }
+    if (reader.complete == nullptr || reader.whole) {
+      return 0;
+    }
+    absl::StatusOr<bool> whole = (*reader.complete)();
+    if (!whole.ok()) {
+      reader.error = whole.status();
+      return -1;
+    }
+    reader.whole = *whole;
+  }
+}
+
 la_ssize_t ReadHashed(archive* a, void* data, const void** out) {
   auto* reader = static_cast<HashingReader*>(data);
-  const ssize_t n = ::read(reader->fd, reader->buffer.data(), reader->buffer.size());
+  const ssize_t n = ReadMore(*reader);
   if (n < 0) {
-    archive_set_error(a, errno, "reading the layer blob");
+    archive_set_error(a, EIO, "reading the layer blob");
     return -1;
   }
-  EVP_DigestUpdate(reader->md, reader->buffer.data(), static_cast<size_t>(n));
   *out = reader->buffer.data();
   return n;
 }
@@ -69,14 +97,13 @@ la_ssize_t ReadHashed(archive* a, void* data, const void** out) {
 // Hashes what libarchive left unread (the tar's end padding) and returns the hex digest.
 absl::StatusOr<std::string> FinishDigest(HashingReader& reader) {
   for (;;) {
-    const ssize_t n = ::read(reader.fd, reader.buffer.data(), reader.buffer.size());
+    const ssize_t n = ReadMore(reader);
     if (n < 0) {
-      return ErrnoError(errno, "reading the layer blob");
+      return reader.error;
     }
     if (n == 0) {
       break;
     }
-    EVP_DigestUpdate(reader.md, reader.buffer.data(), static_cast<size_t>(n));
   }
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
@@ -410,19 +437,18 @@ absl::Status WriteEntries(archive* a, LayerWriter& writer) {
   }
 }
 
-absl::StatusOr<int64_t> UnpackInto(const std::string& blob_path, const std::string& sha256_hex,
-                                   const std::string& dir) {
-  UniqueFd blob(::open(blob_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!blob.valid()) {
-    return ErrnoError(errno, absl::StrCat("opening layer blob ", sha256_hex));
-  }
+// Unpacks the blob open at `blob_fd` into `dir`. `sha256_hex` empty: the digest is not known
+// yet (a blob still downloading); a failed unpack then ends at once rather than reading on.
+absl::StatusOr<StreamedLayer> UnpackInto(int blob_fd, const std::string& sha256_hex,
+                                         const std::function<absl::StatusOr<bool>()>* complete,
+                                         const std::string& dir) {
   UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) {
     return ErrnoError(errno, "opening the layer directory");
   }
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   EVP_DigestInit_ex(md.get(), EVP_sha256(), nullptr);
-  HashingReader reader{.fd = blob.get(), .md = md.get()};
+  HashingReader reader{.fd = blob_fd, .md = md.get(), .complete = complete};
   std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
   archive_read_support_filter_gzip(a.get());
   archive_read_support_filter_zstd(a.get());
@@ -435,38 +461,66 @@ absl::StatusOr<int64_t> UnpackInto(const std::string& blob_path, const std::stri
   } else {
     written = WriteEntries(a.get(), writer);
   }
+  if (!reader.error.ok()) {
+    return reader.error;
+  }
+  if (!written.ok() && sha256_hex.empty()) {
+    return written;
+  }
   // A corrupt blob usually shows first as a broken tar: the digest decides which it is.
-  GPUAAS_ASSIGN_OR_RETURN(const std::string actual, FinishDigest(reader));
-  if (actual != sha256_hex) {
+  GPUAAS_ASSIGN_OR_RETURN(std::string actual, FinishDigest(reader));
+  if (!sha256_hex.empty() && actual != sha256_hex) {
     return absl::DataLossError(absl::StrCat("digest mismatch: layer sha256:", sha256_hex,
                                             " has bytes hashing to sha256:", actual));
   }
   GPUAAS_RETURN_IF_ERROR(written);
-  return writer.size_bytes();
+  return StreamedLayer{.hex = std::move(actual), .size_bytes = writer.size_bytes()};
+}
+
+// Unpacks into a temporary directory in `layers_dir` and renames it to the layer's hex, keeping
+// a layer another pull put there first.
+absl::StatusOr<StreamedLayer> UnpackAndRename(int blob_fd, const std::string& sha256_hex,
+                                              const std::function<absl::StatusOr<bool>()>* complete,
+                                              const std::string& layers_dir) {
+  std::string temp =
+      layers_dir + "/" + (sha256_hex.empty() ? "stream" : sha256_hex) + ".tmp-XXXXXX";
+  if (::mkdtemp(temp.data()) == nullptr) {
+    return ErrnoError(errno, "making a layer directory");
+  }
+  ::chmod(temp.c_str(), 0755);
+  absl::StatusOr<StreamedLayer> layer = UnpackInto(blob_fd, sha256_hex, complete, temp);
+  if (layer.ok()) {
+    const std::string dest = layers_dir + "/" + layer->hex;
+    if (::rename(temp.c_str(), dest.c_str()) == 0) {
+      return layer;
+    }
+    // ENOTEMPTY/EEXIST: a concurrent pull of an image sharing this layer finished first.
+    if (errno != ENOTEMPTY && errno != EEXIST) {
+      layer = ErrnoError(errno, "putting a layer in place");
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(temp, ignored);
+  return layer;
 }
 
 }  // namespace
 
 absl::StatusOr<int64_t> UnpackLayer(const std::string& blob_path, const std::string& sha256_hex,
-                                    const std::string& dest_dir) {
-  std::string temp = dest_dir + ".tmp-XXXXXX";
-  if (::mkdtemp(temp.data()) == nullptr) {
-    return ErrnoError(errno, "making a layer directory");
+                                    const std::string& layers_dir) {
+  UniqueFd blob(::open(blob_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!blob.valid()) {
+    return ErrnoError(errno, absl::StrCat("opening layer blob ", sha256_hex));
   }
-  ::chmod(temp.c_str(), 0755);
-  absl::StatusOr<int64_t> size = UnpackInto(blob_path, sha256_hex, temp);
-  if (size.ok()) {
-    if (::rename(temp.c_str(), dest_dir.c_str()) == 0) {
-      return size;
-    }
-    // ENOTEMPTY/EEXIST: a concurrent pull of an image sharing this layer finished first.
-    if (errno != ENOTEMPTY && errno != EEXIST) {
-      size = ErrnoError(errno, "putting a layer in place");
-    }
-  }
-  std::error_code ignored;
-  std::filesystem::remove_all(temp, ignored);
-  return size;
+  GPUAAS_ASSIGN_OR_RETURN(const StreamedLayer layer,
+                          UnpackAndRename(blob.get(), sha256_hex, nullptr, layers_dir));
+  return layer.size_bytes;
+}
+
+absl::StatusOr<StreamedLayer> UnpackGrowingLayer(
+    int blob_fd, const std::function<absl::StatusOr<bool>()>& complete,
+    const std::string& layers_dir) {
+  return UnpackAndRename(blob_fd, "", &complete, layers_dir);
 }
 
 }  // namespace gpuaas::agent

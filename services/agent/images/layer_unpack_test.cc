@@ -1,15 +1,22 @@
 #include "services/agent/images/layer_unpack.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "libs/common/files.h"
+#include "libs/common/unique_fd.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/images/testing/tar_builder.h"
@@ -69,7 +76,8 @@ class LayerUnpackTest : public ::testing::Test {
     if (!hex.ok()) {
       return hex.status();
     }
-    return UnpackLayer(blob, *hex, layer_.string());
+    layer_ = layers_ / *hex;
+    return UnpackLayer(blob, *hex, layers_.string());
   }
 
   // Nothing was written next to the layers or in the directory a hostile tar aims at.
@@ -81,7 +89,7 @@ class LayerUnpackTest : public ::testing::Test {
 
   gpuaas::testing::TempDir temp_;
   const fs::path layers_ = temp_.path() / "layers";
-  const fs::path layer_ = layers_ / "abc";
+  fs::path layer_;  // set by Unpack
   const fs::path outside_ = temp_.path() / "outside";
 };
 
@@ -155,7 +163,7 @@ TEST_P(LayerUnpackCompressionTest, BytesThatDoNotHashToTheDigestAreDataLoss) {
   tar.File("a", "a");
   const std::string blob = (temp_.path() / "blob").string();
   ASSERT_OK(tar.Write(blob, GetParam()).status());
-  EXPECT_THAT(UnpackLayer(blob, std::string(64, '0'), layer_.string()),
+  EXPECT_THAT(UnpackLayer(blob, std::string(64, '0'), layers_.string()),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("digest mismatch")));
   ExpectNothingWritten();
 }
@@ -171,7 +179,7 @@ TEST_F(LayerUnpackTest, CorruptBlobIsDataLossNotAMalformedTar) {
   absl::StatusOr<std::string> hex = tar.Write(blob, Compression::kGzip);
   ASSERT_OK(hex.status());
   fs::resize_file(blob, fs::file_size(blob) / 2);
-  EXPECT_THAT(UnpackLayer(blob, *hex, layer_.string()),
+  EXPECT_THAT(UnpackLayer(blob, *hex, layers_.string()),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("digest mismatch")));
   ExpectNothingWritten();
 }
@@ -230,6 +238,61 @@ TEST_F(LayerUnpackTest, HardlinkToOutsideIsRefused) {
   EXPECT_THAT(Unpack(through_symlink), StatusIs(absl::StatusCode::kInvalidArgument));
   ExpectNothingWritten();
   EXPECT_EQ(Lstat(outside_ / "secret").st_nlink, 1u);
+}
+
+// A blob read while another process still writes it: the layer is unpacked from bytes as they
+// come and lands under the digest of all the bytes.
+TEST_F(LayerUnpackTest, UnpacksABlobWhileItIsWritten) {
+  TarBuilder tar;
+  tar.File("big", std::string(3 << 20, 'x')).File("small", "s");
+  const std::string whole = (temp_.path() / "whole").string();
+  absl::StatusOr<std::string> hex = tar.Write(whole, Compression::kGzip);
+  ASSERT_OK(hex.status());
+  const std::string bytes = *ReadFile(whole);
+  const std::string growing = (temp_.path() / "growing").string();
+  std::ofstream(growing).close();
+  UniqueFd fd(::open(growing.c_str(), O_RDONLY | O_CLOEXEC));
+  std::atomic<bool> written = false;
+  std::thread writer([&] {
+    std::ofstream out(growing, std::ios::binary);
+    for (size_t at = 0; at < bytes.size(); at += 4096) {
+      out.write(bytes.data() + at,
+                static_cast<std::streamsize>(std::min<size_t>(4096, bytes.size() - at)));
+      out.flush();
+    }
+    written = true;
+  });
+  int waits = 0;
+  const std::function<absl::StatusOr<bool>()> complete = [&]() -> absl::StatusOr<bool> {
+    ++waits;
+    const bool done = written;
+    if (!done) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return done;
+  };
+  absl::StatusOr<StreamedLayer> layer = UnpackGrowingLayer(fd.get(), complete, layers_.string());
+  writer.join();
+  ASSERT_OK(layer.status());
+  EXPECT_EQ(layer->hex, *hex);
+  EXPECT_EQ(layer->size_bytes, (3 << 20) + 1);
+  EXPECT_EQ(fs::file_size(layers_ / *hex / "big"), 3u << 20);
+  EXPECT_GT(waits, 0);
+}
+
+TEST_F(LayerUnpackTest, AnAbandonedDownloadLeavesNothing) {
+  TarBuilder tar;
+  tar.File("big", std::string(1 << 20, 'x'));
+  const std::string whole = (temp_.path() / "whole").string();
+  ASSERT_OK(tar.Write(whole, Compression::kNone).status());
+  fs::resize_file(whole, 1 << 19);
+  UniqueFd fd(::open(whole.c_str(), O_RDONLY | O_CLOEXEC));
+  const std::function<absl::StatusOr<bool>()> abandoned = []() -> absl::StatusOr<bool> {
+    return absl::AbortedError("the download was abandoned");
+  };
+  EXPECT_THAT(UnpackGrowingLayer(fd.get(), abandoned, layers_.string()),
+              StatusIs(absl::StatusCode::kAborted));
+  ExpectNothingWritten();
 }
 
 }  // namespace

@@ -36,7 +36,37 @@ absl::StatusOr<std::string> DigestHex(const nlohmann::json& descriptor) {
 
 }  // namespace
 
+absl::StatusOr<ManifestLayers> ParseManifest(const std::string& manifest_text) {
+  try {
+    const nlohmann::json manifest = nlohmann::json::parse(manifest_text);
+    ManifestLayers out;
+    if (manifest.contains("manifests")) {  // an OCI index or a Docker manifest list
+      for (const nlohmann::json& entry : manifest.at("manifests")) {
+        const nlohmann::json platform = entry.value("platform", nlohmann::json::object());
+        if (platform.value("os", "") == "linux" && platform.value("architecture", "") == "amd64") {
+          GPUAAS_ASSIGN_OR_RETURN(out.platform_manifest_hex, DigestHex(entry));
+          return out;
+        }
+      }
+      return absl::NotFoundError("image not found: no linux/amd64 image in the manifest list");
+    }
+    GPUAAS_ASSIGN_OR_RETURN(out.config_hex, DigestHex(manifest.at("config")));
+    for (const nlohmann::json& layer : manifest.at("layers")) {
+      const std::string media_type = layer.at("mediaType").get<std::string>();
+      if (!TarLayerTypes().contains(media_type)) {
+        return absl::InvalidArgumentError(absl::StrCat("unsupported layer type ", media_type));
+      }
+      GPUAAS_ASSIGN_OR_RETURN(std::string hex, DigestHex(layer));
+      out.layers.push_back({.hex = std::move(hex), .size = layer.at("size").get<int64_t>()});
+    }
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed image manifest: ", e.what()));
+  }
+}
+
 absl::StatusOr<OciImage> ReadOciLayout(const std::string& layout_dir, const std::string& blob_dir) {
+  std::string manifest_hex;
   try {
     GPUAAS_ASSIGN_OR_RETURN(const std::string index_text, ReadFile(layout_dir + "/index.json"));
     const nlohmann::json index = nlohmann::json::parse(index_text);
@@ -44,25 +74,21 @@ absl::StatusOr<OciImage> ReadOciLayout(const std::string& layout_dir, const std:
     if (manifests.size() != 1) {
       return absl::InvalidArgumentError("the pulled layout holds more than one manifest");
     }
-    OciImage image;
-    GPUAAS_ASSIGN_OR_RETURN(image.manifest_hex, DigestHex(manifests[0]));
-    GPUAAS_ASSIGN_OR_RETURN(const std::string manifest_text,
-                            ReadFile(blob_dir + "/sha256/" + image.manifest_hex));
-    const nlohmann::json manifest = nlohmann::json::parse(manifest_text);
-    GPUAAS_ASSIGN_OR_RETURN(image.config_hex, DigestHex(manifest.at("config")));
-    GPUAAS_ASSIGN_OR_RETURN(image.config_json, ReadFile(blob_dir + "/sha256/" + image.config_hex));
-    for (const nlohmann::json& layer : manifest.at("layers")) {
-      const std::string media_type = layer.at("mediaType").get<std::string>();
-      if (!TarLayerTypes().contains(media_type)) {
-        return absl::InvalidArgumentError(absl::StrCat("unsupported layer type ", media_type));
-      }
-      GPUAAS_ASSIGN_OR_RETURN(std::string hex, DigestHex(layer));
-      image.layers.push_back({.hex = std::move(hex), .size = layer.at("size").get<int64_t>()});
-    }
-    return image;
+    GPUAAS_ASSIGN_OR_RETURN(manifest_hex, DigestHex(manifests[0]));
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("malformed image manifest: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat("malformed OCI layout: ", e.what()));
   }
+  GPUAAS_ASSIGN_OR_RETURN(const std::string manifest_text,
+                          ReadFile(blob_dir + "/sha256/" + manifest_hex));
+  GPUAAS_ASSIGN_OR_RETURN(ManifestLayers manifest, ParseManifest(manifest_text));
+  if (!manifest.platform_manifest_hex.empty()) {
+    return absl::InvalidArgumentError("the pulled layout holds a manifest list");
+  }
+  OciImage image{.manifest_hex = std::move(manifest_hex),
+                 .config_hex = std::move(manifest.config_hex),
+                 .layers = std::move(manifest.layers)};
+  GPUAAS_ASSIGN_OR_RETURN(image.config_json, ReadFile(blob_dir + "/sha256/" + image.config_hex));
+  return image;
 }
 
 }  // namespace gpuaas::agent

@@ -15,6 +15,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "libs/common/files.h"
+#include "libs/common/status_macros.h"
 #include "libs/common/unique_fd.h"
 #include "nlohmann/json.hpp"
 #include "services/agent/images/internal/run_child.h"
@@ -29,21 +31,6 @@ std::string Base64(absl::string_view bytes) {
                                 static_cast<int>(bytes.size()));
   out.resize(static_cast<size_t>(n));
   return out;
-}
-
-// containers-auth.json(5) for the reference's registry, readable only by us.
-absl::Status WriteAuthFile(const std::string& path, absl::string_view reference,
-                           const RegistryLogin& login) {
-  const std::string registry(reference.substr(0, reference.find('/')));
-  nlohmann::json auth;
-  auth["auths"][registry]["auth"] = Base64(absl::StrCat(login.username, ":", login.password));
-  const std::string text = auth.dump();
-  UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!file.valid() ||
-      ::write(file.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-    return absl::InternalError(absl::StrCat("writing the registry auth file: ", strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 // The proxy settings of the agent's environment: a node may reach registries only through one.
@@ -103,40 +90,68 @@ absl::Status SkopeoFailure(absl::string_view reference, absl::string_view stderr
   return absl::UnknownError(absl::StrCat("pulling ", detail));
 }
 
-absl::Status SkopeoCopy(const SkopeoCopyRequest& request) {
-  const std::string tls = request.tls_verify ? "true" : "false";
-  std::vector<std::string> argv = {request.skopeo_path,
-                                   "--override-os=linux",
-                                   "--override-arch=amd64",
-                                   "copy",
-                                   "--quiet",
-                                   "--src-tls-verify=" + tls,
-                                   "--dest-shared-blob-dir",
-                                   request.shared_blob_dir};
-  if (request.login != nullptr) {
-    const std::string auth_file = request.private_dir + "/auth.json";
-    if (absl::Status written = WriteAuthFile(auth_file, request.reference, *request.login);
-        !written.ok()) {
-      return written;
-    }
-    argv.insert(argv.end(), {"--src-authfile", auth_file});
+absl::StatusOr<std::string> WriteAuthFile(const std::string& private_dir,
+                                          absl::string_view reference, const RegistryLogin& login) {
+  const std::string registry(reference.substr(0, reference.find('/')));
+  nlohmann::json auth;
+  auth["auths"][registry]["auth"] = Base64(absl::StrCat(login.username, ":", login.password));
+  const std::string text = auth.dump();
+  const std::string path = private_dir + "/auth.json";
+  UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!file.valid() ||
+      ::write(file.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return absl::InternalError(absl::StrCat("writing the registry auth file: ", strerror(errno)));
+  }
+  return path;
+}
+
+namespace {
+
+// skopeo `command` with the source options, run in the private directory's environment.
+absl::StatusOr<ChildResult> RunSkopeo(const SkopeoOptions& options, const std::string& command,
+                                      std::vector<std::string> args,
+                                      const std::string& stdout_path = "") {
+  const std::string tls = options.tls_verify ? "true" : "false";
+  const bool inspect = command == "inspect";
+  std::vector<std::string> argv = {options.skopeo_path, "--override-os=linux",
+                                   "--override-arch=amd64", command};
+  argv.push_back((inspect ? "--tls-verify=" : "--src-tls-verify=") + tls);
+  if (!options.auth_file.empty()) {
+    argv.insert(argv.end(), {inspect ? "--authfile" : "--src-authfile", options.auth_file});
   } else {
     // Never the node's own ~/.docker or containers auth: a tenant's pull is anonymous or theirs.
-    argv.push_back("--src-no-creds");
+    argv.push_back(inspect ? "--no-creds" : "--src-no-creds");
   }
-  argv.push_back("docker://" + request.reference);
-  argv.push_back("oci:" + request.layout_dir + ":image");
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + request.private_dir,
-                                  "TMPDIR=" + request.private_dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + options.private_dir,
+                                  "TMPDIR=" + options.private_dir};
   AddProxyEnvironment(env);
-  absl::StatusOr<ChildResult> child = RunChild(argv, env);
-  if (!child.ok()) {
-    return child.status();
+  return RunChild(argv, env, stdout_path);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SkopeoInspectRaw(const SkopeoOptions& options,
+                                             const std::string& reference) {
+  const std::string out = options.private_dir + "/manifest.json";
+  GPUAAS_ASSIGN_OR_RETURN(const ChildResult child,
+                          RunSkopeo(options, "inspect", {"--raw", "docker://" + reference}, out));
+  if (child.exit_code != 0) {
+    return SkopeoFailure(reference, child.stderr_text);
   }
-  if (child->exit_code == 0) {
-    return absl::OkStatus();
+  return ReadFile(out);
+}
+
+absl::Status SkopeoCopy(const SkopeoOptions& options, const std::string& reference,
+                        const std::string& layout_dir, const std::string& shared_blob_dir) {
+  GPUAAS_ASSIGN_OR_RETURN(const ChildResult child,
+                          RunSkopeo(options, "copy",
+                                    {"--quiet", "--dest-shared-blob-dir", shared_blob_dir,
+                                     "docker://" + reference, "oci:" + layout_dir + ":image"}));
+  if (child.exit_code != 0) {
+    return SkopeoFailure(reference, child.stderr_text);
   }
-  return SkopeoFailure(request.reference, child->stderr_text);
+  return absl::OkStatus();
 }
 
 }  // namespace gpuaas::agent

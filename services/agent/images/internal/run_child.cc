@@ -15,7 +15,8 @@
 namespace gpuaas::agent {
 
 absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& argv,
-                                     const std::vector<std::string>& env) {
+                                     const std::vector<std::string>& env,
+                                     const std::string& stdout_path) {
   std::array<int, 2> pipe_fds;
   if (::pipe2(pipe_fds.data(), O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
@@ -25,7 +26,12 @@ absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& argv,
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  if (stdout_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+  }
   posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
   std::vector<char*> args;
   for (const std::string& arg : argv) {

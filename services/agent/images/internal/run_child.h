@@ -13,9 +13,11 @@ struct ChildResult {
   std::string stderr_text;
 };
 
-// Runs argv (argv[0] an absolute path) with exactly `env`, stdin and stdout on /dev/null, and
-// waits for it. Blocks. Error: FAILED_PRECONDITION when it cannot be started.
+// Runs argv (argv[0] an absolute path) with exactly `env`, stdin on /dev/null, stdout into
+// `stdout_path` (created 0600; empty: /dev/null), and waits for it. Blocks. Error:
+// FAILED_PRECONDITION when it cannot be started.
 absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& argv,
-                                     const std::vector<std::string>& env);
+                                     const std::vector<std::string>& env,
+                                     const std::string& stdout_path = "");
 
 }  // namespace gpuaas::agent
