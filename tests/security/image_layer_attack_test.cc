@@ -92,8 +92,9 @@ TEST_F(ImageLayerAttackTest, ALayerCannotWriteOutsideTheLayerStore) {
     ExpectOutsideUntouched();
   }
   // The legitimate path still works.
-  EXPECT_OK(store_->Pull(PushLayer("fine", TarBuilder().Dir("etc").File("etc/motd", "hi")), nullptr,
-                         nullptr)
+  EXPECT_OK(store_
+                ->Pull(PushLayer("fine", TarBuilder().Dir("etc").File("etc/motd", "hi")), nullptr,
+                       nullptr)
                 .status());
 }
 

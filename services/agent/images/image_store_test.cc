@@ -212,6 +212,29 @@ TEST_F(ImageStoreTest, ConcurrentPullsOfOneImageShareOneDownload) {
   EXPECT_EQ(registry_->BlobDownloads(), before + 3);  // config and two layers, once
 }
 
+TEST_F(ImageStoreTest, ManifestListGivesTheLinuxAmd64Image) {
+  const std::string arm = Tar("arm", TarBuilder().File("arch", "arm64"));
+  const std::string amd = Tar("amd", TarBuilder().File("arch", "amd64"));
+  absl::StatusOr<std::string> reference =
+      testing::PushImageList(*registry_, "tenant/multi",
+                             {{.architecture = "arm64", .image = {.layer_tars = {base_, arm}}},
+                              {.architecture = "amd64", .image = {.layer_tars = {base_, amd}}}},
+                             (work_ / "multi").string());
+  ASSERT_OK(reference.status());
+  auto store = OpenStore();
+  std::vector<PullProgress> progress;
+  absl::StatusOr<PulledImage> image =
+      store->Pull(*reference, nullptr, [&](const PullProgress& p) { progress.push_back(p); });
+  ASSERT_OK(image.status());
+  // Known by the list's digest, the one the caller pinned.
+  EXPECT_EQ(image->digest, reference->substr(reference->find('@') + 1));
+  ASSERT_THAT(image->layer_dirs, SizeIs(2));
+  EXPECT_EQ(ReadFile(image->layer_dirs[1] + "/arch").value_or(""), "amd64");
+  EXPECT_EQ(progress.back().layers_done, 2);
+  EXPECT_EQ(progress.back().layers_total, 2);
+  EXPECT_OK(store->Pull(*reference, nullptr, nullptr).status());
+}
+
 TEST_F(ImageStoreTest, BadReferencesAreInvalidArgument) {
   auto store = OpenStore();
   const std::string digest = "sha256:" + std::string(64, 'a');

@@ -21,7 +21,9 @@
 #include "libs/common/files.h"
 #include "libs/common/status_macros.h"
 #include "libs/common/unique_fd.h"
+#include "nlohmann/json.hpp"
 #include "services/agent/images/internal/run_child.h"
+#include "services/agent/images/testing/tar_builder.h"
 
 namespace gpuaas::agent::testing {
 namespace {
@@ -147,13 +149,11 @@ int TestRegistry::BlobDownloads() const {
   return count;
 }
 
-absl::StatusOr<std::string> PushImage(const TestRegistry& registry, const std::string& repository,
-                                      const TestImage& image, const std::string& work_dir,
-                                      const RegistryLogin* login) {
-  const std::string layout = work_dir + "/layout";
-  const std::string tagged = layout + ":latest";
-  std::filesystem::remove_all(layout);
-  GPUAAS_RETURN_IF_ERROR(Run({kUmoci, "init", "--layout", layout}));
+namespace {
+
+// Adds `image` to the OCI layout under `tag` with umoci.
+absl::Status BuildImage(const std::string& layout, const std::string& tag, const TestImage& image) {
+  const std::string tagged = layout + ":" + tag;
   GPUAAS_RETURN_IF_ERROR(Run({kUmoci, "new", "--image", tagged}));
   for (const std::string& tar : image.layer_tars) {
     GPUAAS_RETURN_IF_ERROR(Run({kUmoci, "raw", "add-layer", "--image", tagged, tar}));
@@ -177,18 +177,79 @@ absl::StatusOr<std::string> PushImage(const TestRegistry& registry, const std::s
   if (!image.config.user.empty()) {
     config.push_back("--config.user=" + image.config.user);
   }
-  GPUAAS_RETURN_IF_ERROR(Run(config));
+  return Run(config);
+}
+
+// Pushes the layout's `tag` (with --all, a list and its images) and returns the pinned
+// reference.
+absl::StatusOr<std::string> Push(const TestRegistry& registry, const std::string& repository,
+                                 const std::string& layout, const std::string& tag,
+                                 const std::string& work_dir, const RegistryLogin* login) {
   const std::string digest_file = work_dir + "/digest";
-  std::vector<std::string> push = {kSkopeo,        "copy",     "--quiet", "--dest-tls-verify=false",
-                                   "--digestfile", digest_file};
+  std::vector<std::string> push = {
+      kSkopeo, "copy", "--all", "--quiet", "--dest-tls-verify=false", "--digestfile", digest_file};
   if (login != nullptr) {
     push.push_back(absl::StrCat("--dest-creds=", login->username, ":", login->password));
   }
-  push.push_back("oci:" + tagged);
+  push.push_back("oci:" + layout + ":" + tag);
   push.push_back(absl::StrCat("docker://", registry.host(), "/", repository, ":latest"));
   GPUAAS_RETURN_IF_ERROR(Run(push));
   GPUAAS_ASSIGN_OR_RETURN(const std::string digest, ReadFile(digest_file));
   return absl::StrCat(registry.host(), "/", repository, "@", absl::StripAsciiWhitespace(digest));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> PushImage(const TestRegistry& registry, const std::string& repository,
+                                      const TestImage& image, const std::string& work_dir,
+                                      const RegistryLogin* login) {
+  const std::string layout = work_dir + "/layout";
+  std::filesystem::remove_all(layout);
+  GPUAAS_RETURN_IF_ERROR(Run({kUmoci, "init", "--layout", layout}));
+  GPUAAS_RETURN_IF_ERROR(BuildImage(layout, "latest", image));
+  return Push(registry, repository, layout, "latest", work_dir, login);
+}
+
+absl::StatusOr<std::string> PushImageList(const TestRegistry& registry,
+                                          const std::string& repository,
+                                          const std::vector<PlatformImage>& images,
+                                          const std::string& work_dir) {
+  const std::string layout = work_dir + "/layout";
+  std::filesystem::remove_all(layout);
+  GPUAAS_RETURN_IF_ERROR(Run({kUmoci, "init", "--layout", layout}));
+  for (const PlatformImage& image : images) {
+    GPUAAS_RETURN_IF_ERROR(BuildImage(layout, image.architecture, image.image));
+  }
+  // umoci makes no lists: an OCI index naming each image with its platform, tagged "list".
+  try {
+    GPUAAS_ASSIGN_OR_RETURN(const std::string index_text, ReadFile(layout + "/index.json"));
+    nlohmann::json index = nlohmann::json::parse(index_text);
+    nlohmann::json list = {{"schemaVersion", 2},
+                           {"mediaType", "application/vnd.oci.image.index.v1+json"},
+                           {"manifests", nlohmann::json::array()}};
+    for (const nlohmann::json& manifest : index.at("manifests")) {
+      nlohmann::json entry = manifest;
+      const std::string architecture =
+          entry.at("annotations").at("org.opencontainers.image.ref.name").get<std::string>();
+      entry.erase("annotations");
+      entry["platform"] = {{"architecture", architecture}, {"os", "linux"}};
+      list["manifests"].push_back(entry);
+    }
+    const std::string list_text = list.dump();
+    const std::string list_path = layout + "/list.json";
+    GPUAAS_RETURN_IF_ERROR(WriteText(list_path, list_text));
+    GPUAAS_ASSIGN_OR_RETURN(const std::string hex, FileSha256(list_path));
+    std::filesystem::rename(list_path, layout + "/blobs/sha256/" + hex);
+    index["manifests"].push_back(
+        {{"mediaType", "application/vnd.oci.image.index.v1+json"},
+         {"digest", "sha256:" + hex},
+         {"size", list_text.size()},
+         {"annotations", {{"org.opencontainers.image.ref.name", "list"}}}});
+    GPUAAS_RETURN_IF_ERROR(WriteText(layout + "/index.json", index.dump()));
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InternalError(absl::StrCat("making the image list: ", e.what()));
+  }
+  return Push(registry, repository, layout, "list", work_dir, nullptr);
 }
 
 }  // namespace gpuaas::agent::testing

@@ -51,4 +51,15 @@ absl::StatusOr<std::string> PushImage(const TestRegistry& registry, const std::s
                                       const TestImage& image, const std::string& work_dir,
                                       const RegistryLogin* login = nullptr);
 
+struct PlatformImage {
+  std::string architecture;  // "amd64", "arm64": linux/<architecture>
+  TestImage image;
+};
+
+// As PushImage, for a manifest list (an OCI index) of `images`; returns the list's reference.
+absl::StatusOr<std::string> PushImageList(const TestRegistry& registry,
+                                          const std::string& repository,
+                                          const std::vector<PlatformImage>& images,
+                                          const std::string& work_dir);
+
 }  // namespace gpuaas::agent::testing
