@@ -1,6 +1,5 @@
 #include "services/agent/images/image_store.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -17,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
+#include "services/agent/images/layer_arrivals.h"
 #include "services/agent/images/layer_unpack.h"
 #include "services/agent/images/oci_layout.h"
 
@@ -32,7 +32,6 @@ struct ImageStore::Flight {
 namespace {
 
 constexpr absl::string_view kDigestMark = "@sha256:";
-constexpr int kUnpackThreads = 6;
 
 // The manifest hex of "host[:port]/path@sha256:<64 hex>"; tags are refused (a tag can move).
 absl::StatusOr<std::string> ReferenceDigest(absl::string_view reference) {
@@ -201,46 +200,28 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
     GPUAAS_ASSIGN_OR_RETURN(skopeo.auth_file, WriteAuthFile(private_dir, reference, *login));
   }
   GPUAAS_ASSIGN_OR_RETURN(const std::vector<OciLayer> planned, PlanLayers(skopeo, reference));
-  LayerUnpacking unpacking{.progress = {.layers_total = static_cast<int>(planned.size())}};
-  for (const OciLayer& layer : planned) {
-    unpacking.progress.bytes_total += layer.size;
-  }
-  if (progress) {
-    progress(unpacking.progress);
-  }
-
-  // Layers are unpacked while skopeo still downloads the others, each as soon as its blob is in
-  // place (skopeo renames a blob into the shared dir once it is complete and verified), by
-  // kUnpackThreads threads, since skopeo downloads layers in parallel and finishes them close
-  // together.
+  // skopeo downloads in its own thread while the layers unpack as they arrive.
+  LayerArrivals arrivals(
+      {.planned = planned,
+       .blob_dir = Dir("blobs/sha256"),
+       .layers_dir = Dir("layers"),
+       .layout_dir = layout_dir,
+       .unpack = [this, &reference](const std::string& hex) { return EnsureLayer(hex, reference); },
+       .progress = progress});
   absl::Status copied;
-  absl::Notification copy_done;
   std::thread copier([&] {
     copied = SkopeoCopy(skopeo, reference, layout_dir, Dir("blobs"));
-    copy_done.Notify();
+    arrivals.CopyDone();
   });
-  std::vector<std::thread> unpackers;
-  for (int i = 0; i < kUnpackThreads; ++i) {
-    unpackers.emplace_back([&] {
-      UnpackArrivingLayers(planned, reference, layout_dir, copy_done, unpacking, progress);
-    });
-  }
-  for (std::thread& thread : unpackers) {
-    thread.join();
-  }
+  absl::StatusOr<std::map<std::string, int64_t>> unpacked = arrivals.Run();
   copier.join();
   GPUAAS_RETURN_IF_ERROR(copied);
-  std::map<std::string, int64_t> unpacked;
-  {
-    absl::MutexLock lock(&unpacking.mu);
-    GPUAAS_RETURN_IF_ERROR(unpacking.error);
-    unpacked = std::move(unpacking.unpacked);
-  }
+  GPUAAS_RETURN_IF_ERROR(unpacked.status());
 
   GPUAAS_ASSIGN_OR_RETURN(ImageRecord record, ReadPulledLayout(layout_dir, reference));
   record.hex = hex;
   for (LayerRecord& layer : record.layers) {
-    if (auto it = unpacked.find(layer.hex); it != unpacked.end()) {
+    if (auto it = unpacked->find(layer.hex); it != unpacked->end()) {
       layer.unpacked_bytes = it->second;
       continue;
     }
@@ -251,129 +232,6 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
   record.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
   GPUAAS_RETURN_IF_ERROR(WriteImageRecord(Dir("images/") + hex + ".json", record));
   return record;
-}
-
-void ImageStore::UnpackArrivingLayers(const std::vector<OciLayer>& planned,
-                                      const std::string& reference, const std::string& layout_dir,
-                                      absl::Notification& copy_done, LayerUnpacking& unpacking,
-                                      const std::function<void(const PullProgress&)>& progress) {
-  for (;;) {
-    // Read before looking, so a blob that lands just before skopeo ends is still seen.
-    const bool copy_finished = copy_done.HasBeenNotified();
-    const OciLayer* next = nullptr;
-    UniqueFd downloading;
-    {
-      absl::MutexLock lock(&unpacking.mu);
-      if (!unpacking.error.ok()) {
-        return;
-      }
-      next = ClaimArrivedLayer(planned, unpacking);
-      if (next == nullptr) {
-        downloading = ClaimDownload(layout_dir, unpacking);
-      }
-    }
-    if (next != nullptr) {
-      absl::StatusOr<int64_t> bytes = EnsureLayer(next->hex, reference);
-      absl::MutexLock lock(&unpacking.mu);
-      if (!bytes.ok()) {
-        unpacking.error.Update(bytes.status());
-        return;
-      }
-      unpacking.Done(*next, *bytes, progress);
-    } else if (downloading.valid()) {
-      UnpackWhileDownloading(downloading.get(), planned, copy_done, unpacking, progress);
-    } else if (copy_finished) {
-      return;
-    } else {
-      copy_done.WaitForNotificationWithTimeout(absl::Milliseconds(20));
-    }
-  }
-}
-
-const OciLayer* ImageStore::ClaimArrivedLayer(const std::vector<OciLayer>& planned,
-                                              LayerUnpacking& unpacking) {
-  for (const OciLayer& layer : planned) {
-    if (unpacking.claimed.contains(layer.hex)) {
-      continue;
-    }
-    struct stat blob;
-    const bool arrived = ::stat((Dir("blobs/sha256/") + layer.hex).c_str(), &blob) == 0 &&
-                         !unpacking.streaming.contains(blob.st_ino);
-    std::error_code error;
-    if (arrived || fs::is_directory(Dir("layers/") + layer.hex, error)) {
-      unpacking.claimed.insert(layer.hex);
-      return &layer;
-    }
-  }
-  return nullptr;
-}
-
-UniqueFd ImageStore::ClaimDownload(const std::string& layout_dir, LayerUnpacking& unpacking) {
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(layout_dir, error)) {
-    const std::string name = entry.path().filename();
-    // containers/image writes each blob to <layout>/oci-put-blob<random>, then renames it.
-    if (!absl::StartsWith(name, "oci-put-blob") || !unpacking.downloads.insert(name).second) {
-      continue;
-    }
-    UniqueFd fd(::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st;
-    if (fd.valid() && ::fstat(fd.get(), &st) == 0) {
-      unpacking.streaming.insert(st.st_ino);
-      return fd;
-    }
-  }
-  return UniqueFd();
-}
-
-void ImageStore::UnpackWhileDownloading(int fd, const std::vector<OciLayer>& planned,
-                                        absl::Notification& copy_done, LayerUnpacking& unpacking,
-                                        const std::function<void(const PullProgress&)>& progress) {
-  struct stat download;
-  ::fstat(fd, &download);
-  // Whole once skopeo renamed it to a planned layer's blob; abandoned if it went away or
-  // skopeo ended without that (it was no layer, or the copy failed).
-  const std::function<absl::StatusOr<bool>()> complete = [&]() -> absl::StatusOr<bool> {
-    struct stat now;
-    if (::fstat(fd, &now) != 0 || now.st_nlink == 0) {
-      return absl::AbortedError("the download was abandoned");
-    }
-    for (const OciLayer& layer : planned) {
-      struct stat blob;
-      if (::stat((Dir("blobs/sha256/") + layer.hex).c_str(), &blob) == 0 &&
-          blob.st_ino == download.st_ino && blob.st_dev == download.st_dev) {
-        return true;
-      }
-    }
-    if (copy_done.HasBeenNotified()) {
-      return absl::AbortedError("the download is not a layer");
-    }
-    copy_done.WaitForNotificationWithTimeout(absl::Milliseconds(5));
-    return false;
-  };
-  absl::StatusOr<StreamedLayer> streamed = UnpackGrowingLayer(fd, complete, Dir("layers"));
-  absl::MutexLock lock(&unpacking.mu);
-  // On failure the blob, once in place, is unpacked from the file and any error reported then.
-  unpacking.streaming.erase(download.st_ino);
-  if (!streamed.ok() || unpacking.claimed.contains(streamed->hex)) {
-    return;
-  }
-  for (const OciLayer& layer : planned) {
-    if (layer.hex == streamed->hex) {
-      unpacking.claimed.insert(layer.hex);
-      unpacking.Done(layer, streamed->size_bytes, progress);
-    }
-  }
-}
-
-void ImageStore::LayerUnpacking::Done(const OciLayer& layer, int64_t unpacked_bytes,
-                                      const std::function<void(const PullProgress&)>& callback) {
-  unpacked[layer.hex] = unpacked_bytes;
-  ++progress.layers_done;
-  progress.bytes_done += layer.size;
-  if (callback) {
-    callback(progress);
-  }
 }
 
 absl::StatusOr<std::vector<OciLayer>> ImageStore::PlanLayers(const SkopeoOptions& skopeo,

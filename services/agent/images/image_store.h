@@ -11,8 +11,6 @@
 //   pulls/, tmp/         a pull's OCI layout and private files while it runs
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -25,9 +23,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
-#include "libs/common/unique_fd.h"
 #include "services/agent/images/image_record.h"
+#include "services/agent/images/layer_arrivals.h"
 #include "services/agent/images/oci_layout.h"
 #include "services/agent/images/skopeo_copy.h"
 
@@ -41,15 +38,6 @@ struct PulledImage {
                                         // files owned by the ids in the tar
   ImageConfig config;
   int64_t size_bytes = 0;  // unpacked size
-};
-
-// Reported to the pulling caller: once the manifest is read (layers_done 0), then as each layer
-// is downloaded and unpacked (layers unpack while later ones still download). Bytes are the
-// layers' blob sizes from the manifest. Called from the pulling thread or the pull's own
-// unpacking threads, one call at a time.
-struct PullProgress {
-  int layers_done = 0, layers_total = 0;
-  int64_t bytes_done = 0, bytes_total = 0;
 };
 
 struct ImageStoreOptions {
@@ -90,21 +78,6 @@ class ImageStore final {
 
  private:
   struct Flight;
-  // The layers of one pull being unpacked, shared by its unpacking threads.
-  struct LayerUnpacking {
-    absl::Mutex mu;
-    std::set<std::string> claimed ABSL_GUARDED_BY(mu);            // by layer hex
-    std::set<std::string> downloads ABSL_GUARDED_BY(mu);          // skopeo's temp file names
-    std::set<ino_t> streaming ABSL_GUARDED_BY(mu);                // their inodes, while read
-    std::map<std::string, int64_t> unpacked ABSL_GUARDED_BY(mu);  // unpacked bytes by layer hex
-    absl::Status error ABSL_GUARDED_BY(mu);
-    PullProgress progress ABSL_GUARDED_BY(mu);
-
-    // Records `layer` as unpacked and reports progress.
-    void Done(const OciLayer& layer, int64_t unpacked_bytes,
-              const std::function<void(const PullProgress&)>& callback)
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
-  };
 
   explicit ImageStore(ImageStoreOptions options) : options_(std::move(options)) {}
   absl::Status LoadRecords();
@@ -114,22 +87,6 @@ class ImageStore final {
   // The layers the reference's linux/amd64 manifest lists, asked of the registry before the copy.
   absl::StatusOr<std::vector<OciLayer>> PlanLayers(const SkopeoOptions& skopeo,
                                                    const std::string& reference);
-  // Unpacks the planned layers as they arrive, until all are or the copy ended: each from a
-  // blob skopeo is still downloading when a thread is free for it, else from its blob.
-  void UnpackArrivingLayers(const std::vector<OciLayer>& planned, const std::string& reference,
-                            const std::string& layout_dir, absl::Notification& copy_done,
-                            LayerUnpacking& unpacking,
-                            const std::function<void(const PullProgress&)>& progress);
-  // A planned layer whose blob is complete (and not being read while downloading) or that is
-  // unpacked already, claimed; nullptr if none.
-  const OciLayer* ClaimArrivedLayer(const std::vector<OciLayer>& planned, LayerUnpacking& unpacking)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(unpacking.mu);
-  // A blob skopeo is downloading into `layout_dir` that no thread reads yet, opened and claimed.
-  UniqueFd ClaimDownload(const std::string& layout_dir, LayerUnpacking& unpacking)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(unpacking.mu);
-  void UnpackWhileDownloading(int fd, const std::vector<OciLayer>& planned,
-                              absl::Notification& copy_done, LayerUnpacking& unpacking,
-                              const std::function<void(const PullProgress&)>& progress);
   // The layer unpacked from its blob unless it already is; returns its unpacked size. A blob
   // that does not match its digest is deleted (DATA_LOSS).
   absl::StatusOr<int64_t> EnsureLayer(const std::string& layer_hex, const std::string& reference);
