@@ -71,9 +71,9 @@ class LayerArrivals final {
   const LayerArrivalsOptions options_;
   absl::Notification copy_done_;
   absl::Mutex mu_;
-  std::set<std::string> claimed_ ABSL_GUARDED_BY(mu_);              // by layer hex
-  std::set<std::string> downloads_ ABSL_GUARDED_BY(mu_);            // skopeo's temp file names
-  std::set<ino_t> streaming_ ABSL_GUARDED_BY(mu_);                  // their inodes, while read
+  std::set<std::string> claimed_ ABSL_GUARDED_BY(mu_);            // by layer hex
+  std::set<std::string> downloads_ ABSL_GUARDED_BY(mu_);          // skopeo's temp file names
+  std::set<ino_t> streaming_ ABSL_GUARDED_BY(mu_);                // their inodes, while read
   std::map<std::string, int64_t> unpacked_ ABSL_GUARDED_BY(mu_);  // unpacked bytes by hex
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   PullProgress progress_ ABSL_GUARDED_BY(mu_);
