@@ -2,6 +2,8 @@
 # First pull of a big image of incompressible data into the agent's image store, from Debian's
 # docker-registry on loopback: time from the first request to the last layer unpacked.
 #   bench/images/agent_pull.sh [BUILD_DIR] [MB] [LAYERS]     (defaults: build 500 5)
+#   FILES_FROM=/usr/lib/python3 bench/images/agent_pull.sh  (one layer: a tar of that tree, for
+#                                                           many small files instead of big ones)
 # Needs: docker-registry, umoci, skopeo (tools/install-deps) and a built image_pull_bench.
 set -euo pipefail
 BUILD=${1:-build}
@@ -30,9 +32,17 @@ YML
 REGISTRY_PID=$!
 for _ in $(seq 100); do curl -fs "http://$HOST/v2/" >/dev/null && break; sleep 0.1; done
 
-echo "building a $MB MB image of random data in $LAYERS layers" >&2
 umoci init --layout "$WORK/layout"
 umoci new --image "$WORK/layout:latest"
+if [ -n "${FILES_FROM:-}" ]; then
+  echo "building an image of $FILES_FROM ($(find "$FILES_FROM" | wc -l) entries)" >&2
+  tar -C "$FILES_FROM" -cf "$WORK/files.tar" .
+  umoci raw add-layer --image "$WORK/layout:latest" "$WORK/files.tar"
+  rm "$WORK/files.tar"
+  LAYERS=0
+else
+  echo "building a $MB MB image of random data in $LAYERS layers" >&2
+fi
 for i in $(seq "$LAYERS"); do
   mkdir -p "$WORK/layer$i/data"
   head -c "$((MB / LAYERS))M" /dev/urandom >"$WORK/layer$i/data/blob$i"
