@@ -15,7 +15,10 @@ BENCH=$BUILD/bench/images/image_pull_bench
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/agent_pull.XXXXXX")
 REGISTRY_PID=
 cleanup() {
-  [ -n "$REGISTRY_PID" ] && kill "$REGISTRY_PID" 2>/dev/null && wait "$REGISTRY_PID" 2>/dev/null
+  if [ -n "$REGISTRY_PID" ]; then
+    kill "$REGISTRY_PID" 2>/dev/null || true
+    wait "$REGISTRY_PID" 2>/dev/null || true
+  fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
