@@ -1,0 +1,397 @@
+#include "services/agent/images/image_store.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+#include <thread>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "libs/common/logging.h"
+#include "libs/common/status_macros.h"
+#include "services/agent/images/layer_arrivals.h"
+#include "services/agent/images/layer_unpack.h"
+#include "services/agent/images/oci_layout.h"
+
+namespace gpuaas::agent {
+
+namespace fs = std::filesystem;
+
+struct ImageStore::Flight {
+  absl::Notification done;
+  absl::StatusOr<PulledImage> result;
+};
+
+namespace {
+
+constexpr absl::string_view kDigestMark = "@sha256:";
+
+// The manifest hex of "host[:port]/path@sha256:<64 hex>"; tags are refused (a tag can move).
+absl::StatusOr<std::string> ReferenceDigest(absl::string_view reference) {
+  const size_t at = reference.find(kDigestMark);
+  if (at == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "image reference: ", reference, " is not pinned by digest (want host/path@sha256:...)"));
+  }
+  const absl::string_view name = reference.substr(0, at);
+  const absl::string_view hex = reference.substr(at + kDigestMark.size());
+  const size_t slash = name.find('/');
+  if (slash == absl::string_view::npos || slash == 0 || slash + 1 == name.size() ||
+      name.find_first_of(" \t\n@") != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("image reference: ", reference,
+                                                   " wants the form host[:port]/path@sha256:..."));
+  }
+  if (name.substr(name.rfind('/')).find(':') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("image reference: ", reference, " has a tag; give the digest alone"));
+  }
+  if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdef") != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("image reference: ", reference, " has no sha256 digest of 64 hex digits"));
+  }
+  return std::string(hex);
+}
+
+void RemoveAll(const std::string& path) {
+  std::error_code ignored;
+  fs::remove_all(path, ignored);
+}
+
+// Bytes of the regular files under `dir`, for a layer unpacked before its image's record was
+// written (a crash, or a concurrent pull of another image sharing it).
+int64_t UnpackedSize(const std::string& dir) {
+  int64_t total = 0;
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, error)) {
+    if (entry.is_regular_file(error) && !entry.is_symlink(error)) {
+      total += static_cast<int64_t>(entry.file_size(error));
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ImageStore>> ImageStore::Open(ImageStoreOptions options) {
+  if (options.root.empty()) {
+    return absl::InvalidArgumentError("image store: root is empty");
+  }
+  std::unique_ptr<ImageStore> store(new ImageStore(std::move(options)));
+  std::error_code error;
+  for (absl::string_view dir : {"blobs/sha256", "layers", "images", "pulls", "tmp"}) {
+    fs::create_directories(store->Dir(dir), error);
+    if (error) {
+      return absl::InternalError(
+          absl::StrCat("image store: making ", store->Dir(dir), ": ", error.message()));
+    }
+  }
+  // Layers are owned by the ids in their tars; only the agent walks down to them.
+  if (::chmod(store->options_.root.c_str(), 0700) != 0) {
+    return absl::InternalError(absl::StrCat("image store: chmod ", store->options_.root));
+  }
+  // What a crashed agent left: half-copied layouts, auth files, half-unpacked layers.
+  for (absl::string_view dir : {"pulls", "tmp"}) {
+    for (const auto& entry : fs::directory_iterator(store->Dir(dir), error)) {
+      RemoveAll(entry.path());
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(store->Dir("layers"), error)) {
+    if (absl::StrContains(entry.path().filename().string(), ".tmp-")) {
+      RemoveAll(entry.path());
+    }
+  }
+  GPUAAS_RETURN_IF_ERROR(store->LoadRecords());
+  return store;
+}
+
+absl::Status ImageStore::LoadRecords() {
+  std::error_code error;
+  absl::MutexLock lock(&mu_);
+  for (const auto& entry : fs::directory_iterator(Dir("images"), error)) {
+    const std::string name = entry.path().filename();
+    absl::string_view hex = name;
+    if (!absl::ConsumeSuffix(&hex, ".json")) {
+      RemoveAll(entry.path());  // a record's temp file
+      continue;
+    }
+    absl::StatusOr<ImageRecord> record = ReadImageRecord(entry.path());
+    bool complete = record.ok();
+    for (size_t i = 0; complete && i < record->layers.size(); ++i) {
+      complete = fs::is_directory(Dir("layers/") + record->layers[i].hex, error);
+    }
+    if (!complete) {
+      Logger("images")->warn("dropping image record {}: {}", entry.path().native(),
+                             record.ok() ? "a layer is missing" : record.status().ToString());
+      RemoveAll(entry.path());
+      continue;
+    }
+    record->hex = std::string(hex);
+    records_[record->hex] = *std::move(record);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PulledImage> ImageStore::Pull(
+    const std::string& reference, const RegistryLogin* login,
+    const std::function<void(const PullProgress&)>& progress) {
+  GPUAAS_ASSIGN_OR_RETURN(const std::string hex, ReferenceDigest(reference));
+  std::shared_ptr<Flight> flight;
+  bool leader = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = records_.find(hex); it != records_.end()) {
+      it->second.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
+      // The use time only orders garbage collection: losing it in a crash is harmless.
+      WriteImageRecord(Dir("images/") + hex + ".json", it->second).IgnoreError();
+      return ToPulledImage(it->second);
+    }
+    auto [it, inserted] = flights_.try_emplace(hex);
+    if (inserted) {
+      it->second = std::make_shared<Flight>();
+    }
+    flight = it->second;
+    leader = inserted;
+  }
+  if (!leader) {
+    flight->done.WaitForNotification();
+    return flight->result;
+  }
+  absl::StatusOr<ImageRecord> record = PullUncached(reference, hex, login, progress);
+  {
+    absl::MutexLock lock(&mu_);
+    if (record.ok()) {
+      flight->result = ToPulledImage(*record);
+      records_[hex] = *std::move(record);
+    } else {
+      flight->result = record.status();
+    }
+    flights_.erase(hex);
+  }
+  flight->done.Notify();
+  return flight->result;
+}
+
+absl::StatusOr<ImageRecord> ImageStore::PullUncached(
+    const std::string& reference, const std::string& hex, const RegistryLogin* login,
+    const std::function<void(const PullProgress&)>& progress) {
+  absl::ReaderMutexLock gc_lock(&gc_mu_);
+  const std::string layout_dir = Dir("pulls/") + hex;
+  RemoveAll(layout_dir);
+  std::string private_dir = Dir("tmp/pull-XXXXXX");
+  if (::mkdtemp(private_dir.data()) == nullptr) {
+    return absl::InternalError("image store: cannot make a private directory");
+  }
+  // The auth file is gone when the pull ends, however it ends.
+  const absl::Cleanup cleanup = [&] {
+    RemoveAll(private_dir);
+    RemoveAll(layout_dir);
+  };
+  SkopeoOptions skopeo{.skopeo_path = options_.skopeo_path,
+                       .private_dir = private_dir,
+                       .tls_verify = options_.tls_verify};
+  if (login != nullptr) {
+    GPUAAS_ASSIGN_OR_RETURN(skopeo.auth_file, WriteAuthFile(private_dir, reference, *login));
+  }
+  GPUAAS_ASSIGN_OR_RETURN(const std::vector<OciLayer> planned, PlanLayers(skopeo, reference));
+  // skopeo downloads in its own thread while the layers unpack as they arrive.
+  LayerArrivals arrivals(
+      {.planned = planned,
+       .blob_dir = Dir("blobs/sha256"),
+       .layers_dir = Dir("layers"),
+       .layout_dir = layout_dir,
+       .unpack = [this, &reference](const std::string& hex) { return EnsureLayer(hex, reference); },
+       .progress = progress});
+  absl::Status copied;
+  std::thread copier([&] {
+    copied = SkopeoCopy(skopeo, reference, layout_dir, Dir("blobs"));
+    arrivals.CopyDone();
+  });
+  absl::StatusOr<std::map<std::string, int64_t>> unpacked = arrivals.Run();
+  copier.join();
+  GPUAAS_RETURN_IF_ERROR(copied);
+  GPUAAS_RETURN_IF_ERROR(unpacked.status());
+
+  GPUAAS_ASSIGN_OR_RETURN(ImageRecord record, ReadPulledLayout(layout_dir, reference));
+  record.hex = hex;
+  for (LayerRecord& layer : record.layers) {
+    if (auto it = unpacked->find(layer.hex); it != unpacked->end()) {
+      layer.unpacked_bytes = it->second;
+      continue;
+    }
+    // Not in the plan (the registry answered the copy with another manifest than the
+    // inspection): unpacked now, after the download.
+    GPUAAS_ASSIGN_OR_RETURN(layer.unpacked_bytes, EnsureLayer(layer.hex, reference));
+  }
+  record.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
+  GPUAAS_RETURN_IF_ERROR(WriteImageRecord(Dir("images/") + hex + ".json", record));
+  return record;
+}
+
+absl::StatusOr<std::vector<OciLayer>> ImageStore::PlanLayers(const SkopeoOptions& skopeo,
+                                                             const std::string& reference) {
+  GPUAAS_ASSIGN_OR_RETURN(const std::string raw, SkopeoInspectRaw(skopeo, reference));
+  GPUAAS_ASSIGN_OR_RETURN(ManifestLayers manifest, ParseManifest(raw));
+  if (!manifest.platform_manifest_hex.empty()) {
+    const std::string platform_reference =
+        reference.substr(0, reference.find('@')) + "@sha256:" + manifest.platform_manifest_hex;
+    GPUAAS_ASSIGN_OR_RETURN(const std::string platform_raw,
+                            SkopeoInspectRaw(skopeo, platform_reference));
+    GPUAAS_ASSIGN_OR_RETURN(manifest, ParseManifest(platform_raw));
+  }
+  // A layer listed twice (empty layers often are) is unpacked and counted once.
+  std::vector<OciLayer> distinct;
+  std::set<std::string> seen;
+  for (OciLayer& layer : manifest.layers) {
+    if (seen.insert(layer.hex).second) {
+      distinct.push_back(std::move(layer));
+    }
+  }
+  return distinct;
+}
+
+absl::StatusOr<int64_t> ImageStore::EnsureLayer(const std::string& layer_hex,
+                                                const std::string& reference) {
+  const std::string layer_dir = Dir("layers/") + layer_hex;
+  std::error_code error;
+  if (fs::is_directory(layer_dir, error)) {
+    return KnownUnpackedBytes(layer_hex).value_or(UnpackedSize(layer_dir));
+  }
+  const std::string blob = Dir("blobs/sha256/") + layer_hex;
+  absl::StatusOr<int64_t> bytes = UnpackLayer(blob, layer_hex, Dir("layers"));
+  if (!bytes.ok()) {
+    if (absl::IsDataLoss(bytes.status())) {
+      RemoveAll(blob);  // so the next pull downloads it again
+    }
+    return absl::Status(bytes.status().code(),
+                        absl::StrCat(bytes.status().message(), " (", reference, ")"));
+  }
+  return bytes;
+}
+
+absl::StatusOr<ImageRecord> ImageStore::ReadPulledLayout(const std::string& layout_dir,
+                                                         const std::string& reference) {
+  GPUAAS_ASSIGN_OR_RETURN(const OciImage image, ReadOciLayout(layout_dir, Dir("blobs")));
+  ImageRecord record;
+  record.reference = reference;
+  record.config_json = image.config_json;
+  record.other_blobs = {image.manifest_hex, image.config_hex};
+  for (const OciLayer& layer : image.layers) {
+    record.layers.push_back({.hex = layer.hex, .blob_bytes = layer.size});
+  }
+  // Refuse a config the runtime could not use before anything is unpacked.
+  GPUAAS_RETURN_IF_ERROR(ParseImageConfig(record.config_json).status());
+  return record;
+}
+
+std::optional<int64_t> ImageStore::KnownUnpackedBytes(const std::string& layer_hex) const {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [unused, record] : records_) {
+    for (const LayerRecord& layer : record.layers) {
+      if (layer.hex == layer_hex) {
+        return layer.unpacked_bytes;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+PulledImage ImageStore::ToPulledImage(const ImageRecord& record) const {
+  PulledImage image{.digest = "sha256:" + record.hex, .size_bytes = record.unpacked_bytes()};
+  for (const LayerRecord& layer : record.layers) {
+    image.layer_dirs.push_back(Dir("layers/") + layer.hex);
+  }
+  // Parsed when the record was made; a record that no longer parses gives an empty config.
+  image.config = ParseImageConfig(record.config_json).value_or(ImageConfig{});
+  return image;
+}
+
+int64_t ImageStore::SizeBytes() const {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, int64_t> layers;
+  for (const auto& [hex, record] : records_) {
+    for (const LayerRecord& layer : record.layers) {
+      layers[layer.hex] = layer.blob_bytes + layer.unpacked_bytes;
+    }
+  }
+  int64_t total = 0;
+  for (const auto& [hex, bytes] : layers) {
+    total += bytes;
+  }
+  return total;
+}
+
+absl::Status ImageStore::CollectGarbage(const std::set<std::string>& in_use) {
+  absl::WriterMutexLock gc_lock(&gc_mu_);
+  std::vector<std::string> doomed_records;
+  std::set<std::string> kept_blobs;  // layers and other blobs of the images that stay
+  {
+    absl::MutexLock lock(&mu_);
+    std::map<std::string, int> layer_users;
+    std::map<std::string, int64_t> layer_bytes;
+    for (const auto& [hex, record] : records_) {
+      for (const LayerRecord& layer : record.layers) {
+        ++layer_users[layer.hex];
+        layer_bytes[layer.hex] = layer.blob_bytes + layer.unpacked_bytes;
+      }
+    }
+    int64_t total = 0;
+    for (const auto& [hex, bytes] : layer_bytes) {
+      total += bytes;
+    }
+    std::vector<const ImageRecord*> unused;
+    for (const auto& [hex, record] : records_) {
+      if (!in_use.contains("sha256:" + hex)) {
+        unused.push_back(&record);
+      }
+    }
+    std::sort(unused.begin(), unused.end(), [](const ImageRecord* a, const ImageRecord* b) {
+      return a->last_used_unix_micros < b->last_used_unix_micros;
+    });
+    for (const ImageRecord* record : unused) {
+      if (total <= options_.size_limit_bytes) {
+        break;
+      }
+      for (const LayerRecord& layer : record->layers) {
+        if (--layer_users[layer.hex] == 0) {
+          total -= layer_bytes[layer.hex];
+        }
+      }
+      doomed_records.push_back(record->hex);
+    }
+    for (const std::string& hex : doomed_records) {
+      records_.erase(hex);
+    }
+    for (const auto& [hex, record] : records_) {
+      for (const LayerRecord& layer : record.layers) {
+        kept_blobs.insert(layer.hex);
+      }
+      kept_blobs.insert(record.other_blobs.begin(), record.other_blobs.end());
+    }
+  }
+  // Records first: a crash part-way leaves layers no record names, which the next run removes.
+  for (const std::string& hex : doomed_records) {
+    RemoveAll(Dir("images/") + hex + ".json");
+    Logger("images")->info("garbage-collected image sha256:{}", hex);
+  }
+  std::error_code error;
+  for (absl::string_view dir : {"layers", "blobs/sha256"}) {
+    for (const auto& entry : fs::directory_iterator(Dir(dir), error)) {
+      if (!kept_blobs.contains(entry.path().filename().native())) {
+        RemoveAll(entry.path());
+      }
+    }
+  }
+  if (error) {
+    return absl::InternalError(absl::StrCat("image store: collecting garbage: ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpuaas::agent

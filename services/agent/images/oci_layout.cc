@@ -1,0 +1,94 @@
+#include "services/agent/images/oci_layout.h"
+
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "libs/common/files.h"
+#include "libs/common/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace gpuaas::agent {
+namespace {
+
+// The layer media types whose blobs are tars, plain, gzip or zstd (OCI and Docker names).
+const std::set<absl::string_view>& TarLayerTypes() {
+  static const auto* types = new std::set<absl::string_view>{
+      "application/vnd.oci.image.layer.v1.tar",
+      "application/vnd.oci.image.layer.v1.tar+gzip",
+      "application/vnd.oci.image.layer.v1.tar+zstd",
+      "application/vnd.docker.image.rootfs.diff.tar.gzip",
+      "application/vnd.docker.image.rootfs.diff.tar",
+  };
+  return *types;
+}
+
+absl::StatusOr<std::string> DigestHex(const nlohmann::json& descriptor) {
+  const std::string digest = descriptor.at("digest").get<std::string>();
+  absl::string_view hex = digest;
+  if (!absl::ConsumePrefix(&hex, "sha256:") || hex.size() != 64 ||
+      hex.find_first_not_of("0123456789abcdef") != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported digest ", digest));
+  }
+  return std::string(hex);
+}
+
+}  // namespace
+
+absl::StatusOr<ManifestLayers> ParseManifest(const std::string& manifest_text) {
+  try {
+    const nlohmann::json manifest = nlohmann::json::parse(manifest_text);
+    ManifestLayers out;
+    if (manifest.contains("manifests")) {  // an OCI index or a Docker manifest list
+      for (const nlohmann::json& entry : manifest.at("manifests")) {
+        const nlohmann::json platform = entry.value("platform", nlohmann::json::object());
+        if (platform.value("os", "") == "linux" && platform.value("architecture", "") == "amd64") {
+          GPUAAS_ASSIGN_OR_RETURN(out.platform_manifest_hex, DigestHex(entry));
+          return out;
+        }
+      }
+      return absl::NotFoundError("image not found: no linux/amd64 image in the manifest list");
+    }
+    GPUAAS_ASSIGN_OR_RETURN(out.config_hex, DigestHex(manifest.at("config")));
+    for (const nlohmann::json& layer : manifest.at("layers")) {
+      const std::string media_type = layer.at("mediaType").get<std::string>();
+      if (!TarLayerTypes().contains(media_type)) {
+        return absl::InvalidArgumentError(absl::StrCat("unsupported layer type ", media_type));
+      }
+      GPUAAS_ASSIGN_OR_RETURN(std::string hex, DigestHex(layer));
+      out.layers.push_back({.hex = std::move(hex), .size = layer.at("size").get<int64_t>()});
+    }
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed image manifest: ", e.what()));
+  }
+}
+
+absl::StatusOr<OciImage> ReadOciLayout(const std::string& layout_dir, const std::string& blob_dir) {
+  std::string manifest_hex;
+  try {
+    GPUAAS_ASSIGN_OR_RETURN(const std::string index_text, ReadFile(layout_dir + "/index.json"));
+    const nlohmann::json index = nlohmann::json::parse(index_text);
+    const nlohmann::json& manifests = index.at("manifests");
+    if (manifests.size() != 1) {
+      return absl::InvalidArgumentError("the pulled layout holds more than one manifest");
+    }
+    GPUAAS_ASSIGN_OR_RETURN(manifest_hex, DigestHex(manifests[0]));
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed OCI layout: ", e.what()));
+  }
+  GPUAAS_ASSIGN_OR_RETURN(const std::string manifest_text,
+                          ReadFile(blob_dir + "/sha256/" + manifest_hex));
+  GPUAAS_ASSIGN_OR_RETURN(ManifestLayers manifest, ParseManifest(manifest_text));
+  if (!manifest.platform_manifest_hex.empty()) {
+    return absl::InvalidArgumentError("the pulled layout holds a manifest list");
+  }
+  OciImage image{.manifest_hex = std::move(manifest_hex),
+                 .config_hex = std::move(manifest.config_hex),
+                 .layers = std::move(manifest.layers)};
+  GPUAAS_ASSIGN_OR_RETURN(image.config_json, ReadFile(blob_dir + "/sha256/" + image.config_hex));
+  return image;
+}
+
+}  // namespace gpuaas::agent
