@@ -31,11 +31,14 @@
 #include "libs/service/process_flags.h"
 #include "services/agent/agent_config.h"
 #include "services/agent/agent_metrics.h"
+#include "services/agent/container_setup.h"
 #include "services/agent/gpu_monitor.h"
 #include "services/agent/host_inventory.h"
 #include "services/agent/node_messages.h"
 #include "services/agent/nvml_source.h"
+#include "services/agent/runtime/host_gpu_driver.h"
 #include "services/agent/runtime/process_runtime.h"
+#include "services/agent/runtime/simulated_gpu_driver.h"
 #include "services/agent/simulated_source.h"
 #include "services/agent/stock_reporter.h"
 #include "services/agent/workload_logs.h"
@@ -70,6 +73,11 @@ struct AgentFlags {
   std::string advertise_address = "127.0.0.1";
   std::string grpc_advertise_address;
   std::string port_range = "20000-29999";
+  std::string runtime = "container";
+  std::string image_root = "/var/lib/gpuaas-agent/images";
+  std::string image_cache_size = "50Gi";
+  bool registry_tls_verify = true;
+  std::string network = "veth";
   std::string utilization_file;
   absl::Duration keep_finished = absl::Hours(1);
 };
@@ -131,6 +139,21 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
               "the host the instance service reaches this agent's gRPC server at (its logs), "
               "with --listen's port (default: --advertise-address)");
   options.Add("--port-range", f.port_range, "host ports handed to workloads, FIRST-LAST");
+  options.Add("--runtime", f.runtime,
+              "'container': every workload runs as an OCI container (runc), from its image or, "
+              "without one, from this node's /usr and /etc read-only; 'process': workloads "
+              "without an image run in bubblewrap sandboxes on the node's network, and those "
+              "with one fail");
+  options.Add("--image-root", f.image_root, "the node's image cache (layers, blobs)");
+  options.Add("--image-cache-size", f.image_cache_size,
+              "unused images go, least recently used first, once the cache is larger (a "
+              "quantity: 50Gi)");
+  options.Add("--registry-tls-verify", f.registry_tls_verify,
+              "verify registries' TLS certificates (off for the loopback registry of the dev "
+              "stack and the tests)");
+  options.Add("--network", f.network,
+              "each container's network: 'veth' (a veth pair and nftables rules, no process) or "
+              "'pasta' (a pasta process per workload)");
   options.Add("--utilization-file", f.utilization_file,
               "simulated GPUs take the utilization this file pins, one '<gpu uuid or index> "
               "<percent>' per line");
@@ -176,6 +199,44 @@ absl::StatusOr<agent::ProcessRuntimeOptions> RuntimeOptions(
   std::sscanf(f.port_range.c_str(), "%d-%d", &o.first_port, &o.last_port);
   for (const agent::GpuStatus& g : gpus) o.gpu_minor[g.info.uuid] = g.info.minor;
   return o;
+}
+
+// The container runtime's parts from the flags: the image store, the networks, and the GPUs'
+// driver (the node's, or a fake one made for simulated GPUs).
+absl::StatusOr<agent::ContainerOptions> ContainerOptions(
+    const AgentFlags& f, const std::vector<agent::GpuStatus>& gpus, const agent::GpuSource& source,
+    std::shared_ptr<agent::ImageStore>* store) {
+  agent::ContainerSetup setup{.image_root = f.image_root,
+                              .registry_tls_verify = f.registry_tls_verify};
+  GPUAAS_ASSIGN_OR_RETURN(setup.image_cache_bytes,
+                          gpuaas::ParseBytes("--image-cache-size", f.image_cache_size));
+  if (f.network != "veth" && f.network != "pasta") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--network: \"", f.network, "\" is not veth or pasta"));
+  }
+  setup.network.kind = f.network == "veth" ? agent::NetworkKind::kVeth : agent::NetworkKind::kPasta;
+  std::vector<agent::GpuInfo> infos;
+  for (const agent::GpuStatus& g : gpus) {
+    infos.push_back(g.info);
+    setup.gpu_minor[g.info.uuid] = g.info.minor;
+  }
+  if (!f.simulate_gpus.empty()) {
+    std::error_code ec;
+    const std::string exe_dir =
+        std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().string();
+    GPUAAS_ASSIGN_OR_RETURN(setup.gpu_host,
+                            agent::PrepareSimulatedDriver(
+                                (std::filesystem::path(f.workload_root) / ".gpu-driver").string(),
+                                infos, agent::FakeDriverLibrariesIn(exe_dir)));
+    setup.mig = std::make_shared<agent::SimulatedMigResolver>(infos);
+  } else if (!gpus.empty()) {
+    GPUAAS_ASSIGN_OR_RETURN(setup.gpu_host, agent::FindHostGpuDriver());
+    // The NVML source outlives the runtime (both live until Run returns).
+    setup.mig =
+        std::shared_ptr<const agent::MigResolver>(std::shared_ptr<const agent::MigResolver>{},
+                                                  dynamic_cast<const agent::MigResolver*>(&source));
+  }
+  return agent::MakeContainerOptions(setup, store);
 }
 
 // Whether the workload has finished, as the runtime knows it; one it does not know (removed,
@@ -287,10 +348,22 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
   // Workloads: run by the process runtime (made before serving: the log service reads it).
   const bool runs_workloads = !f.peers.instance_addr.empty() && f.peers.instance_addr != "none";
   std::unique_ptr<agent::Runtime> runtime;
+  std::shared_ptr<agent::ImageStore> images;
   if (runs_workloads) {
     absl::StatusOr<agent::ProcessRuntimeOptions> options = RuntimeOptions(f, monitor.Snapshot());
     if (!options.ok()) {
       return fail(options.status());
+    }
+    if (f.runtime == "container") {
+      absl::StatusOr<agent::ContainerOptions> containers =
+          ContainerOptions(f, monitor.Snapshot(), *source, &images);
+      if (!containers.ok()) {
+        return fail(containers.status());
+      }
+      options->containers = *std::move(containers);
+    } else if (f.runtime != "process") {
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("--runtime: \"", f.runtime, "\" is not container or process")));
     }
     absl::StatusOr<std::unique_ptr<agent::Runtime>> made =
         agent::NewProcessRuntime(*std::move(options));
@@ -353,6 +426,15 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
   gpuaas::PeriodicTask sampler({.interval = f.sample_interval, .run_immediately = true},
                                [&monitor] { monitor.Poll(); });
   gpuaas::service::LoopThread reporting([&] { reporter.Run(); }, [&] { reporter.Stop(); });
+  // The image cache kept under its size: images no workload directory names go first.
+  std::optional<gpuaas::PeriodicTask> image_gc;
+  if (images) {
+    image_gc.emplace(gpuaas::PeriodicTask::Options{.interval = absl::Minutes(10)}, [&] {
+      if (absl::Status s = images->CollectGarbage(agent::ImagesInUse(f.workload_root)); !s.ok()) {
+        log->warn("image cache: {}", s.ToString());
+      }
+    });
+  }
   std::optional<gpuaas::service::LoopThread> syncing;
   if (sync) {
     syncing.emplace([&] { sync->Run(); }, [&] { sync->Stop(); });

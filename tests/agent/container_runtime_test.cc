@@ -14,7 +14,9 @@
 #include "libs/testing/eventually.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/container_rootfs.h"
+#include "services/agent/runtime/probe.h"
 #include "services/agent/runtime/process_runtime.h"
+#include "services/agent/runtime/workload_network.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -58,6 +60,19 @@ class BusyboxImage final : public ContainerImages {
   fs::path layer_;
 };
 
+// The node's veth networks (workload_network.h), as the agent wires them.
+class VethNetworks final : public ContainerNetworks {
+ public:
+  absl::StatusOr<std::string> Create(const std::string& dir, const std::map<int, int>& ports,
+                                     bool deny_egress) override {
+    if (absl::Status s = CreateWorkloadNetwork(options_, dir, ports, deny_egress); !s.ok())
+      return s;
+    return NetnsPath(dir);
+  }
+  absl::Status Destroy(const std::string& dir) override { return DestroyWorkloadNetwork(dir); }
+  NetworkOptions options_{.kind = NetworkKind::kVeth};
+};
+
 class ContainerRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -96,6 +111,13 @@ class ContainerRuntimeTest : public ::testing::Test {
     o.shim_path = GPUAAS_SHIM_BINARY;
     o.log_limit_bytes = 1 << 20;
     o.containers.images = image_;
+    if (with_network_) {
+      auto networks = std::make_shared<VethNetworks>();
+      EXPECT_TRUE(PrepareNodeNetwork(networks->options_).ok());
+      o.containers.networks = networks;
+      o.first_port = 39000 + getpid() % 100 * 10;
+      o.last_port = o.first_port + 9;
+    }
     // Ids apart from other tests' (and from the process runtime's).
     o.containers.first_id = 3u << 24;
     o.containers.id_blocks = 16;
@@ -138,6 +160,7 @@ class ContainerRuntimeTest : public ::testing::Test {
     return Read(root_ / w.workload_id() / "stdout.log");
   }
 
+  bool with_network_ = false;
   gpuaas::testing::TempDir dir_;
   std::shared_ptr<BusyboxImage> image_;
   fs::path root_;
@@ -156,17 +179,36 @@ TEST_F(ContainerRuntimeTest, RunsAsItsNamespacesRootWhichIsNobodyOnTheNode) {
   EXPECT_NE(out.find("written"), std::string::npos) << out;
 }
 
-TEST_F(ContainerRuntimeTest, AWorkloadWithoutAnImageRunsFromTheNodesSystemReadOnly) {
+TEST_F(ContainerRuntimeTest, AWorkloadWithoutAnImageRunsFromTheNodesSystem) {
   pb::Workload w = Workload("system.1",
                             "python3 -c 'print(\"python\", 6*7)'; id -u; "
-                            "touch /usr/x 2>/dev/null && echo USR-WRITABLE; "
+                            "touch /usr/gpuaas-container-test && echo USR-OWN-LAYER; "
                             "cat /etc/shadow >/dev/null 2>&1 && echo SHADOW; "
                             "echo note > /tmp/n && cat /tmp/n");
   w.clear_image_reference();
   const std::string out = RunToExit(w);
-  EXPECT_NE(out.find("python 42\n0\nnote"), std::string::npos) << out;
-  EXPECT_EQ(out.find("USR-WRITABLE"), std::string::npos) << out;
+  EXPECT_NE(out.find("python 42\n0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("note"), std::string::npos) << out;
+  // What it writes to /usr stays in its own layer, never the node's.
+  EXPECT_NE(out.find("USR-OWN-LAYER"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists("/usr/gpuaas-container-test"));
   EXPECT_EQ(out.find("SHADOW"), std::string::npos) << out;
+}
+
+TEST_F(ContainerRuntimeTest, ServesOnItsOwnPortThroughItsHostPortOnly) {
+  with_network_ = true;
+  runtime_ = New();
+  pb::Workload w = Workload("web.1",
+                            "mkdir -p /www && echo hello > /www/index.html && "
+                            "exec httpd -f -p 8080 -h /www");
+  pb::Port* port = w.add_ports();
+  port->set_port(8080);
+  port->set_is_probe(true);
+  ASSERT_TRUE(runtime_->Start(w).ok());
+  ASSERT_TRUE(WaitState("web.1", pb::WORKLOAD_STATE_RUNNING, absl::Seconds(20)))
+      << Status("web.1")->DebugString() << Read(root_ / "web.1" / "stderr.log");
+  const int host_port = Status("web.1")->ports(0).host_port();
+  EXPECT_TRUE(ProbeHttp(host_port, "/", absl::Seconds(2)));
 }
 
 TEST_F(ContainerRuntimeTest, ReportsPullingThenRunsAndStops) {

@@ -54,11 +54,11 @@ ImageStack::ImageStack(const std::string& dsn, fs::path dir, std::vector<AgentSp
 void ImageStack::CreateCatalog() {
   const fs::path home = dir_ / "ctl-home";
   fs::create_directories(home);
-  // 127.0.0.1: the test's agents advertise loopback (see the script's --bind).
+  // The images bind every address of their own network namespace (the script's default).
   const CommandOutput r =
       RunCommand({"/bin/bash", absl::StrCat(GPUAAS_SOURCE_DIR, "/tools/images/create-images"),
-                  "--bind", "127.0.0.1", GPUAAS_CTL_BINARY, "--auth-addr",
-                  platform_->auth().address(), "--instance-addr", platform_->instance().address()},
+                  GPUAAS_CTL_BINARY, "--auth-addr", platform_->auth().address(), "--instance-addr",
+                  platform_->instance().address()},
                  {"HOME=" + home.string(), "XDG_CONFIG_HOME=" + home.string(),
                   "GPUAAS_TOKEN=" + platform_->admin_token()});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);

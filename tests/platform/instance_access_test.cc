@@ -41,8 +41,8 @@ class InstanceAccessTest : public gpuaas::testing::PgTest {
     req.set_spec_name("a100.1x");
     instancepb::Template* t = req.mutable_template_();
     t->set_cmd(
-        "python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 127.0.0.1 & "
-        "exec python3 -m http.server \"$GPUAAS_PORT_9000\" --bind 127.0.0.1");
+        "python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 0.0.0.0 & "
+        "exec python3 -m http.server \"$GPUAAS_PORT_9000\" --bind 0.0.0.0");
     instancepb::Port* lab = t->add_ports();
     lab->set_port(8080);
     lab->set_base_url("/lab");

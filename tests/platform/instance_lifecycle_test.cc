@@ -71,7 +71,7 @@ TEST_F(InstanceLifecycleTest, RunsStopsStartsAndBillsAWorkload) {
   // Writes into the storage, then serves this directory on its host port.
   t->set_cmd(
       "echo \"$GREETING from $GPUAAS_INSTANCE_ID on $CUDA_VISIBLE_DEVICES\" > /data/hello.txt && "
-      "cd /data && exec python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 127.0.0.1");
+      "cd /data && exec python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 0.0.0.0");
   instancepb::Port* port = t->add_ports();
   port->set_port(8080);
   port->set_is_probe(true);

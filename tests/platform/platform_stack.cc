@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/service_dsn.h"
+#include "services/agent/container_setup.h"
 
 namespace gpuaas::platform_testing {
 
@@ -160,6 +161,7 @@ PlatformStack::~PlatformStack() {
   for (const AgentSpec& spec : options_.agents) {
     const std::string root = workload_root(spec.node_id).string();
     std::system(("pkill -KILL -f 'gpuaas-workload-shim .*" + root + "' 2>/dev/null").c_str());
+    agent::ForceEndContainers(root, "/usr/sbin/runc");
   }
   instances_.clear();
   // SIGTERM, so that the storage service unmounts its volumes' file systems; whatever a crashed
@@ -204,7 +206,9 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
             "--stock-addr=" + stock_->address(), "--auth-addr=" + auth_->address(),
             "--instance-addr=" + instances_.at(0)->address(), "--api-key-file=" + key_file.string(),
             "--workload-root=" + workload_root(spec.node_id).string(), "--sample-interval=200ms",
-            "--port-range=" + port_range},
+            "--port-range=" + port_range,
+            "--image-root=" + (dir_ / "images" / spec.node_id).string(),
+            "--registry-tls-verify=false"},
            options_.agent_flags),
       port, dir_ / ("agent-" + spec.node_id + ".log"));
   agent->Start();

@@ -72,7 +72,7 @@ class MachineAttackTest : public ::testing::Test {
     req.set_instance_id("work");
     req.set_spec_name("a100.1x");
     req.mutable_template_()->set_cmd(
-        "exec python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 127.0.0.1");
+        "exec python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 0.0.0.0");
     req.mutable_template_()->add_ports()->set_port(8080);
     instancepb::Instance out;
     const grpc::Status s =

@@ -203,8 +203,8 @@ exec python3 /tmp/hog.py)";
       << out;
 
   // The legitimate path: the next instance still gets a port of the range and serves on it.
-  const instancepb::Instance web = Run(
-      victim_, "web", "exec python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 127.0.0.1", 8080);
+  const instancepb::Instance web =
+      Run(victim_, "web", "exec python3 -m http.server \"$GPUAAS_PORT_8080\" --bind 0.0.0.0", 8080);
   ASSERT_TRUE(Running(web)) << web.message();
   ASSERT_EQ(web.ports_size(), 1);
   EXPECT_GE(web.ports(0).host_port(), first);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -102,7 +103,8 @@ absl::StatusOr<ContainerImage> NodeSystemImage(const std::string& runtime_root) 
   ContainerImage image{.digest = "node-system",
                        .layer_dirs = {layer.string()},
                        .process = {.env = {"LANG=C.UTF-8"}}};
-  for (const char* d : {"/usr", "/etc"}) image.binds.push_back({d, d, true});
+  image.trees["/usr"] = "/usr";
+  image.binds.push_back({"/etc", "/etc", true});
   for (const char* d : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
     // A node whose / holds real directories: those are bound too.
     if (!fs::is_symlink(d, ec) && fs::is_directory(d, ec)) image.binds.push_back({d, d, true});
@@ -135,28 +137,51 @@ absl::StatusOr<PreparedContainer> PrepareContainer(const ContainerOptions& optio
   if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_max != RLIM_INFINITY) {
     spec.open_files_ceiling = static_cast<int64_t>(files.rlim_max);
   }
-  GPUAAS_ASSIGN_OR_RETURN(spec.rootfs,
+  std::vector<std::string> tree_paths, tree_sources;
+  for (const auto& [path, source] : image->trees) {
+    tree_paths.push_back(path);
+    tree_sources.push_back(source);
+  }
+  GPUAAS_ASSIGN_OR_RETURN(MountedRootfs mounted,
                           MountRootfs({.dir = dir.string(),
                                        .layer_dirs = image->layer_dirs,
                                        .id_base = launch.id_base,
-                                       .disk_bytes = w.limits().ephemeral_disk_bytes()}));
+                                       .disk_bytes = w.limits().ephemeral_disk_bytes(),
+                                       .trees = tree_sources}));
+  spec.rootfs = mounted.rootfs;
   const gid_t storage_gid = launch.tenant_gid != 0 ? launch.tenant_gid : launch.id_base;
   GPUAAS_ASSIGN_OR_RETURN(std::vector<ContainerBind> storages,
                           BindStorages(w, dir, launch.id_base, storage_gid));
-  spec.binds = image->binds;
+  spec.binds.clear();
+  for (size_t i = 0; i < tree_paths.size(); ++i) {
+    spec.binds.push_back({mounted.trees[i], tree_paths[i], /*read_only=*/false});
+  }
+  spec.binds.insert(spec.binds.end(), image->binds.begin(), image->binds.end());
   spec.binds.insert(spec.binds.end(), storages.begin(), storages.end());
   if (w.gpu_uuids_size() > 0) {
     if (!options.gpus) return absl::FailedPreconditionError("this node injects no GPUs");
     GPUAAS_ASSIGN_OR_RETURN(ContainerGpus gpus, options.gpus(w));
     spec.devices = std::move(gpus.devices);
     spec.binds.insert(spec.binds.end(), gpus.binds.begin(), gpus.binds.end());
-    spec.env.insert(spec.env.end(), gpus.env.begin(), gpus.env.end());
+    for (const std::string& kv : gpus.env) {
+      // The driver's libraries first, then the image's own (NVIDIA's images list theirs).
+      constexpr std::string_view kPath = "LD_LIBRARY_PATH=";
+      std::string value = kv;
+      for (const std::string& image_kv : spec.image.env) {
+        if (kv.rfind(kPath, 0) == 0 && image_kv.rfind(kPath, 0) == 0) {
+          value = absl::StrCat(kv, ":", image_kv.substr(kPath.size()));
+        }
+      }
+      spec.env.push_back(value);
+    }
   } else {
     spec.env.insert(spec.env.end(), {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=void"});
   }
   if (options.networks != nullptr) {
-    GPUAAS_ASSIGN_OR_RETURN(spec.netns_path, options.networks->Create(
-                                                 dir.string(), launch.host_ports, w.deny_egress()));
+    std::map<int, int> host_to_port;
+    for (const auto& [port, host] : launch.host_ports) host_to_port[host] = port;
+    GPUAAS_ASSIGN_OR_RETURN(spec.netns_path,
+                            options.networks->Create(dir.string(), host_to_port, w.deny_egress()));
   }
   GPUAAS_ASSIGN_OR_RETURN(nlohmann::json config, BuildOciSpec(spec));
   std::error_code ec;
@@ -176,6 +201,12 @@ absl::StatusOr<PreparedContainer> PrepareContainer(const ContainerOptions& optio
 absl::Status ReleaseContainer(const ContainerOptions& options, const std::string& dir_path) {
   const fs::path dir = dir_path;
   absl::Status status;
+  // What a shim killed outright left running (runc is a no-op for a container already gone).
+  if (fs::exists(RuncRoot(dir.parent_path().string()) + "/" + dir.filename().string())) {
+    std::system(absl::StrCat(options.runc_path, " --root ", RuncRoot(dir.parent_path().string()),
+                             " delete --force ", dir.filename().string(), " >/dev/null 2>&1")
+                    .c_str());
+  }
   if (options.networks != nullptr) status.Update(options.networks->Destroy(dir_path));
   status.Update(UnmountRootfs(dir_path));
   std::error_code ec;

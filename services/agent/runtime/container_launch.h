@@ -29,13 +29,16 @@ struct ContainerImage {
   std::string digest;
   std::vector<std::string> layer_dirs;
   ImageProcess process;
-  // Host directories the image is made of besides its layers (the node's system image).
+  // Host directories the image is made of besides its layers (the node's system image): bound
+  // read-only (binds), or stacked under a writable layer (trees: container path → host path).
   std::vector<ContainerBind> binds;
+  std::map<std::string, std::string> trees;
 };
 
-// What a workload without an image runs from: the node's own /usr and /etc, read-only, over an
-// empty root of the usual shape (bin, lib, ... linked into usr as on the node). Made once under
-// the runtime's root.
+// What a workload without an image runs from: the node's own /usr (under a writable layer of
+// the container's: what it writes stays its own) and /etc (read-only, and as the node's root
+// owns it: /etc/shadow stays unreadable) over an empty root of the usual shape (bin, lib, ...
+// linked into usr as on the node). Made once under the runtime's root.
 absl::StatusOr<ContainerImage> NodeSystemImage(const std::string& runtime_root);
 
 class ContainerImages {

@@ -163,13 +163,31 @@ bool NothingMountedUnder(const std::string& dir) {
   return true;
 }
 
-absl::StatusOr<std::string> MountRootfs(const RootfsPlan& plan) {
-  const fs::path dir = plan.dir;
-  const fs::path rootfs = dir / "rootfs";
+// An overlay of `lowers` (top first) at `target`, its upper and work under `writable`/`name`,
+// owned by the container's root.
+absl::Status MountOverlay(const std::vector<std::string>& lowers, const fs::path& writable,
+                          const std::string& name, const fs::path& target, uint32_t id_base) {
   std::error_code ec;
-  fs::create_directories(rootfs, ec);
-  if (ec) return absl::InternalError(absl::StrCat("make ", rootfs.string(), ": ", ec.message()));
-  if (IsMountPoint(rootfs)) return rootfs.string();
+  const fs::path upper = writable / (name + "upper");
+  const fs::path work = writable / (name + "work");
+  fs::create_directories(upper, ec);
+  fs::create_directories(work, ec);
+  fs::create_directories(target, ec);
+  if (IsMountPoint(target)) return absl::OkStatus();
+  if (chown(upper.c_str(), id_base, id_base) != 0) return SysError("chown upper");
+  const std::string options =
+      absl::StrCat("lowerdir=", absl::StrJoin(lowers, ":"), ",upperdir=", upper.string(),
+                   ",workdir=", work.string());
+  if (mount("overlay", target.c_str(), "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+    return SysError(absl::StrCat("mount overlay at ", target.string()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MountedRootfs> MountRootfs(const RootfsPlan& plan) {
+  const fs::path dir = plan.dir;
+  MountedRootfs mounted{.rootfs = (dir / "rootfs").string()};
+  std::error_code ec;
   if (plan.layer_dirs.empty()) return absl::InvalidArgumentError("the image has no layers");
 
   fs::path writable = dir;
@@ -177,34 +195,35 @@ absl::StatusOr<std::string> MountRootfs(const RootfsPlan& plan) {
     GPUAAS_RETURN_IF_ERROR(MountDisk(dir, plan.disk_bytes));
     writable = dir / "disk";
   }
-  const fs::path upper = writable / "upper";
-  const fs::path work = writable / "work";
-  fs::create_directories(upper / "tmp", ec);
-  fs::create_directories(work, ec);
   // The container's root owns its / and /tmp (sticky, for every user in it).
-  chmod(upper.c_str(), 0755);
-  chmod((upper / "tmp").c_str(), 01777);
-  if (chown(upper.c_str(), plan.id_base, plan.id_base) != 0 ||
-      chown((upper / "tmp").c_str(), plan.id_base, plan.id_base) != 0) {
-    return SysError("chown upper");
+  fs::create_directories(writable / "upper" / "tmp", ec);
+  chmod((writable / "upper").c_str(), 0755);
+  chmod((writable / "upper" / "tmp").c_str(), 01777);
+  if (chown((writable / "upper" / "tmp").c_str(), plan.id_base, plan.id_base) != 0) {
+    return SysError("chown upper/tmp");
   }
 
   GPUAAS_ASSIGN_OR_RETURN(IdMapping mapping, IdMapping::Make(plan.id_base, plan.id_count));
+  auto idmapped = [&](const std::string& source, const fs::path& at) -> absl::Status {
+    fs::create_directories(at, ec);
+    return IsMountPoint(at) ? absl::OkStatus() : MountIdmapped(source, at, mapping);
+  };
   std::vector<std::string> lowers;  // top first, as overlayfs wants them
   for (size_t i = 0; i < plan.layer_dirs.size(); ++i) {
     const fs::path lower = dir / "lower" / std::to_string(i);
-    fs::create_directories(lower, ec);
-    if (!IsMountPoint(lower))
-      GPUAAS_RETURN_IF_ERROR(MountIdmapped(plan.layer_dirs[i], lower, mapping));
+    GPUAAS_RETURN_IF_ERROR(idmapped(plan.layer_dirs[i], lower));
     lowers.insert(lowers.begin(), lower.string());
   }
-  const std::string options =
-      absl::StrCat("lowerdir=", absl::StrJoin(lowers, ":"), ",upperdir=", upper.string(),
-                   ",workdir=", work.string());
-  if (mount("overlay", rootfs.c_str(), "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
-    return SysError("mount overlay");
+  GPUAAS_RETURN_IF_ERROR(MountOverlay(lowers, writable, "", mounted.rootfs, plan.id_base));
+  for (size_t i = 0; i < plan.trees.size(); ++i) {
+    const fs::path tree = dir / "trees" / std::to_string(i);
+    GPUAAS_RETURN_IF_ERROR(idmapped(plan.trees[i], tree / "lower"));
+    GPUAAS_RETURN_IF_ERROR(MountOverlay({(tree / "lower").string()}, writable,
+                                        absl::StrCat("tree", i, "-"), tree / "merged",
+                                        plan.id_base));
+    mounted.trees.push_back((tree / "merged").string());
   }
-  return rootfs.string();
+  return mounted;
 }
 
 absl::Status UnmountRootfs(const std::string& dir_path) {
@@ -217,14 +236,26 @@ absl::Status UnmountRootfs(const std::string& dir_path) {
     }
   };
   unmount(dir / "rootfs");
+  for (const auto& tree : fs::directory_iterator(dir / "trees", ec)) {
+    unmount(tree.path() / "merged");
+    unmount(tree.path() / "lower");
+  }
   for (const auto& lower : fs::directory_iterator(dir / "lower", ec)) unmount(lower.path());
   // Not detached: the loop device (autoclear) must go before the image is removed.
   if (IsMountPoint(dir / "disk") && umount2((dir / "disk").c_str(), 0) != 0) {
     unmount(dir / "disk");
   }
   if (!status.ok()) return status;
-  for (const char* name : {"rootfs", "lower", "disk", "upper", "work"}) {
-    if (!IsMountPoint(dir / name)) fs::remove_all(dir / name, ec);
+  if (!NothingMountedUnder(dir.string())) {
+    return absl::InternalError(absl::StrCat("something is still mounted under ", dir.string()));
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // Ours only: the directory also holds the workload's record, logs and exit.
+    if (name == "rootfs" || name == "lower" || name == "disk" || name == "upper" ||
+        name == "work" || name.rfind("tree", 0) == 0) {
+      fs::remove_all(entry.path(), ec);
+    }
   }
   fs::remove(dir / "disk.img", ec);
   return absl::OkStatus();

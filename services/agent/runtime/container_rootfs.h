@@ -6,6 +6,8 @@
 // Under the workload's directory:
 //   lower/<i>    the idmapped mount of layer i        disk.img, disk/  its writable file system
 //   rootfs/      the overlay runc starts in           (upper/ and work/ in disk/, or beside)
+//   trees/<i>/   a tree of the plan: lower (idmapped), merged (an overlay; its upper and work
+//                beside the rootfs's)
 #pragma once
 
 #include <cstdint>
@@ -24,10 +26,19 @@ struct RootfsPlan {
   // The writable layer and /tmp together: an ext4 file system of this size of its own (sparse),
   // so a container filling it stops at its limit and not the node's disk. 0: no limit.
   int64_t disk_bytes = 0;
+  // Host directories that are part of the image as whole trees (the node's /usr for workloads
+  // without an image), each stacked like a layer under a writable one of its own, so the
+  // container may add to them (the GPU driver's files) while the node's stay untouched.
+  std::vector<std::string> trees;
 };
 
-// Mounts it all; returns the rootfs path. Idempotent: a rootfs already mounted is returned.
-absl::StatusOr<std::string> MountRootfs(const RootfsPlan& plan);
+struct MountedRootfs {
+  std::string rootfs;
+  std::vector<std::string> trees;  // where each of plan.trees is mounted, to bind in
+};
+
+// Mounts it all. Idempotent: what is mounted already stays.
+absl::StatusOr<MountedRootfs> MountRootfs(const RootfsPlan& plan);
 
 // Whether a file system (or a bind mount) is mounted at `path`.
 bool IsMountPoint(const std::string& path);

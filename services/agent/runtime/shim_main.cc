@@ -304,11 +304,24 @@ bool OomKilled(const std::string& file) {
 
 // What runc wrote before it failed, into the workload's stderr log (the container never ran, so
 // nothing else reads the pipe).
-void Drain(int fd, const std::string& path) {
+// Returns runc's own message (the msg="..." of its last error line), for the exit's reason.
+std::string Drain(int fd, const std::string& path) {
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   std::ofstream log(path, std::ios::app);
+  std::string text;
   char buf[4096];
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) log.write(buf, n);
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
+    log.write(buf, n);
+    text.append(buf, static_cast<size_t>(n));
+  }
+  const size_t msg = text.rfind("msg=\"");
+  if (msg == std::string::npos) return "see the workload's stderr";
+  // The message runs to its line's last quote (it holds escaped ones).
+  const size_t line_end = text.find('\n', msg);
+  const size_t end = text.rfind('"', line_end);
+  std::string message = text.substr(msg + 5, end > msg + 5 ? end - msg - 5 : std::string::npos);
+  for (size_t i = 0; (i = message.find("\\\"", i)) != std::string::npos;) message.erase(i, 1);
+  return message;
 }
 
 int RunContainer(const Args& a, const ShimFiles& files, int out[2], int err[2]) {
@@ -326,8 +339,7 @@ int RunContainer(const Args& a, const ShimFiles& files, int out[2], int err[2]) 
       RunToEnd(with({"create", "--bundle", a.dir + "/bundle", "--pid-file", pid_file, a.container}),
                out[1], err[1]);
   if (status != 0) {
-    Drain(err[0], a.dir + "/stderr.log");
-    return Fail(a, "runc create failed (see above)");
+    return Fail(a, Drain(err[0], a.dir + "/stderr.log"));
   }
   pid_t init = 0;
   std::ifstream(pid_file) >> init;
@@ -335,8 +347,7 @@ int RunContainer(const Args& a, const ShimFiles& files, int out[2], int err[2]) 
   const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (RunToEnd(with({"start", a.container}), null, err[1]) != 0) {
     RunToEnd(with({"delete", "--force", a.container}), null, null);
-    Drain(err[0], a.dir + "/stderr.log");
-    return Fail(a, "runc start failed (see above)");
+    return Fail(a, Drain(err[0], a.dir + "/stderr.log"));
   }
   close(out[1]);
   close(err[1]);

@@ -1,0 +1,204 @@
+#include "services/agent/container_setup.h"
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "libs/common/status_macros.h"
+#include "services/agent/images/skopeo_copy.h"
+
+namespace gpuaas::agent {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = ::gpuaas::instance::v1;
+
+// The image store, and who may use what is in it. The cache is the node's: an image a tenant
+// pulled with its registry login stays, and another tenant naming the same digest would get
+// it from the cache without ever showing a login. So a tenant's first use of an image on this
+// node asks the registry for the manifest with that tenant's login (a few hundred bytes; the
+// layers never move again), and what it may use is kept in <root>/access/<digest hex>.
+class StoreImages final : public ContainerImages {
+ public:
+  StoreImages(std::shared_ptr<ImageStore> store, std::string root, bool tls_verify)
+      : store_(std::move(store)), root_(std::move(root)), tls_verify_(tls_verify) {
+    fs::create_directories(fs::path(root_) / "access");
+  }
+
+  absl::StatusOr<ContainerImage> Pull(
+      const pb::Workload& w, const std::function<void(const std::string&)>& progress) override {
+    const std::string& ref = w.image_reference();
+    const size_t at = ref.rfind("@sha256:");
+    if (at == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("image_reference: \"", ref, "\" is not pinned by a digest"));
+    }
+    const std::string hex = ref.substr(at + 8);
+    std::optional<RegistryLogin> login;
+    if (!w.registry_credentials().username().empty()) {
+      login = RegistryLogin{w.registry_credentials().username(), w.registry_credentials().password()};
+    }
+    if (!MayUse(w.tenant_id(), hex)) GPUAAS_RETURN_IF_ERROR(Verify(ref, login));
+    int last_layers = -1;
+    GPUAAS_ASSIGN_OR_RETURN(
+        PulledImage pulled,
+        store_->Pull(ref, login ? &*login : nullptr, [&](const PullProgress& p) {
+          // A line per layer, not per chunk: each becomes an instance event.
+          if (p.layers_done == last_layers) return;
+          last_layers = p.layers_done;
+          progress(absl::StrFormat("pulling the image: %d of %d layers, %d of %d MB",
+                                   p.layers_done, p.layers_total, p.bytes_done >> 20,
+                                   p.bytes_total >> 20));
+        }));
+    Allow(w.tenant_id(), hex);
+    return ContainerImage{.digest = pulled.digest,
+                          .layer_dirs = pulled.layer_dirs,
+                          .process = {.env = pulled.config.env,
+                                      .entrypoint = pulled.config.entrypoint,
+                                      .cmd = pulled.config.cmd,
+                                      .working_dir = pulled.config.working_dir}};
+  }
+
+ private:
+  fs::path AccessFile(const std::string& hex) const { return fs::path(root_) / "access" / hex; }
+
+  bool MayUse(const std::string& tenant, const std::string& hex) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::ifstream in(AccessFile(hex));
+    for (std::string line; std::getline(in, line);) {
+      if (line == tenant) return true;
+    }
+    return false;
+  }
+  void Allow(const std::string& tenant, const std::string& hex) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::ofstream(AccessFile(hex), std::ios::app) << tenant << "\n";
+  }
+
+  // The registry serves this tenant the manifest (with its login, or none).
+  absl::Status Verify(const std::string& ref, const std::optional<RegistryLogin>& login) {
+    const fs::path dir = fs::path(root_) / "verify" / std::to_string(++verifications_);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    chmod(dir.c_str(), 0700);
+    SkopeoOptions options{.skopeo_path = "/usr/bin/skopeo",
+                          .private_dir = dir.string(),
+                          .tls_verify = tls_verify_};
+    absl::Status status;
+    if (login) {
+      absl::StatusOr<std::string> auth = WriteAuthFile(dir.string(), ref, *login);
+      if (auth.ok()) options.auth_file = *auth;
+      status = auth.status();
+    }
+    if (status.ok()) status = SkopeoInspectRaw(options, ref).status();
+    fs::remove_all(dir, ec);
+    return status;
+  }
+
+  const std::shared_ptr<ImageStore> store_;
+  const std::string root_;
+  const bool tls_verify_;
+  std::mutex mu_;
+  std::atomic<uint64_t> verifications_{0};
+};
+
+class NodeNetworks final : public ContainerNetworks {
+ public:
+  explicit NodeNetworks(NetworkOptions options) : options_(std::move(options)) {}
+  absl::StatusOr<std::string> Create(const std::string& dir, const std::map<int, int>& ports,
+                                     bool deny_egress) override {
+    GPUAAS_RETURN_IF_ERROR(CreateWorkloadNetwork(options_, dir, ports, deny_egress));
+    return NetnsPath(dir);
+  }
+  absl::Status Destroy(const std::string& dir) override { return DestroyWorkloadNetwork(dir); }
+
+ private:
+  const NetworkOptions options_;
+};
+
+// An image's LD_LIBRARY_PATH stays, after the driver's (MergeGpuEnv); the runtime's variables
+// win over the image's, so the merged value is what the injection hands over.
+GpuInjector MakeGpuInjector(const ContainerSetup& setup) {
+  return [host = setup.gpu_host, mig = setup.mig,
+          minors = setup.gpu_minor](const pb::Workload& w) -> absl::StatusOr<ContainerGpus> {
+    const std::vector<std::string> uuids(w.gpu_uuids().begin(), w.gpu_uuids().end());
+    GPUAAS_ASSIGN_OR_RETURN(GpuInjection injection,
+                            InjectGpus(host, uuids, minors, w.mig_partition(), mig.get()));
+    ContainerGpus out;
+    for (const DeviceNode& d : injection.devices) {
+      out.devices.push_back({.host_path = d.host_path,
+                             .container_path = d.path,
+                             .type = d.type,
+                             .major = d.major,
+                             .minor = d.minor});
+    }
+    for (const HostBind& b : injection.binds) {
+      out.binds.push_back({b.host_path, b.container_path, b.read_only});
+    }
+    out.env = injection.env;
+    return out;
+  };
+}
+
+}  // namespace
+
+absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setup,
+                                                      std::shared_ptr<ImageStore>* store) {
+  GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<ImageStore> opened,
+                          ImageStore::Open({.root = setup.image_root,
+                                            .size_limit_bytes = setup.image_cache_bytes,
+                                            .tls_verify = setup.registry_tls_verify}));
+  *store = std::move(opened);
+  GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork(setup.network));
+  ContainerOptions options;
+  options.images = std::make_shared<StoreImages>(*store, setup.image_root, setup.registry_tls_verify);
+  options.networks = std::make_shared<NodeNetworks>(setup.network);
+  options.gpus = MakeGpuInjector(setup);
+  return options;
+}
+
+void ForceEndContainers(const std::string& workload_root, const std::string& runc_path) {
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(workload_root, ec)) {
+    if (!fs::exists(dir.path() / "container")) continue;
+    const std::string id = dir.path().filename().string();
+    std::system(absl::StrCat(runc_path, " --root ", RuncRoot(workload_root), " delete --force ", id,
+                             " >/dev/null 2>&1")
+                    .c_str());
+    DestroyWorkloadNetwork(dir.path().string()).IgnoreError();
+  }
+  // Deepest first: a rootfs before the layers under it.
+  std::vector<std::string> points;
+  std::ifstream in("/proc/self/mountinfo");
+  const std::string prefix = fs::path(workload_root).lexically_normal().string() + "/";
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string field, point;
+    for (int i = 0; i < 5 && fields >> field; ++i) point = field;
+    if (point.rfind(prefix, 0) == 0) points.push_back(point);
+  }
+  std::sort(points.rbegin(), points.rend());
+  for (const std::string& point : points) umount2(point.c_str(), MNT_DETACH);
+}
+
+std::set<std::string> ImagesInUse(const std::string& workload_root) {
+  std::set<std::string> in_use;
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(workload_root, ec)) {
+    std::ifstream in(dir.path() / "image");
+    std::string digest;
+    if (in >> digest) in_use.insert(digest);
+  }
+  return in_use;
+}
+
+}  // namespace gpuaas::agent
