@@ -3,10 +3,10 @@
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
 #include "libs/client/channel.h"
+#include "libs/common/secret_box.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/status_matchers.h"
 #include "services/instance/migrations.h"
-#include "services/storage/secret_box.h"
 
 namespace gpuaas::instance::testing {
 
@@ -56,7 +56,7 @@ void ReconcilerTest::SetUp() {
   // Storage: a spec, a quota, the volume "vol" of alpha.
   storage_ = std::make_unique<storage::testing::StorageStack>(
       dsn(), stack_->address(), (dir_.path() / "data").string(),
-      std::string(storage::SecretBox::kKeyBytes, '\x5a'));
+      std::string(SecretBox::kKeyBytes, '\x5a'));
   {
     auth::v1::UpdateTenantRequest req;
     req.mutable_tenant()->set_tenant_id("alpha");
