@@ -17,6 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
 #include "services/instance/oci_reference.h"
@@ -116,9 +117,17 @@ absl::StatusOr<RunResult> Run(std::vector<std::string> args, const fs::path& err
   return r;
 }
 
-std::string ReadSmall(const fs::path& path) {
+// skopeo's complaint from its stderr: the msg="..." of its log line when it has one, at most
+// 400 bytes.
+std::string ReadComplaint(const fs::path& path) {
   std::ifstream in(path);
   std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  constexpr std::string_view kMsg = "msg=\"";
+  if (const size_t at = s.find(kMsg); at != std::string::npos) {
+    s = s.substr(at + kMsg.size());
+    if (const size_t end = s.rfind('"'); end != std::string::npos) s.resize(end);
+    s = absl::StrReplaceAll(s, {{"\\\"", "\""}});
+  }
   if (s.size() > 400) s.resize(400);
   return std::string(absl::StripAsciiWhitespace(s));
 }
@@ -176,7 +185,7 @@ class SkopeoPinner final : public ImagePinner {
     const fs::path err_file = dir.path() / "stderr";
     GPUAAS_ASSIGN_OR_RETURN(RunResult r, Run(std::move(args), err_file));
     if (r.exit_code != 0) {
-      const std::string err = ReadSmall(err_file);
+      const std::string err = ReadComplaint(err_file);
       Logger("instance")
           ->info("pinning {}: skopeo exited {}: {}", ref.ToString(), r.exit_code, err);
       return Failure(ref, err, with_login);

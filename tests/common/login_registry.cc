@@ -17,7 +17,6 @@ namespace {
 // bcrypt of kPassword at cost 4 (the registry checks it on every request: a cheap cost).
 constexpr char kPasswordHash[] = "$2b$04$xT9ixiZaSGkunAUpyoSb.e0GM/oybH/XL9gd1ZnUhR8J.HEEp45sW";
 
-
 bool Accepts(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
@@ -55,8 +54,7 @@ LoginRegistry::LoginRegistry(std::filesystem::path dir) : dir_(std::move(dir)) {
       << "\n  secret: test\nauth:\n  htpasswd:\n    realm: gpuaas-test\n    path: "
       << (dir_ / "htpasswd").string() << "\n";
   process_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{"/usr/bin/docker-registry", "serve",
-                               (dir_ / "config.yml").string()},
+      std::vector<std::string>{"/usr/bin/docker-registry", "serve", (dir_ / "config.yml").string()},
       (dir_ / "registry.log").string());
   for (int i = 0; i < 200 && !Accepts(port_); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

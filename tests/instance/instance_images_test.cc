@@ -49,7 +49,8 @@ class InstanceImagesTest : public ReconcilerTest {
     image_service_ = std::make_unique<ImageServiceImpl>(*images_, image_server_->handler());
     image_server_->AddService(image_service_.get());
     ASSERT_OK(image_server_->Start());
-    image_stub_ = pb::ImageService::NewStub(*client::OpenChannel("127.0.0.1:" + std::to_string(image_server_->port()), {}));
+    image_stub_ = pb::ImageService::NewStub(
+        *client::OpenChannel("127.0.0.1:" + std::to_string(image_server_->port()), {}));
   }
   void TearDown() override {
     agent_.reset();

@@ -121,8 +121,7 @@ TEST_F(ImagesAttackTest, AnotherTenantCannotGetListUseOrDeleteATenantsImage) {
   instancepb::Image own;
   s = images.CreateImage(PlatformStack::Ctx(mallory_).get(), ImageRequest("model", ""), &own);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
-      << "naming the victim's registry does not lend it the victim's login: "
-      << s.error_message();
+      << "naming the victim's registry does not lend it the victim's login: " << s.error_message();
 
   // The owner still has it, uses it, and its instance runs the pinned bytes.
   get.clear_tenant_id();
@@ -169,9 +168,10 @@ TEST_F(ImagesAttackTest, TheRegistryLoginIsInNoAnswerLogOrTable) {
   absl::StatusOr<std::vector<std::string>> sealed = (*pool)->Read<std::vector<std::string>>(
       "test.sealed", [](db::Tx& tx) -> absl::StatusOr<std::vector<std::string>> {
         return tx
-            .Exec("SELECT registry_secret FROM instance.images WHERE registry_secret <> '' "
-                  "UNION ALL SELECT registry_secret FROM instance.instances "
-                  "WHERE registry_secret <> ''")
+            .Exec(
+                "SELECT registry_secret FROM instance.images WHERE registry_secret <> '' "
+                "UNION ALL SELECT registry_secret FROM instance.instances "
+                "WHERE registry_secret <> ''")
             .Map([](const db::Row& r) { return r.GetBytes(0); });
       });
   ASSERT_TRUE(sealed.ok()) << sealed.status();
