@@ -27,13 +27,14 @@ ENV DEBIAN_FRONTEND=noninteractive
 COPY --from=builder /out/runtime-packages /tmp/runtime-packages
 RUN apt-get update -q \
  && xargs -a /tmp/runtime-packages apt-get install -y -q --no-install-recommends ca-certificates \
+      skopeo \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
  && groupadd --system --gid 10001 gpuaas \
  && useradd --system --uid 10001 --gid gpuaas --no-create-home --shell /usr/sbin/nologin gpuaas
 COPY --from=builder /out/gpuaas-instance /out/gpuaas-health /usr/local/bin/
 USER 10001:10001
 # The reconciler calls the stock and storage services with a service-role API key: mount it and
-# point GPUAAS_INSTANCE_API_KEY_FILE at it.
+# point GPUAAS_INSTANCE_API_KEY_FILE at it. skopeo pins images' tags to digests at create.
 ENV GPUAAS_INSTANCE_LISTEN=0.0.0.0:17054 \
     GPUAAS_INSTANCE_METRICS_LISTEN=0.0.0.0:9104
 EXPOSE 17054 9104

@@ -36,8 +36,10 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
   app->stock_ = std::make_unique<client::StockClient>(*stock_channel, absl::Seconds(2));
   app->storage_ = std::make_unique<client::StorageClient>(*storage_channel, absl::Seconds(2));
   BackHalf& back_half = *app->back_;
+  app->pinner_ = NewSkopeoPinner({.insecure_registries = o.insecure_registries});
+  app->images_ = std::make_unique<Images>(db, *app->pinner_, back_half.secret_box());
   app->instances_ = std::make_unique<Instances>(
-      db, Peers{*app->auth_, *app->stock_, *app->storage_},
+      db, Peers{*app->auth_, *app->stock_, *app->storage_}, *app->images_,
       [&back_half] { back_half.reconciler().Kick(); },
       InstancesOptions{.lookup_cache_ttl = absl::Seconds(o.lookup_cache_seconds)});
   app->watches_ = std::make_unique<InstanceWatches>(db, o.common.db_dsn);
@@ -55,7 +57,7 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
   app->logs_ = std::make_unique<InstanceLogs>(db, *app->agent_logs_);
   app->instance_service_ = std::make_unique<InstanceServiceImpl>(
       *app->instances_, *app->watches_, *app->access_, *app->metrics_, *app->logs_, handler);
-  app->image_service_ = std::make_unique<ImageServiceImpl>(*app->instances_, handler);
+  app->image_service_ = std::make_unique<ImageServiceImpl>(*app->images_, handler);
   app->access_service_ = std::make_unique<AccessServiceImpl>(*app->access_, handler);
   app->server_->AddService(app->instance_service_.get());
   app->server_->AddService(app->image_service_.get());

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "libs/client/auth_client.h"
@@ -18,6 +19,8 @@
 #include "libs/service/service_flags.h"
 #include "services/instance/access.h"
 #include "services/instance/grpc_service.h"
+#include "services/instance/image_pinner.h"
+#include "services/instance/images.h"
 #include "services/instance/instance_logs.h"
 #include "services/instance/instance_logs_relay.h"
 #include "services/instance/instance_metrics.h"
@@ -35,6 +38,8 @@ struct InstanceAppOptions {
   std::string access_domain = "gpuaas.localhost:8080";
   std::string access_scheme = "http";
   double access_code_ttl_seconds = 60;
+  // Registries ("host:port") pinned over plain HTTP or unverified TLS besides the loopback's.
+  std::vector<std::string> insecure_registries;
   BackHalfFlags back;
 };
 
@@ -65,6 +70,8 @@ class InstanceApp final : public service::ServiceApp {
   std::unique_ptr<client::AuthClient> auth_;
   std::unique_ptr<client::StockClient> stock_;
   std::unique_ptr<client::StorageClient> storage_;
+  ImagePinnerPtr pinner_;
+  std::unique_ptr<Images> images_;
   std::unique_ptr<Instances> instances_;
   std::unique_ptr<InstanceWatches> watches_;
   std::unique_ptr<Access> access_;

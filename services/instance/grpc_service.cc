@@ -70,25 +70,25 @@ grpc::ServerWriteReactor<pb::LogChunk>* InstanceServiceImpl::GetInstanceLogs(
 grpc::ServerUnaryReactor* ImageServiceImpl::CreateImage(grpc::CallbackServerContext* ctx,
                                                         const pb::CreateImageRequest* req,
                                                         pb::Image* resp) {
-  return rpc::RunDomain(handler_, ctx, instances_, &Instances::CreateImage, req, resp);
+  return rpc::RunDomain(handler_, ctx, images_, &Images::CreateImage, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::GetImage(grpc::CallbackServerContext* ctx,
                                                      const pb::GetImageRequest* req,
                                                      pb::Image* resp) {
-  return rpc::RunDomain(handler_, ctx, instances_, &Instances::GetImage, req, resp);
+  return rpc::RunDomain(handler_, ctx, images_, &Images::GetImage, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::ListImages(grpc::CallbackServerContext* ctx,
                                                        const pb::ListImagesRequest* req,
                                                        pb::ListImagesResponse* resp) {
-  return rpc::RunDomain(handler_, ctx, instances_, &Instances::ListImages, req, resp);
+  return rpc::RunDomain(handler_, ctx, images_, &Images::ListImages, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::DeleteImage(grpc::CallbackServerContext* ctx,
                                                         const pb::DeleteImageRequest* req,
                                                         pb::DeleteImageResponse* resp) {
-  return rpc::RunDomain(handler_, ctx, instances_, &Instances::DeleteImage, req, resp);
+  return rpc::RunDomain(handler_, ctx, images_, &Images::DeleteImage, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstanceAccess(

@@ -88,8 +88,7 @@ class AccessServiceImpl final : public pb::AccessService::CallbackService {
 
 class ImageServiceImpl final : public pb::ImageService::CallbackService {
  public:
-  ImageServiceImpl(Instances& instances, rpc::Handler& handler)
-      : instances_(instances), handler_(handler) {}
+  ImageServiceImpl(Images& images, rpc::Handler& handler) : images_(images), handler_(handler) {}
 
   grpc::ServerUnaryReactor* CreateImage(grpc::CallbackServerContext* ctx,
                                         const pb::CreateImageRequest* req,
@@ -104,7 +103,7 @@ class ImageServiceImpl final : public pb::ImageService::CallbackService {
                                         pb::DeleteImageResponse* resp) override;
 
  private:
-  Instances& instances_;
+  Images& images_;
   rpc::Handler& handler_;
 };
 

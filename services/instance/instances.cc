@@ -7,12 +7,12 @@
 #include "libs/authz/tenant_scope.h"
 #include "libs/common/ids.h"
 #include "libs/common/proto_time.h"
+#include "libs/common/quantity.h"
 #include "libs/common/status_macros.h"
 #include "libs/service/paging.h"
 #include "libs/service/request_log.h"
 #include "libs/service/validate.h"
 #include "services/instance/instance_rules.h"
-#include "services/instance/repository_instances.h"
 
 namespace gpuaas::instance {
 namespace {
@@ -87,7 +87,7 @@ absl::StatusOr<std::string> CheckStorage(const absl::StatusOr<storage::v1::Stora
 // The instance a create stores.
 pb::Instance NewInstance(const pb::CreateInstanceRequest& req, const std::string& tenant,
                          const stock::v1::Spec& spec, const pb::Template& effective,
-                         const std::string& image_ref, const std::string& storage_uid) {
+                         const pb::Image& image, const std::string& storage_uid) {
   pb::Instance instance;
   instance.set_instance_id(req.instance_id().empty() ? "i" + NewId("").substr(0, 20)
                                                      : req.instance_id());
@@ -95,13 +95,31 @@ pb::Instance NewInstance(const pb::CreateInstanceRequest& req, const std::string
   instance.set_name(req.name());
   instance.set_spec_name(req.spec_name());
   instance.set_gpu_num(spec.gpu_num());
-  instance.set_image(image_ref);
+  if (!image.name().empty()) instance.set_image(absl::StrCat(image.name(), ":", image.version()));
+  instance.set_image_reference(image.oci_digest_reference());
   instance.set_storage_id(req.storage_id());
   instance.set_storage_uid(storage_uid);
   *instance.mutable_template_() = effective;
   if (req.has_idle_timeout()) *instance.mutable_idle_timeout() = req.idle_timeout();
   if (req.has_max_run_time()) *instance.mutable_max_run_time() = req.max_run_time();
   return instance;
+}
+
+// What the spec gives a workload: its cpu, memory and disk (pids and open files are the
+// service's, added to each workload: reconciler_plan.h). A spec the stock service holds parses;
+// a part that does not is left to the runtime's default rather than failing the create.
+pb::WorkloadLimits SpecLimits(const stock::v1::Spec& spec) {
+  pb::WorkloadLimits limits;
+  if (absl::StatusOr<int64_t> cpu = ParseCpuMillis("spec.cpu", spec.cpu()); cpu.ok()) {
+    limits.set_cpu_millis(*cpu);
+  }
+  if (absl::StatusOr<int64_t> memory = ParseBytes("spec.memory", spec.memory()); memory.ok()) {
+    limits.set_memory_bytes(*memory);
+  }
+  if (absl::StatusOr<int64_t> disk = ParseBytes("spec.disk", spec.disk()); disk.ok()) {
+    limits.set_ephemeral_disk_bytes(*disk);
+  }
+  return limits;
 }
 
 }  // namespace
@@ -116,10 +134,11 @@ struct Instances::CreateLookups {
   std::optional<client::PendingCall<auth::v1::Tenant>> tenant_call;
 };
 
-Instances::Instances(db::Pool& pool, Peers peers, std::function<void()> on_work,
+Instances::Instances(db::Pool& pool, Peers peers, Images& images, std::function<void()> on_work,
                      InstancesOptions options)
     : pool_(pool),
       peers_(peers),
+      images_(images),
       on_work_(std::move(on_work)),
       specs_(options.clock != nullptr ? *options.clock : DefaultClock(), options.lookup_cache_ttl,
              options.lookup_cache_capacity),
@@ -193,8 +212,10 @@ absl::StatusOr<auth::v1::Quota> Instances::AwaitQuota(CreateLookups& lookups,
   return KeepQuota(lookups.tenant_call->Wait(), tenant);
 }
 
-absl::Status Instances::InsertNew(const pb::Instance& instance, const std::string& fingerprint,
-                                  const auth::v1::Quota& quota, pb::Instance& out, bool& created) {
+absl::Status Instances::InsertNew(const pb::Instance& instance,
+                                  const repo::InstanceRunSettings& run,
+                                  const std::string& fingerprint, const auth::v1::Quota& quota,
+                                  pb::Instance& out, bool& created) {
   const std::string& id = instance.instance_id();
   const std::string& tenant = instance.tenant_id();
   return pool_.RunInTransaction("instance.create", [&](db::Tx& tx) -> absl::Status {
@@ -217,25 +238,18 @@ absl::Status Instances::InsertNew(const pb::Instance& instance, const std::strin
       return absl::OkStatus();
     }
     GPUAAS_RETURN_IF_ERROR(QuotaAllows(tenant, quota, usage, instance.gpu_num(), true));
-    out = repo::InsertInstance(tx, instance, fingerprint).instance;
+    out = repo::InsertInstance(tx, instance, run, fingerprint).instance;
     created = true;
     return absl::OkStatus();
   });
 }
 
 absl::Status Instances::ApplyRequestedImage(const pb::CreateInstanceRequest& req,
-                                            pb::Template& effective, std::string& image_ref) {
+                                            const std::string& tenant, pb::Template& effective,
+                                            ResolvedImage& image) {
   if (req.image().empty()) return absl::OkStatus();
-  auto [name, version] = SplitImageRef(req.image());
-  GPUAAS_ASSIGN_OR_RETURN(
-      std::optional<pb::Image> image,
-      pool_.Read<std::optional<pb::Image>>(
-          "instance.get_image", [&](db::Tx& tx) -> absl::StatusOr<std::optional<pb::Image>> {
-            return repo::GetImage(tx, name, version);
-          }));
-  if (!image) return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
-  effective = ApplyImage(*image, req.template_());
-  image_ref = absl::StrCat(image->name(), ":", image->version());
+  GPUAAS_ASSIGN_OR_RETURN(image, images_.Resolve(tenant, req.image()));
+  effective = ApplyImage(image.image, req.template_());
   return absl::OkStatus();
 }
 
@@ -254,8 +268,8 @@ absl::Status Instances::CreateInstance(const authz::Principal& p,
   // and the request checked; their errors are reported after those, spec, storage, quota.
   CreateLookups lookups = StartCreateLookups(p, caller, tenant, req);
   pb::Template effective = req.template_();
-  std::string image_ref;
-  GPUAAS_RETURN_IF_ERROR(ApplyRequestedImage(req, effective, image_ref));
+  ResolvedImage image;
+  GPUAAS_RETURN_IF_ERROR(ApplyRequestedImage(req, tenant, effective, image));
   GPUAAS_RETURN_IF_ERROR(ValidateCreate(req, effective));
 
   GPUAAS_ASSIGN_OR_RETURN(const stock::v1::Spec spec, AwaitSpec(lookups, req.spec_name()));
@@ -263,6 +277,8 @@ absl::Status Instances::CreateInstance(const authz::Principal& p,
     return absl::FailedPreconditionError(
         absl::StrCat("spec_name: ", req.spec_name(), " is deprecated; pick another spec"));
   }
+  repo::InstanceRunSettings run{
+      .registry_secret = "", .limits = SpecLimits(spec), .deny_egress = image.image.deny_egress()};
   std::string storage_uid;
   if (lookups.storage_call) {
     GPUAAS_ASSIGN_OR_RETURN(storage_uid,
@@ -271,15 +287,17 @@ absl::Status Instances::CreateInstance(const authz::Principal& p,
   const bool quota_cached = lookups.cached_quota.has_value();
   GPUAAS_ASSIGN_OR_RETURN(const auth::v1::Quota quota, AwaitQuota(lookups, tenant));
 
-  const pb::Instance instance = NewInstance(req, tenant, spec, effective, image_ref, storage_uid);
+  const pb::Instance instance = NewInstance(req, tenant, spec, effective, image.image, storage_uid);
+  GPUAAS_ASSIGN_OR_RETURN(run.registry_secret,
+                          images_.SealForInstance(image.credentials, instance.instance_id()));
   const std::string fingerprint = absl::StrCat(tenant, "/", service::Fingerprint(req));
   bool created = false;
-  absl::Status inserted = InsertNew(instance, fingerprint, quota, out, created);
+  absl::Status inserted = InsertNew(instance, run, fingerprint, quota, out, created);
   if (absl::IsResourceExhausted(inserted) && quota_cached) {
     // A refusal stands on a fresh quota only: one raised a moment ago lets the create through.
     GPUAAS_ASSIGN_OR_RETURN(const auth::v1::Quota fresh, ReadQuota(tenant, caller));
     if (!google::protobuf::util::MessageDifferencer::Equals(fresh, quota)) {
-      inserted = InsertNew(instance, fingerprint, fresh, out, created);
+      inserted = InsertNew(instance, run, fingerprint, fresh, out, created);
     }
   }
   GPUAAS_RETURN_IF_ERROR(inserted);
@@ -436,72 +454,6 @@ absl::Status Instances::ListUsage(const authz::Principal& p, const pb::ListUsage
     for (pb::UsageRecord& r : records) *out.add_records() = std::move(r);
     for (pb::UsageTotal& t : repo::UsageTotals(tx, scope, req.instance_id(), start, end)) {
       *out.add_totals() = std::move(t);
-    }
-    return absl::OkStatus();
-  });
-}
-
-absl::Status Instances::CreateImage(const authz::Principal& p, const pb::CreateImageRequest& req,
-                                    pb::Image& out) {
-  GPUAAS_RETURN_IF_ERROR(ValidateImage(req.image()));
-  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kPlatform, "adding images"));
-  pb::Image image = req.image();
-  image.clear_create_time();
-  return pool_.RunInTransaction("instance.create_image", [&](db::Tx& tx) -> absl::Status {
-    if (std::optional<pb::Image> taken = repo::GetImage(tx, image.name(), image.version())) {
-      pb::Image same = *taken;
-      same.clear_create_time();
-      if (!google::protobuf::util::MessageDifferencer::Equals(same, image)) {
-        return absl::AlreadyExistsError(absl::StrCat("image: ", image.name(), ":", image.version(),
-                                                     " exists with other contents"));
-      }
-      out = *taken;
-      return absl::OkStatus();
-    }
-    repo::InsertImage(tx, image);
-    out = *repo::GetImage(tx, image.name(), image.version());
-    return absl::OkStatus();
-  });
-}
-
-absl::Status Instances::GetImage(const authz::Principal& p, const pb::GetImageRequest& req,
-                                 pb::Image& out) {
-  GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("image", req.image()));
-  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "reading images"));
-  auto [name, version] = SplitImageRef(req.image());
-  return pool_.RunInTransaction("instance.get_image", [&](db::Tx& tx) -> absl::Status {
-    std::optional<pb::Image> image = repo::GetImage(tx, name, version);
-    if (!image) return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
-    out = *image;
-    return absl::OkStatus();
-  });
-}
-
-absl::Status Instances::ListImages(const authz::Principal& p, const pb::ListImagesRequest& req,
-                                   pb::ListImagesResponse& out) {
-  GPUAAS_ASSIGN_OR_RETURN(service::PageRequest page,
-                          service::ParsePage(req.page_size(), req.page_token()));
-  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "listing images"));
-  return pool_.RunInTransaction("instance.list_images", [&](db::Tx& tx) -> absl::Status {
-    std::vector<pb::Image> images = repo::ListImages(tx, req.name(), page.after, page.limit);
-    const std::string last =
-        images.empty() ? "" : absl::StrCat(images.back().name(), ":", images.back().version());
-    out.set_next_page_token(service::NextPageToken(page, images.size(), last));
-    for (pb::Image& i : images) *out.add_images() = std::move(i);
-    return absl::OkStatus();
-  });
-}
-
-absl::Status Instances::DeleteImage(const authz::Principal& p, const pb::DeleteImageRequest& req,
-                                    pb::DeleteImageResponse& out) {
-  auto [name, version] = SplitImageRef(req.image());
-  if (name.empty() || version.empty()) {
-    return service::InvalidField("image", "want name:version");
-  }
-  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kPlatform, "deleting images"));
-  return pool_.RunInTransaction("instance.delete_image", [&](db::Tx& tx) -> absl::Status {
-    if (!repo::DeleteImage(tx, name, version)) {
-      return absl::NotFoundError(absl::StrCat("image: ", req.image(), " not found"));
     }
     return absl::OkStatus();
   });

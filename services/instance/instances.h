@@ -25,7 +25,9 @@
 #include "libs/client/storage_client.h"
 #include "libs/common/clock.h"
 #include "libs/db/db.h"
+#include "services/instance/images.h"
 #include "services/instance/lookup_cache.h"
+#include "services/instance/repository_instances.h"
 
 namespace gpuaas::instance {
 
@@ -49,8 +51,9 @@ struct InstancesOptions {
 
 class Instances final {
  public:
-  // `on_work` (may be empty) runs after a commit that gave the reconciler work.
-  Instances(db::Pool& pool, Peers peers, std::function<void()> on_work,
+  // `on_work` (may be empty) runs after a commit that gave the reconciler work. `images`
+  // resolves the image a create names; it must outlive this.
+  Instances(db::Pool& pool, Peers peers, Images& images, std::function<void()> on_work,
             InstancesOptions options = {});
 
   // Reads the spec, the storage (when named) and the tenant's quota at once, then inserts the
@@ -77,15 +80,6 @@ class Instances final {
   absl::Status ListUsage(const authz::Principal& p, const pb::ListUsageRequest& req,
                          pb::ListUsageResponse& out);
 
-  // Image catalog.
-  absl::Status CreateImage(const authz::Principal& p, const pb::CreateImageRequest& req,
-                           pb::Image& out);
-  absl::Status GetImage(const authz::Principal& p, const pb::GetImageRequest& req, pb::Image& out);
-  absl::Status ListImages(const authz::Principal& p, const pb::ListImagesRequest& req,
-                          pb::ListImagesResponse& out);
-  absl::Status DeleteImage(const authz::Principal& p, const pb::DeleteImageRequest& req,
-                           pb::DeleteImageResponse& out);
-
  private:
   // The tenant's quota check for instance `instance_id` to run `gpus` GPUs (and, when
   // `new_instance`, to be one more instance), under the tenant's advisory lock in `tx`.
@@ -97,10 +91,10 @@ class Instances final {
   // GetTenant's answer `t` as a quota, kept in the cache.
   absl::StatusOr<auth::v1::Quota> KeepQuota(const absl::StatusOr<auth::v1::Tenant>& t,
                                             const std::string& tenant);
-  // The image a create names (none: nothing to do) fills `effective`'s gaps; `image_ref` gets
-  // its resolved reference ("name:version").
-  absl::Status ApplyRequestedImage(const pb::CreateInstanceRequest& req, pb::Template& effective,
-                                   std::string& image_ref);
+  // The image a create names (the tenant's own, else the catalog's; none: nothing to do) fills
+  // `effective`'s gaps; `image` gets it, with its registry login.
+  absl::Status ApplyRequestedImage(const pb::CreateInstanceRequest& req, const std::string& tenant,
+                                   pb::Template& effective, ResolvedImage& image);
 
   struct CreateLookups;
   // The spec, storage and quota lookups of a create, started at once; cached answers where
@@ -111,8 +105,9 @@ class Instances final {
   absl::StatusOr<stock::v1::Spec> AwaitSpec(CreateLookups& lookups, const std::string& spec_name);
   absl::StatusOr<auth::v1::Quota> AwaitQuota(CreateLookups& lookups, const std::string& tenant);
   // The create's transaction: `out` is the new instance, or a retry's; `created` says which.
-  absl::Status InsertNew(const pb::Instance& instance, const std::string& fingerprint,
-                         const auth::v1::Quota& quota, pb::Instance& out, bool& created);
+  absl::Status InsertNew(const pb::Instance& instance, const repo::InstanceRunSettings& run,
+                         const std::string& fingerprint, const auth::v1::Quota& quota,
+                         pb::Instance& out, bool& created);
   // Sets the desired state of the caller's instance; `change` decides from the row. NOT_FOUND
   // for another tenant's, missing or deleted instances.
   absl::Status SetDesired(const authz::Principal& p, const std::string& instance_id,
@@ -121,6 +116,7 @@ class Instances final {
 
   db::Pool& pool_;
   Peers peers_;
+  Images& images_;
   std::function<void()> on_work_;
   LookupCache<stock::v1::Spec> specs_;   // by spec name
   LookupCache<auth::v1::Quota> quotas_;  // by tenant id

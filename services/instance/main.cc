@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
       .Add("--access-code-ttl", flags.access_code_ttl_seconds,
            "seconds a one-time access link stays usable")
       ->check(CLI::Range(1.0, 3600.0));
+  options.Add("--insecure-registry", flags.insecure_registries,
+              "a registry (host:port) that images are pinned from over plain HTTP or "
+              "unverified TLS; repeatable. Registries on the loopback always are");
   gpuaas::instance::AddBackHalfFlags(app, "instance", flags.back);
   CLI11_PARSE(app, argc, argv);
   gpuaas::SetLogLevel(flags.common.log_level);

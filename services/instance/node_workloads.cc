@@ -6,9 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "libs/common/logging.h"
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
 #include "libs/service/validate.h"
+#include "services/instance/registry_secrets.h"
 #include "services/instance/repository_logs.h"
 
 namespace gpuaas::instance {
@@ -42,12 +44,22 @@ absl::Status ValidateReport(const pb::ReportWorkloadsRequest& req) {
   return absl::OkStatus();
 }
 
+// A FAILED report's reason; each is final for the run (the instance is FAILED until started
+// again): a start error or a pull that failed would fail again, an OOM kill is the workload's.
 pb::Reason FailureReason(const pb::WorkloadStatus& s) {
-  if (s.reason() == pb::REASON_PROBE_TIMEOUT || s.reason() == pb::REASON_START_ERROR) {
-    return s.reason();
+  switch (s.reason()) {
+    case pb::REASON_PROBE_TIMEOUT:
+    case pb::REASON_START_ERROR:
+    case pb::REASON_OOM_KILLED:
+    case pb::REASON_IMAGE_PULL_FAILED:
+      return s.reason();
+    default:
+      return pb::REASON_START_ERROR;
   }
-  return pb::REASON_START_ERROR;
 }
+
+// An agent's progress line as an event shows it: at most this long.
+constexpr size_t kMaxProgress = 512;
 
 bool SamePorts(const google::protobuf::RepeatedPtrField<pb::PortMapping>& a,
                const google::protobuf::RepeatedPtrField<pb::PortMapping>& b) {
@@ -148,6 +160,19 @@ bool ApplyWorkloadStatus(WorkRow& r, const pb::WorkloadStatus& s, absl::Time now
   }
 }
 
+std::optional<std::string> PullEvent(const WorkRow& r, const pb::WorkloadStatus& s) {
+  if (s.state() != pb::WORKLOAD_STATE_PULLING) return std::nullopt;
+  const bool live = r.published && r.desired == pb::DESIRED_STATE_RUNNING && IsLiveState(r.state) &&
+                    r.held_run == r.run && !r.workload_start_time;
+  if (!live) return std::nullopt;
+  std::string progress = s.message().empty() ? "started" : s.message().substr(0, kMaxProgress);
+  // An event's message is text for people: a cut UTF-8 sequence or a control byte goes.
+  for (char& c : progress) {
+    if (static_cast<unsigned char>(c) < ' ' || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return absl::StrCat("pulling the image: ", progress);
+}
+
 bool ApplyAbsence(WorkRow& r, absl::Time now) {
   if (r.published || !r.unpublish_time || *r.unpublish_time > now ||
       IsWorkloadGone(r.workload_state)) {
@@ -183,6 +208,10 @@ absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
       WorkRow& row = rows[it->second];
       if (row.instance_id != s.instance_id()) continue;
       mentioned[it->second] = true;
+      if (std::optional<std::string> event = PullEvent(row, s)) {
+        repo_.AddEventUnlessLatest(tx, row, *event);
+        continue;
+      }
       bool wake = false;
       // Written status by status: STARTED and RUNNING in one report are two transitions, and
       // each is an event.
@@ -222,10 +251,28 @@ absl::StatusOr<pb::WorkloadSet> NodeWorkloads::NodeSet(const std::string& node_i
         set.set_node_id(node_id);
         *set.mutable_report_interval() = ToProtoDuration(options_.report_interval);
         for (const WorkRow& row : repo_.PublishedOn(tx, node_id)) {
-          *set.add_workloads() = BuildWorkload(row, options_.stop_grace_period);
+          pb::Workload* w = set.add_workloads();
+          *w = BuildWorkload(row, options_.stop_grace_period, options_.workload_defaults);
+          AddRegistryLogin(row, *w);
         }
         return set;
       });
+}
+
+void NodeWorkloads::AddRegistryLogin(const WorkRow& row, pb::Workload& w) const {
+  if (row.registry_secret.empty()) return;
+  absl::StatusOr<pb::RegistryCredentials> login =
+      options_.box == nullptr
+          ? absl::FailedPreconditionError("no --secret-key-file")
+          : OpenCredentials(*options_.box, row.registry_secret, InstanceSecretAad(row.instance_id));
+  if (!login.ok()) {
+    // Its pull then fails as unauthorized (IMAGE_PULL_FAILED), which the user sees.
+    Logger("instance")
+        ->error("instance {}: its registry login cannot be opened: {}", row.instance_id,
+                login.status().ToString());
+    return;
+  }
+  *w.mutable_registry_credentials() = *std::move(login);
 }
 
 absl::Status NodeWorkloads::TouchNodes(const std::vector<std::string>& node_ids) {

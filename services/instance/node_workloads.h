@@ -10,6 +10,7 @@
 // Every method blocks on PostgreSQL and returns the errors instance.proto documents.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "absl/time/time.h"
 #include "gpuaas/instance/v1/instance.pb.h"
 #include "libs/authz/principal.h"
+#include "libs/common/secret_box.h"
 #include "libs/db/db.h"
 #include "services/instance/reconciler_plan.h"
 #include "services/instance/repository_reconcile.h"
@@ -31,6 +33,11 @@ struct NodeWorkloadsOptions {
   absl::Duration stop_grace_period = absl::Seconds(10);
   // A report whose gpu_utilization_percent reaches this keeps the instance from idling.
   double busy_threshold_percent = 5;
+  // Every workload's pids and open files.
+  WorkloadDefaults workload_defaults;
+  // Opens the instances' registry logins for their workloads; null when the service keeps no
+  // secret key (workloads then go without a login). Not owned.
+  const SecretBox* box = nullptr;
 };
 
 class NodeWorkloads final {
@@ -53,6 +60,9 @@ class NodeWorkloads final {
   absl::Status TouchNodes(const std::vector<std::string>& node_ids);
 
  private:
+  // `row`'s registry login, opened, into `w`; logged (never the login) when it does not open.
+  void AddRegistryLogin(const WorkRow& row, pb::Workload& w) const;
+
   db::Pool& pool_;
   const NodeWorkloadsOptions options_;
   ReconcileRepository repo_;
@@ -63,6 +73,11 @@ class NodeWorkloads final {
 // tells whether the reconciler has work from it. Pure.
 bool ApplyWorkloadStatus(WorkRow& row, const pb::WorkloadStatus& status, absl::Time now,
                          const std::string& address, double busy_threshold_percent, bool& wake);
+
+// The instance event a PULLING report makes: "pulling the image: <progress>" while the run it
+// is about is the instance's live one (a stale run's pulls say nothing); nullopt otherwise.
+// The caller skips it when it repeats the instance's latest event. Pure.
+std::optional<std::string> PullEvent(const WorkRow& row, const pb::WorkloadStatus& status);
 
 // A complete report did not mention the row's workload: an unpublished workload the agent no
 // longer runs is gone (since `now`). Returns whether the row changed (then the reconciler has

@@ -128,5 +128,53 @@ TEST(ApplyAbsenceTest, OnlyAnUnpublishedWorkloadIsGone) {
   EXPECT_EQ(r.workload_stop_time, kNow);
 }
 
+TEST(ApplyWorkloadStatusTest, OomKillAndPullFailureFailTheInstanceWithTheirReason) {
+  for (const pb::Reason reason : {pb::REASON_OOM_KILLED, pb::REASON_IMAGE_PULL_FAILED}) {
+    WorkRow r = Published();
+    r.state = pb::STATE_RUNNING;
+    r.workload_start_time = kNow - absl::Seconds(5);
+    bool wake = false;
+    pb::WorkloadStatus s = Status(pb::WORKLOAD_STATE_FAILED, kNow);
+    s.set_reason(reason);
+    s.set_message("the agent's words");
+    EXPECT_TRUE(ApplyWorkloadStatus(r, s, kNow, "", 5, wake));
+    EXPECT_TRUE(wake);
+    EXPECT_EQ(r.state, pb::STATE_FAILED) << pb::Reason_Name(reason);
+    EXPECT_EQ(r.reason, reason);
+    EXPECT_EQ(r.message, "the agent's words");
+    EXPECT_FALSE(r.published) << "final for this start, as START_ERROR";
+  }
+  WorkRow r = Published();
+  bool wake = false;
+  pb::WorkloadStatus s = Status(pb::WORKLOAD_STATE_FAILED, kNow);
+  s.set_reason(pb::REASON_QUOTA_EXCEEDED);
+  EXPECT_TRUE(ApplyWorkloadStatus(r, s, kNow, "", 5, wake));
+  EXPECT_EQ(r.reason, pb::REASON_START_ERROR) << "an agent names only its own reasons";
+}
+
+TEST(PullEventTest, ProgressOfTheLiveRunBecomesAnEventAndChangesNothingElse) {
+  WorkRow r = Published();
+  pb::WorkloadStatus s = Status(pb::WORKLOAD_STATE_PULLING, kNow);
+  s.set_message("layer 2/3: 40 MB of 120 MB");
+  EXPECT_EQ(PullEvent(r, s), "pulling the image: layer 2/3: 40 MB of 120 MB");
+  bool wake = false;
+  EXPECT_FALSE(ApplyWorkloadStatus(r, s, kNow, "", 5, wake)) << "no state change";
+  EXPECT_EQ(r.state, pb::STATE_PENDING);
+
+  s.set_message("bad\nline\x01");
+  EXPECT_EQ(PullEvent(r, s), "pulling the image: bad?line?");
+
+  WorkRow stale = Published();
+  stale.run = 2;  // a newer start: the old run's pull says nothing
+  EXPECT_FALSE(PullEvent(stale, s).has_value());
+  WorkRow stopping = Published();
+  stopping.desired = pb::DESIRED_STATE_STOPPED;
+  EXPECT_FALSE(PullEvent(stopping, s).has_value());
+  WorkRow started = Published();
+  started.workload_start_time = kNow;
+  EXPECT_FALSE(PullEvent(started, s).has_value()) << "a started workload pulls no more";
+  EXPECT_FALSE(PullEvent(r, Status(pb::WORKLOAD_STATE_STARTED, kNow)).has_value());
+}
+
 }  // namespace
 }  // namespace gpuaas::instance

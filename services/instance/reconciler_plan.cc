@@ -80,7 +80,8 @@ std::string WorkloadId(const std::string& instance_id, int32_t run) {
   return absl::StrCat(instance_id, ".", run);
 }
 
-pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period) {
+pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period,
+                           const WorkloadDefaults& defaults) {
   pb::Workload w;
   w.set_workload_id(WorkloadId(row.instance_id, row.held_run));
   w.set_instance_id(row.instance_id);
@@ -104,6 +105,11 @@ pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period)
   *w.mutable_probe_timeout() = row.tmpl.has_probe_timeout() ? row.tmpl.probe_timeout()
                                                             : ToProtoDuration(kDefaultProbeTimeout);
   *w.mutable_stop_grace_period() = ToProtoDuration(stop_grace_period);
+  w.set_image_reference(row.image_reference);
+  *w.mutable_limits() = row.limits;
+  w.mutable_limits()->set_pids(defaults.pids);
+  w.mutable_limits()->set_open_files(defaults.open_files);
+  w.set_deny_egress(row.deny_egress);
   return w;
 }
 

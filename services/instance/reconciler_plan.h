@@ -66,6 +66,13 @@ struct WorkRow {
   std::optional<absl::Time> last_active_time;
   // The workload's GPUAAS_PROXY_TOKEN (0006_proxy_tokens.sql). A secret: never logged.
   std::string proxy_token;
+  // The container image pinned by digest; "" for the process runtime (0008_oci_images.sql).
+  std::string image_reference;
+  // Its registry login, sealed for the instance (registry_secrets.h); "" for none.
+  std::string registry_secret;
+  // cpu, memory and disk from the spec at create.
+  pb::WorkloadLimits limits;
+  bool deny_egress = false;
 };
 
 enum class Step {
@@ -98,10 +105,20 @@ Step NextStep(const WorkRow& row);
 // (AccessService.GetProxyToken): catalog images require it of every request.
 constexpr std::string_view kProxyTokenEnv = "GPUAAS_PROXY_TOKEN";
 
+// The limits every workload gets from the service's flags beside its spec's.
+struct WorkloadDefaults {
+  // Processes and threads together (WorkloadLimits.pids).
+  int64_t pids = 4096;
+  // RLIMIT_NOFILE (WorkloadLimits.open_files).
+  int64_t open_files = 65536;
+};
+
 // The workload an agent runs for `row` (published rows only): "<instance_id>.<held_run>",
 // the template's cmd, envs (and kProxyTokenEnv) and ports, the volumes bound under host_path,
-// the devices.
-pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period);
+// the devices, the pinned image, the limits (the spec's, `defaults`' pids and open files) and
+// the egress policy. Not the registry login: the caller opens it (it is sealed in the row).
+pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period,
+                           const WorkloadDefaults& defaults = {});
 
 // "<instance_id>.<run>".
 std::string WorkloadId(const std::string& instance_id, int32_t run);

@@ -174,6 +174,29 @@ TEST(BuildWorkloadTest, ResolvesMountsAndDefaults) {
   EXPECT_EQ(w.envs(1).value(), "t0ken");
   EXPECT_EQ(w.probe_timeout().seconds(), 300);
   EXPECT_EQ(w.stop_grace_period().seconds(), 7);
+  EXPECT_TRUE(w.image_reference().empty()) << "no image: the process runtime's way";
+  EXPECT_FALSE(w.has_registry_credentials()) << "the caller opens the login";
+}
+
+TEST(BuildWorkloadTest, CarriesThePinnedImageTheSpecsLimitsAndTheEgressPolicy) {
+  WorkRow r = Running();
+  r.image_reference = "127.0.0.1:5000/acme/app@sha256:" + std::string(64, 'b');
+  r.registry_secret = "sealed";
+  r.limits.set_cpu_millis(1500);
+  r.limits.set_memory_bytes(int64_t{2} << 30);
+  r.limits.set_ephemeral_disk_bytes(int64_t{10} << 30);
+  r.deny_egress = true;
+  const pb::Workload w =
+      BuildWorkload(r, absl::Seconds(7), WorkloadDefaults{.pids = 512, .open_files = 1024});
+  EXPECT_EQ(w.image_reference(), r.image_reference);
+  EXPECT_EQ(w.limits().cpu_millis(), 1500);
+  EXPECT_EQ(w.limits().memory_bytes(), int64_t{2} << 30);
+  EXPECT_EQ(w.limits().ephemeral_disk_bytes(), int64_t{10} << 30);
+  EXPECT_EQ(w.limits().pids(), 512);
+  EXPECT_EQ(w.limits().open_files(), 1024);
+  EXPECT_TRUE(w.deny_egress());
+  EXPECT_FALSE(w.has_registry_credentials()) << "the sealed login never goes out as it is";
+  EXPECT_EQ(BuildWorkload(r, absl::Seconds(7)).limits().pids(), 4096) << "the default";
 }
 
 }  // namespace

@@ -59,6 +59,20 @@ void AddBackHalfFlags(CLI::App& app, std::string_view service_name, BackHalfFlag
       ->envname(env("BUSY_GPU_PERCENT"))
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
+  app.add_option("--workload-pids", f.workload_pids,
+                 "processes and threads each workload may have together")
+      ->envname(env("WORKLOAD_PIDS"))
+      ->check(CLI::Range(int64_t{64}, int64_t{4194304}))
+      ->capture_default_str();
+  app.add_option("--workload-open-files", f.workload_open_files,
+                 "open files per process of each workload (RLIMIT_NOFILE)")
+      ->envname(env("WORKLOAD_OPEN_FILES"))
+      ->check(CLI::Range(int64_t{64}, int64_t{1048576}))
+      ->capture_default_str();
+  app.add_option("--secret-key-file", f.secret_key_file,
+                 "32 random bytes (head -c 32 /dev/urandom) sealing images' registry logins at "
+                 "rest; without it images with a registry login are refused")
+      ->envname(env("SECRET_KEY_FILE"));
 }
 
 absl::StatusOr<std::unique_ptr<BackHalf>> BackHalf::Create(
@@ -83,6 +97,14 @@ absl::StatusOr<std::unique_ptr<BackHalf>> BackHalf::Create(
                           service::OpenPeerChannel(common, f.stock_addr));
   GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> storage_channel,
                           service::OpenPeerChannel(common, f.storage_addr));
+  if (!f.secret_key_file.empty()) {
+    absl::StatusOr<SecretBox> box = SecretBox::FromKeyFile(f.secret_key_file);
+    if (!box.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--secret-key-file: ", box.status().message()));
+    }
+    b->box_ = std::make_unique<SecretBox>(*std::move(box));
+  }
   GPUAAS_ASSIGN_OR_RETURN(b->hook_, PauseHookFromEnv());
   const absl::Duration call_timeout = absl::Seconds(f.call_timeout_seconds);
   b->auth_ = std::make_unique<client::AuthClient>(std::move(auth_channel), call_timeout);
@@ -94,6 +116,8 @@ absl::StatusOr<std::unique_ptr<BackHalf>> BackHalf::Create(
                 .report_interval = absl::Seconds(f.report_interval_seconds),
                 .stop_grace_period = absl::Seconds(f.stop_grace_seconds),
                 .busy_threshold_percent = f.busy_gpu_percent,
+                .workload_defaults = {.pids = f.workload_pids, .open_files = f.workload_open_files},
+                .box = b->box_.get(),
             });
   b->hub_ = std::make_unique<NodeSetHub>(
       *b->workloads_,

@@ -29,6 +29,7 @@
 #include "libs/client/stock_client.h"
 #include "libs/client/storage_client.h"
 #include "libs/common/clock.h"
+#include "libs/common/secret_box.h"
 #include "libs/db/db.h"
 #include "libs/rpc/handler.h"
 #include "libs/service/service_flags.h"
@@ -56,11 +57,17 @@ struct BackHalfFlags {
   double stop_grace_seconds = 10;
   double busy_gpu_percent = 5;
   double tombstone_retention_hours = 24;
+  int64_t workload_pids = 4096;
+  int64_t workload_open_files = 65536;
+  // 32 raw bytes sealing images' registry logins (libs/common/secret_box.h); "" keeps none,
+  // and images with a login are refused.
+  std::string secret_key_file;
 };
 
 // --stock-addr, --storage-addr, --api-key-file, --reconciler-workers, --call-timeout-seconds,
 // --node-timeout-seconds, --report-interval-seconds, --stop-grace-seconds, --busy-gpu-percent,
-// each with its GPUAAS_<SERVICE>_<FLAG> environment fallback.
+// --workload-pids, --workload-open-files, --secret-key-file, each with its
+// GPUAAS_<SERVICE>_<FLAG> environment fallback.
 void AddBackHalfFlags(CLI::App& app, std::string_view service_name, BackHalfFlags& flags);
 
 class BackHalf final {
@@ -80,6 +87,8 @@ class BackHalf final {
   Reconciler& reconciler() { return *reconciler_; }
   // The service's own token (its API key's), for calls to the node agents (logs).
   client::AccessTokens& tokens() { return *tokens_; }
+  // The key of --secret-key-file; null without one.
+  const SecretBox* secret_box() const { return box_.get(); }
 
   // Starts the hub and the reconciler. Call once.
   void Start();
@@ -94,6 +103,7 @@ class BackHalf final {
   std::unique_ptr<client::StockClient> stock_;
   std::unique_ptr<client::StorageClient> storage_;
   std::unique_ptr<client::AccessTokens> tokens_;
+  std::unique_ptr<SecretBox> box_;
   std::unique_ptr<StepHook> hook_;
   std::unique_ptr<NodeWorkloads> workloads_;
   std::unique_ptr<NodeSetHub> hub_;

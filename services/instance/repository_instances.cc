@@ -16,7 +16,7 @@ namespace {
   "array_to_string(gpu_uuids, ','), mig_partition, ports, revision, "                            \
   GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("update_time") ", "                    \
   GPUAAS_SQL_MICROS("start_time") ", " GPUAAS_SQL_MICROS("stop_time") ", "                       \
-  "delete_time IS NOT NULL, request_hash, storage_uid"
+  "delete_time IS NOT NULL, request_hash, storage_uid, image_reference"
 #define GPUAAS_INSTANCE_FROM "SELECT " GPUAAS_INSTANCE_COLUMNS " FROM instance.instances "
 
 // A usage record clipped to [$a, $b): its seconds inside, and their price.
@@ -64,6 +64,7 @@ InstanceRow InstanceFromRow(const db::Row& r) {
   row.deleted = r.Get<bool>(24);
   row.request_hash = r.Get<std::string>(25);
   i.set_storage_uid(r.Get<std::string>(26));
+  i.set_image_reference(r.Get<std::string>(27));
   return row;
 }
 
@@ -83,19 +84,23 @@ std::optional<InstanceRow> LockInstance(db::Tx& tx, const std::string& instance_
   return InstanceFromRow(*row);
 }
 
-InstanceRow InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string& request_hash) {
+InstanceRow InsertInstance(db::Tx& tx, const pb::Instance& i, const InstanceRunSettings& run,
+                           const std::string& request_hash) {
   // RETURNING: the row as the triggers left it (revision), without a read after the write.
   constexpr std::string_view kInsert =
       "INSERT INTO instance.instances (instance_id, tenant_id, name, spec_name, gpu_num, image, "
       "storage_id, template, idle_timeout_s, max_run_time_s, request_hash, desired_state, state, "
-      "storage_uid) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) "
+      "storage_uid, image_reference, registry_secret, limits, deny_egress) VALUES ($1, $2, $3, "
+      "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) "
       "RETURNING " GPUAAS_INSTANCE_COLUMNS;
   return InstanceFromRow(*tx.Exec(kInsert, i.instance_id(), i.tenant_id(), i.name(), i.spec_name(),
                                   i.gpu_num(), i.image(), i.storage_id(),
                                   db::Bytes{i.template_().SerializeAsString()},
                                   static_cast<int64_t>(i.idle_timeout().seconds()),
                                   static_cast<int64_t>(i.max_run_time().seconds()), request_hash,
-                                  pb::DESIRED_STATE_RUNNING, pb::STATE_PENDING, i.storage_uid())
+                                  pb::DESIRED_STATE_RUNNING, pb::STATE_PENDING, i.storage_uid(),
+                                  i.image_reference(), db::Bytes{run.registry_secret},
+                                  db::Bytes{run.limits.SerializeAsString()}, run.deny_egress)
                               .First());
 }
 
@@ -231,58 +236,6 @@ std::vector<pb::UsageTotal> UsageTotals(db::Tx& tx, const std::string& tenant,
     t.set_amount_micros(r.Get<int64_t>(3));
     return t;
   });
-}
-
-namespace {
-
-pb::Image ImageFromRow(const db::Row& r) {
-  pb::Image i;
-  i.set_name(r.Get<std::string>(0));
-  i.set_version(r.Get<std::string>(1));
-  i.set_description(r.Get<std::string>(2));
-  i.set_command(r.Get<std::string>(3));
-  i.set_oci_reference(r.Get<std::string>(4));
-  (void)i.mutable_defaults()->ParseFromString(r.GetBytes(5));
-  *i.mutable_create_time() = ToProtoTime(r.GetTime(6));
-  return i;
-}
-
-#define GPUAAS_IMAGE_FROM                                                                    \
-  "SELECT name, version, description, command, oci_reference, defaults, " GPUAAS_SQL_MICROS( \
-      "create_time") " FROM instance.images "
-
-}  // namespace
-
-std::optional<pb::Image> GetImage(db::Tx& tx, const std::string& name, const std::string& version) {
-  // No version: the newest.
-  constexpr std::string_view kGet = GPUAAS_IMAGE_FROM
-      "WHERE name = $1 AND ($2 = '' OR version = $2) ORDER BY create_time DESC, version DESC "
-      "LIMIT 1";
-  std::optional<db::Row> row = tx.Exec(kGet, name, version).First();
-  if (!row) return std::nullopt;
-  return ImageFromRow(*row);
-}
-
-void InsertImage(db::Tx& tx, const pb::Image& image) {
-  constexpr std::string_view kInsert =
-      "INSERT INTO instance.images (name, version, description, command, oci_reference, defaults) "
-      "VALUES ($1, $2, $3, $4, $5, $6)";
-  tx.Exec(kInsert, image.name(), image.version(), image.description(), image.command(),
-          image.oci_reference(), db::Bytes{image.defaults().SerializeAsString()});
-}
-
-std::vector<pb::Image> ListImages(db::Tx& tx, const std::string& name, const std::string& after,
-                                  int limit) {
-  constexpr std::string_view kList = GPUAAS_IMAGE_FROM
-      "WHERE ($1 = '' OR name = $1) AND name || ':' || version > $2 "
-      "ORDER BY name || ':' || version LIMIT $3";
-  return tx.Exec(kList, name, after, limit).Map(ImageFromRow);
-}
-
-bool DeleteImage(db::Tx& tx, const std::string& name, const std::string& version) {
-  constexpr std::string_view kDelete =
-      "DELETE FROM instance.images WHERE name = $1 AND version = $2";
-  return tx.Exec(kDelete, name, version).affected_rows() > 0;
 }
 
 }  // namespace gpuaas::instance::repo

@@ -1,5 +1,5 @@
-// The API's SQL: instances as users see them, their events, usage, and the image catalog.
-// (The reconciler's statements are in repository_reconcile.h.)
+// The API's SQL: instances as users see them, their events and usage. (Images are in
+// repository_images.h, the reconciler's statements in repository_reconcile.h.)
 #pragma once
 
 #include <optional>
@@ -24,8 +24,16 @@ namespace repo {
 std::optional<InstanceRow> GetInstance(db::Tx& tx, const std::string& instance_id);
 // Locked FOR UPDATE.
 std::optional<InstanceRow> LockInstance(db::Tx& tx, const std::string& instance_id);
+// What a new instance keeps beside its Instance message: its image's registry login (sealed for
+// the instance: registry_secrets.h), its limits and its egress policy, for its workloads.
+struct InstanceRunSettings {
+  std::string registry_secret;
+  pb::WorkloadLimits limits;
+  bool deny_egress = false;
+};
 // Inserts a new instance, desired RUNNING and PENDING, and returns it as stored (revision, times).
-InstanceRow InsertInstance(db::Tx& tx, const pb::Instance& i, const std::string& request_hash);
+InstanceRow InsertInstance(db::Tx& tx, const pb::Instance& i, const InstanceRunSettings& run,
+                           const std::string& request_hash);
 // The newest `limit` events, oldest first.
 std::vector<pb::Event> Events(db::Tx& tx, const std::string& instance_id, int limit);
 // `tenant` "" for every tenant; ordered by instance_id after `after`.
@@ -71,12 +79,6 @@ std::vector<pb::UsageRecord> ListUsage(db::Tx& tx, const std::string& tenant,
 std::vector<pb::UsageTotal> UsageTotals(db::Tx& tx, const std::string& tenant,
                                         const std::string& instance_id, absl::Time start,
                                         absl::Time end);
-
-std::optional<pb::Image> GetImage(db::Tx& tx, const std::string& name, const std::string& version);
-void InsertImage(db::Tx& tx, const pb::Image& image);
-std::vector<pb::Image> ListImages(db::Tx& tx, const std::string& name, const std::string& after,
-                                  int limit);
-bool DeleteImage(db::Tx& tx, const std::string& name, const std::string& version);
 
 }  // namespace repo
 }  // namespace gpuaas::instance

@@ -72,4 +72,13 @@ void ReconcileRepository::WriteReported(db::Tx& tx, const WorkRow& row, bool wak
           row.last_active_time, wake);
 }
 
+void ReconcileRepository::AddEventUnlessLatest(db::Tx& tx, const WorkRow& row,
+                                               const std::string& message) {
+  constexpr std::string_view kAddEvent =
+      "INSERT INTO instance.events (instance_id, state, reason, message) "
+      "SELECT $1, $2, 0, $3 WHERE (SELECT message FROM instance.events WHERE instance_id = $1 "
+      "ORDER BY seq DESC LIMIT 1) IS DISTINCT FROM $3";
+  tx.Exec(kAddEvent, row.instance_id, row.state, message);
+}
+
 }  // namespace gpuaas::instance

@@ -50,6 +50,10 @@ WorkRow WorkRowFromRow(const db::Row& r) {
   w.last_active_time = r.GetOptionalTime(30);
   w.proxy_token = r.Get<std::string>(31);
   w.storage_uid = r.Get<std::string>(32);
+  w.image_reference = r.Get<std::string>(33);
+  w.registry_secret = r.GetBytes(34);
+  (void)w.limits.ParseFromString(r.GetBytes(35));
+  w.deny_egress = r.Get<bool>(36);
   return w;
 }
 

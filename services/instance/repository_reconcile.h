@@ -110,6 +110,9 @@ class ReconcileRepository final {
   // ports, published, the workload's bookkeeping and last_active_time; with `wake`,
   // needs_work and no wait.
   void WriteReported(db::Tx& tx, const WorkRow& row, bool wake);
+  // An event of `row`'s instance in its current state with `message`, unless its latest event
+  // says the same (an agent repeats its progress on every report).
+  void AddEventUnlessLatest(db::Tx& tx, const WorkRow& row, const std::string& message);
 };
 
 }  // namespace gpuaas::instance

@@ -10,10 +10,10 @@
 #include "gpuaas/storage/v1/storage.pb.h"
 #include "libs/authz/principal.h"
 #include "libs/common/clock.h"
+#include "libs/common/secret_box.h"
 #include "libs/db/db.h"
 #include "libs/service/request_log.h"
 #include "services/storage/repository.h"
-#include "services/storage/secret_box.h"
 
 namespace gpuaas::storage {
 

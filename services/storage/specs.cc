@@ -12,10 +12,6 @@
 namespace gpuaas::storage {
 namespace {
 
-absl::Status SpecNotFound(const std::string& name) {
-  return absl::NotFoundError(absl::StrCat("storage spec ", name, " not found"));
-}
-
 // The fields two creates of one spec must agree on.
 pb::StorageSpec Comparable(pb::StorageSpec spec) {
   spec.clear_create_time();

@@ -113,4 +113,8 @@ std::string NewSecretAccessKey() { return absl::Base64Escape(RandomBytes(kSecret
 
 absl::Status StorageNotFound() { return absl::NotFoundError("storage not found"); }
 
+absl::Status SpecNotFound(const std::string& name) {
+  return absl::NotFoundError(absl::StrCat("storage spec ", name, " not found"));
+}
+
 }  // namespace gpuaas::storage

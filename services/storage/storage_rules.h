@@ -65,4 +65,7 @@ std::string NewSecretAccessKey();
 // in another tenant or not at all.
 absl::Status StorageNotFound();
 
+// NOT_FOUND naming the storage spec.
+absl::Status SpecNotFound(const std::string& name);
+
 }  // namespace gpuaas::storage

@@ -16,10 +16,6 @@ namespace {
 
 constexpr std::string_view kCreateStorage = "CreateStorage";
 
-absl::Status SpecNotFound(const std::string& name) {
-  return absl::NotFoundError(absl::StrCat("storage spec ", name, " not found"));
-}
-
 // RESOURCE_EXHAUSTED unless `asked` more bytes fit beside `reserved` within `quota`.
 absl::Status CheckQuota(const std::string& tenant_id, int64_t reserved, int64_t asked,
                         int64_t quota) {

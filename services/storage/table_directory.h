@@ -4,10 +4,10 @@
 // refused on the next request. Thread-safe; every method blocks on PostgreSQL.
 #pragma once
 
+#include "libs/common/secret_box.h"
 #include "libs/db/db.h"
 #include "services/storage/repository.h"
 #include "services/storage/s3/directory.h"
-#include "services/storage/secret_box.h"
 
 namespace gpuaas::storage {
 

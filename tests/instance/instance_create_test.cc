@@ -38,12 +38,14 @@ class InstanceCreateTest : public ReconcilerTest {
     auto channel = client::OpenChannel(stack_->address(), {});
     ASSERT_OK(channel);
     authenticator_ = authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*channel), clock_);
+    images_ = std::make_unique<Images>(*pool_, *pinner_, &box_);
     instances_ = std::make_unique<Instances>(
-        *pool_, Peers{*auth_client_, *stock_client_, *storage_client_}, nullptr,
+        *pool_, Peers{*auth_client_, *stock_client_, *storage_client_}, *images_, nullptr,
         InstancesOptions{.lookup_cache_ttl = kCacheTtl, .clock = &cache_clock_});
   }
   void TearDown() override {
     instances_.reset();
+    images_.reset();
     ReconcilerTest::TearDown();
   }
 
@@ -96,18 +98,6 @@ class InstanceCreateTest : public ReconcilerTest {
     return out;
   }
 
-  // As the platform admin, at the auth service.
-  void SetQuota(const std::string& tenant, int64_t max_gpus, int64_t max_instances) {
-    auth::v1::UpdateTenantRequest req;
-    req.mutable_tenant()->set_tenant_id(tenant);
-    req.mutable_tenant()->mutable_quota()->set_max_gpus(max_gpus);
-    req.mutable_tenant()->mutable_quota()->set_max_instances(max_instances);
-    req.mutable_update_mask()->add_paths("quota.max_gpus");
-    req.mutable_update_mask()->add_paths("quota.max_instances");
-    auth::v1::Tenant out;
-    grpc::Status s = stub().UpdateTenant(Ctx(admin_).get(), req, &out);
-    ASSERT_TRUE(s.ok()) << s.error_message();
-  }
   // As the platform admin, at the stock service.
   void SetDeprecated(bool deprecated) {
     stock::v1::UpdateSpecRequest req;
@@ -173,6 +163,9 @@ class InstanceCreateTest : public ReconcilerTest {
 
   FakeClock cache_clock_;
   std::unique_ptr<authz::Authenticator> authenticator_;
+  // No test here names an OCI reference: skopeo is never run.
+  ImagePinnerPtr pinner_ = NewSkopeoPinner({});
+  std::unique_ptr<Images> images_;
   std::unique_ptr<Instances> instances_;
 };
 

@@ -3,10 +3,10 @@
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
 #include "libs/client/channel.h"
+#include "libs/common/secret_box.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/status_matchers.h"
 #include "services/instance/migrations.h"
-#include "services/storage/secret_box.h"
 
 namespace gpuaas::instance::testing {
 
@@ -56,7 +56,7 @@ void ReconcilerTest::SetUp() {
   // Storage: a spec, a quota, the volume "vol" of alpha.
   storage_ = std::make_unique<storage::testing::StorageStack>(
       dsn(), stack_->address(), (dir_.path() / "data").string(),
-      std::string(storage::SecretBox::kKeyBytes, '\x5a'));
+      std::string(SecretBox::kKeyBytes, '\x5a'));
   {
     auth::v1::UpdateTenantRequest req;
     req.mutable_tenant()->set_tenant_id("alpha");
@@ -101,7 +101,8 @@ void ReconcilerTest::SetUp() {
 
   workloads_ = std::make_unique<NodeWorkloads>(
       *pool_, NodeWorkloadsOptions{.report_interval = absl::Seconds(1),
-                                   .stop_grace_period = absl::Seconds(3)});
+                                   .stop_grace_period = absl::Seconds(3),
+                                   .box = &box_});
   hub_ = std::make_unique<NodeSetHub>(
       *workloads_, NodeSetHubOptions{.listen_dsn = dsn(), .touch_interval = absl::Seconds(1)});
   hub_->Start();
@@ -168,6 +169,18 @@ void ReconcilerTest::Insert(const std::string& instance_id, const NewInstance& s
         spec.idle_timeout_s, spec.max_run_time_s);
     return absl::OkStatus();
   }));
+}
+
+void ReconcilerTest::SetQuota(const std::string& tenant, int64_t max_gpus, int64_t max_instances) {
+  auth::v1::UpdateTenantRequest req;
+  req.mutable_tenant()->set_tenant_id(tenant);
+  req.mutable_tenant()->mutable_quota()->set_max_gpus(max_gpus);
+  req.mutable_tenant()->mutable_quota()->set_max_instances(max_instances);
+  req.mutable_update_mask()->add_paths("quota.max_gpus");
+  req.mutable_update_mask()->add_paths("quota.max_instances");
+  auth::v1::Tenant out;
+  grpc::Status s = stub().UpdateTenant(Ctx(admin_).get(), req, &out);
+  ASSERT_TRUE(s.ok()) << s.error_message();
 }
 
 void ReconcilerTest::Start(const std::string& instance_id) {

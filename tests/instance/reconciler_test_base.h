@@ -17,6 +17,7 @@
 #include "libs/client/stock_client.h"
 #include "libs/client/storage_client.h"
 #include "libs/common/clock.h"
+#include "libs/common/secret_box.h"
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
 #include "libs/testing/temp_dir.h"
@@ -86,6 +87,8 @@ class ReconcilerTest : public auth::testing::AuthStackTest {
   // The instances storage "vol" is attached to.
   std::vector<std::string> AttachedTo(const std::string& storage_id = "vol");
   std::vector<UsageRow> Usage(const std::string& instance_id);
+  // The tenant's quota, as the platform admin sets it at the auth service.
+  void SetQuota(const std::string& tenant, int64_t max_gpus, int64_t max_instances);
   // Runs `sql` (no parameters) on the test database, e.g. to age a node.
   void Exec(const std::string& sql);
   absl::Time DbNow();
@@ -97,6 +100,9 @@ class ReconcilerTest : public auth::testing::AuthStackTest {
   std::string member_;   // a MEMBER of alpha
 
   SystemClock clock_;
+  // The service's --secret-key-file key: it opens instances' registry logins for their
+  // workloads.
+  const SecretBox box_ = *SecretBox::FromKey(std::string(SecretBox::kKeyBytes, 'i'));
   std::unique_ptr<db::Pool> pool_;
   std::unique_ptr<client::AuthClient> auth_client_;
   std::unique_ptr<client::StockClient> stock_client_;

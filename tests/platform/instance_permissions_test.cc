@@ -1,9 +1,10 @@
 // Every InstanceService, ImageService, NodeWorkloadService and AccessService RPC × every role, from
 // the tenant the caller acts in and from another: instances and usage are alpha's (its viewers
 // read, its members and tenant admins and the global roles drive them, another tenant finds
-// nothing); images are the platform's catalog (every role reads, platform admins write); node
-// workloads are for the node's own agent and the access calls for the proxy's own key, nobody
-// else: not the services' key, not a platform admin (issue 22).
+// nothing); images are the platform's catalog (every role reads, platform admins write) and each
+// tenant's own (its members and admins write them; tests/security/images_attack_test.cc holds
+// the other tenant's side); node workloads are for the node's own agent and the access calls
+// for the proxy's own key, nobody else: not the services' key, not a platform admin (issue 22).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -267,9 +268,11 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          return FirstOf(*ctx, instances.GetInstanceLogs(ctx.get(), r));
        },
        FP, FP, NF, FP, FP},
+      // Without a tenant_id: tenant roles add their own tenant's image (another tenant's admin
+      // too, in its own), global roles the catalog's, which needs a platform admin.
       {"CreateImage",
-       [&](const std::string& t, int n) { return CreateImage(t, absl::StrCat("new-", n)); }, PD, PD,
-       PD, PD, OK},
+       [&](const std::string& t, int n) { return CreateImage(t, absl::StrCat("new-", n)); }, PD, OK,
+       OK, PD, OK},
       {"GetImage",
        [&](const std::string& t, int) {
          instancepb::GetImageRequest r;

@@ -130,13 +130,16 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
       port, dir_ / "storage.log");
   storage_->Start();
 
+  // Seals images' registry logins; one key for every replica.
+  std::ofstream(dir_ / "instance.key", std::ios::binary) << std::string(32, 'i');
   for (int i = 0; i < options_.instance_replicas; ++i) {
     port = FreePort();
     auto replica = std::make_unique<Daemon>(
         absl::StrCat("instance-", i),
         With(With({GPUAAS_INSTANCE_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
                    "--stock-addr=" + stock_->address(), "--storage-addr=" + storage_->address(),
-                   "--api-key-file=" + api_key_file_.string()},
+                   "--api-key-file=" + api_key_file_.string(),
+                   "--secret-key-file=" + (dir_ / "instance.key").string()},
                   common("instance")),
              options_.instance_flags),
         port, dir_ / absl::StrCat("instance-", i, ".log"));

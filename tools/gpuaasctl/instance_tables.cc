@@ -252,12 +252,21 @@ std::string InstanceChangeLine(const instancepb::InstanceChange& change) {
   return absl::StrCat(absl::StrJoin(cells, "  "), "\n");
 }
 
+namespace {
+
+// Whose image it is: the platform's catalog, or a tenant.
+std::string ImageOwner(const instancepb::Image& image) {
+  return image.tenant_id().empty() ? "catalog" : image.tenant_id();
+}
+
+}  // namespace
+
 std::string ImageTable(const google::protobuf::RepeatedPtrField<instancepb::Image>& images) {
-  Table t({"IMAGE", "VERSION", "PORTS", "CREATED", "DESCRIPTION"});
+  Table t({"IMAGE", "VERSION", "OWNER", "PORTS", "CREATED", "DESCRIPTION"});
   for (const auto& image : images) {
     std::vector<std::string> ports;
     for (const auto& p : image.defaults().ports()) ports.push_back(PortSpec(p));
-    t.AddRow({image.name(), image.version(), absl::StrJoin(ports, ";"),
+    t.AddRow({image.name(), image.version(), ImageOwner(image), absl::StrJoin(ports, ";"),
               FormatTimestamp(image.create_time()), image.description()});
   }
   return t.Render();
@@ -268,7 +277,14 @@ std::string ImageDetail(const instancepb::Image& image) {
   f.Add("IMAGE", absl::StrCat(image.name(), ":", image.version()));
   f.Add("DESCRIPTION", image.description());
   f.Add("COMMAND", image.command());
+  f.Add("OWNER", ImageOwner(image));
   f.Add("OCI", image.oci_reference());
+  f.Add("PINNED", image.oci_digest_reference());
+  if (!image.registry_username().empty()) {
+    f.Add("REGISTRY LOGIN", absl::StrCat(image.registry_username(),
+                                         image.registry_password_set() ? " (password set)" : ""));
+  }
+  if (image.deny_egress()) f.Add("EGRESS", "denied");
   AddTemplate(f, image.defaults());
   f.Add("CREATED", FormatTimestamp(image.create_time()));
   return f.Render();

@@ -1,9 +1,11 @@
-// Sealing accessor secrets at rest. SigV4 needs each S3 secret key in plain text on the server,
-// so it cannot be hashed like a password; instead the table holds it sealed with AES-256-GCM
-// under a 32-byte key that lives in a file outside the database (--secret-key-file), so a
-// database dump alone reveals no secret. Each secret gets a fresh random 96-bit nonce, and the
-// accessor's access_key_id is bound in as additional authenticated data, so a sealed secret
-// copied onto another accessor's row does not open.
+// Sealing secrets at rest that the server must read back in plain text, so they cannot be
+// hashed like a password: storage accessors' S3 secret keys (SigV4 needs them) and images'
+// registry passwords (the agents log in with them). The table holds each sealed with
+// AES-256-GCM under a 32-byte key that lives in a file outside the database
+// (--secret-key-file), so a database dump alone reveals no secret. Each secret gets a fresh
+// random 96-bit nonce, and the owner's identity (an accessor's access_key_id, an image's or
+// instance's name) is bound in as additional authenticated data, so a sealed secret copied
+// onto another row does not open.
 //
 // Sealed form: nonce (12 bytes) || ciphertext || tag (16 bytes). Thread-safe; nothing blocks
 // except FromKeyFile.
@@ -14,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace gpuaas::storage {
+namespace gpuaas {
 
 class SecretBox final {
  public:
@@ -42,4 +44,4 @@ class SecretBox final {
   std::string key_;
 };
 
-}  // namespace gpuaas::storage
+}  // namespace gpuaas

@@ -1,4 +1,4 @@
-#include "services/storage/secret_box.h"
+#include "libs/common/secret_box.h"
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -7,7 +7,7 @@
 
 #include "libs/common/files.h"
 
-namespace gpuaas::storage {
+namespace gpuaas {
 namespace {
 
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
@@ -94,4 +94,4 @@ absl::StatusOr<std::string> SecretBox::Open(std::string_view sealed, std::string
   return out;
 }
 
-}  // namespace gpuaas::storage
+}  // namespace gpuaas

@@ -1,4 +1,4 @@
-#include "services/storage/secret_box.h"
+#include "libs/common/secret_box.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 
-namespace gpuaas::storage {
+namespace gpuaas {
 namespace {
 
 using gpuaas::testing::IsOkAndHolds;
@@ -77,4 +77,4 @@ TEST(SecretBoxTest, ReadsItsKeyFromAFile) {
 }
 
 }  // namespace
-}  // namespace gpuaas::storage
+}  // namespace gpuaas
