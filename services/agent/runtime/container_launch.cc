@@ -208,7 +208,6 @@ absl::Status ReleaseContainer(const ContainerOptions& options, const std::string
                     .c_str());
   }
   if (options.networks != nullptr) status.Update(options.networks->Destroy(dir_path));
-  status.Update(UnmountRootfs(dir_path));
   std::error_code ec;
   for (const auto& m : fs::directory_iterator(dir / "mounts", ec)) {
     if (IsMountPoint(m.path()) && umount2(m.path().c_str(), MNT_DETACH) != 0) {
@@ -216,6 +215,8 @@ absl::Status ReleaseContainer(const ContainerOptions& options, const std::string
           absl::InternalError(absl::StrCat("umount ", m.path().string(), ": ", strerror(errno))));
     }
   }
+  // Last: it removes the directories only once nothing is mounted under the workload's.
+  status.Update(UnmountRootfs(dir_path));
   return status;
 }
 
