@@ -55,8 +55,8 @@ class StoreImages final : public ContainerImages {
           // A line per layer, not per chunk: each becomes an instance event.
           if (p.layers_done == last_layers) return;
           last_layers = p.layers_done;
-          progress(absl::StrFormat("pulling the image: %d of %d layers, %d of %d MB", p.layers_done,
-                                   p.layers_total, p.bytes_done >> 20, p.bytes_total >> 20));
+          progress(absl::StrFormat("%d of %d layers, %d of %d MB", p.layers_done, p.layers_total,
+                                   p.bytes_done >> 20, p.bytes_total >> 20));
         }));
     Allow(w.tenant_id(), hex);
     return ContainerImage{.digest = pulled.digest,

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "libs/common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "services/agent/runtime/container_rootfs.h"
@@ -75,6 +76,9 @@ std::string RuncRoot(const std::string& runtime_root) { return runtime_root + "/
 absl::StatusOr<ContainerImage> NodeSystemImage(const std::string& runtime_root) {
   const fs::path layer = fs::path(runtime_root) / ".system";
   std::error_code ec;
+  // Made once, by one start: the others wait rather than tear down its half-made copy.
+  static absl::Mutex making;
+  absl::MutexLock lock(&making);
   if (!fs::exists(layer / "ready")) {
     const fs::path tmp = fs::path(runtime_root) / ".system.tmp";
     fs::remove_all(tmp, ec);
