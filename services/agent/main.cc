@@ -78,6 +78,7 @@ struct AgentFlags {
   std::string image_cache_size = "50Gi";
   bool registry_tls_verify = true;
   std::string network = "veth";
+  std::string imageless = "process";
   std::string utilization_file;
   absl::Duration keep_finished = absl::Hours(1);
 };
@@ -140,10 +141,13 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
               "with --listen's port (default: --advertise-address)");
   options.Add("--port-range", f.port_range, "host ports handed to workloads, FIRST-LAST");
   options.Add("--runtime", f.runtime,
-              "'container': every workload runs as an OCI container (runc), from its image or, "
-              "without one, from this node's /usr and /etc read-only; 'process': workloads "
-              "without an image run in bubblewrap sandboxes on the node's network, and those "
-              "with one fail");
+              "'container': workloads with an image run as OCI containers (runc; those without "
+              "one: --image-less); 'process': workloads without an image run in bubblewrap "
+              "sandboxes on the node's network, and those with one fail");
+  options.Add("--image-less", f.imageless,
+              "with --runtime=container, workloads without an image: 'process' runs them in "
+              "bubblewrap sandboxes on the node's network, 'container' as containers from this "
+              "node's /usr (its own writable layer) and /etc (read-only)");
   options.Add("--image-root", f.image_root, "the node's image cache (layers, blobs)");
   options.Add("--image-cache-size", f.image_cache_size,
               "unused images go, least recently used first, once the cache is larger (a "
@@ -361,6 +365,11 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
         return fail(containers.status());
       }
       options->containers = *std::move(containers);
+      if (f.imageless != "process" && f.imageless != "container") {
+        return fail(absl::InvalidArgumentError(
+            absl::StrCat("--image-less: \"", f.imageless, "\" is not process or container")));
+      }
+      options->containers.system_image_workloads = f.imageless == "container";
     } else if (f.runtime != "process") {
       return fail(absl::InvalidArgumentError(
           absl::StrCat("--runtime: \"", f.runtime, "\" is not container or process")));

@@ -111,6 +111,7 @@ class ContainerRuntimeTest : public ::testing::Test {
     o.shim_path = GPUAAS_SHIM_BINARY;
     o.log_limit_bytes = 1 << 20;
     o.containers.images = image_;
+    o.containers.system_image_workloads = true;
     if (with_network_) {
       auto networks = std::make_shared<VethNetworks>();
       EXPECT_TRUE(PrepareNodeNetwork(networks->options_).ok());
