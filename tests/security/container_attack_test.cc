@@ -11,12 +11,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <array>
+#include <cerrno>
 #include <cstdio>
-#include <map>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -73,14 +73,16 @@ bool NodeConnects(const std::string& host, int port) {
   return ok;
 }
 
-// The node's addresses a workload might try besides 127.0.0.1: every IPv4 address of its
-// interfaces, and ::1.
+// The node's addresses a workload might try besides 127.0.0.1: ::1 and every IPv4 address of
+// its interfaces but the host ends of workloads' links (gpw*: one per container of every agent
+// on the machine; the attacker's own gateway and the victim's are tried by name).
 std::vector<std::string> NodeAddresses() {
   std::vector<std::string> out = {"127.0.0.1", "::1"};
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return out;
   for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
     if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    if (absl::StartsWith(i->ifa_name, "gpw")) continue;
     char text[INET_ADDRSTRLEN] = {};
     inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
     if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(text);
@@ -94,6 +96,17 @@ int PortOf(const std::string& address) {
   int port = 0;
   EXPECT_TRUE(absl::SimpleAtoi(address.substr(address.rfind(':') + 1), &port)) << address;
   return port;
+}
+
+// The stdout of `command` run by /bin/sh, its trailing whitespace stripped.
+std::string Shell(const std::string& command) {
+  std::string out;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    std::array<char, 256> buf{};
+    while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+    pclose(p);
+  }
+  return std::string(absl::StripAsciiWhitespace(out));
 }
 
 // The pid of the process whose command line holds `needle`, or 0.
@@ -243,28 +256,29 @@ TEST_F(ContainerAttackTest, AContainerReachesNothingOnTheNodeNorAnotherTenantsWo
     if (name == "victim-declared-port") continue;
     EXPECT_TRUE(NodeConnects("127.0.0.1", port)) << name << " does not listen on " << port;
   }
-  std::vector<std::string> targets;
   std::vector<std::string> hosts = NodeAddresses();
-  // The victim's own address inside its network namespace, as the node sees it.
-  std::array<char, 256> buf{};
-  const std::string ns = absl::StrCat(
-      "nsenter --net=", (stack_->workload_root("node-a") / "").string(),
-      "$(ls ", stack_->workload_root("node-a").string(),
-      " | grep ^victim-web)/netns ip -4 -o addr show scope global | awk '{print $4}' | cut -d/ -f1");
-  if (FILE* p = popen(ns.c_str(), "r")) {
-    std::string victim_address;
-    while (fgets(buf.data(), buf.size(), p) != nullptr) victim_address += buf.data();
-    pclose(p);
-    victim_address = std::string(absl::StripAsciiWhitespace(victim_address));
-    if (!victim_address.empty() && !absl::StrContains(victim_address, '\n')) {
-      hosts.push_back(victim_address);
-    }
+  // The victim's own address inside its network namespace, and its gateway (the node's end of
+  // its link), as the node sees them.
+  const std::string victim_net =
+      absl::StrCat("nsenter --net=$(ls -d ", stack_->workload_root("node-a").string(),
+                   "/victim-web*)/netns ip -4 ");
+  for (const std::string& query :
+       {std::string("-o addr show scope global | awk '{print $4}' | cut -d/ -f1"),
+        std::string("route show default | awk '{print $3}'")}) {
+    std::string address = Shell(victim_net + query);
+    if (!address.empty() && !absl::StrContains(address, '\n')) hosts.push_back(address);
   }
-  for (const std::string& host : hosts) {
-    for (const auto& [name, port] : services) targets.push_back(absl::StrCat(name, "@", host, "@", port));
-  }
+  std::vector<std::string> ports;
+  for (const auto& [name, port] : services) ports.push_back(absl::StrCat(name, "@", port));
 
+  // Each host with each port, and the attacker's own gateway too; 1 s bounded, in parallel.
   Run(mallory_, "intruder", Python(R"(import concurrent.futures, errno, os, socket
+hosts = os.environ["HOSTS"].split(",")
+for line in open("/proc/net/route").read().splitlines()[1:]:
+    fields = line.split()
+    if fields[1] == "00000000":
+        hosts.append(socket.inet_ntoa(int(fields[2], 16).to_bytes(4, "little")))
+        print("gateway", hosts[-1], flush=True)
 def attempt(target):
     name, host, port = target.split("@")
     try:
@@ -274,17 +288,21 @@ def attempt(target):
         return target, "timeout"
     except OSError as e:
         return target, errno.errorcode.get(e.errno, str(e.errno))
+targets = [p.replace("@", "@" + h + "@") for h in hosts for p in os.environ["PORTS"].split(",")]
 with concurrent.futures.ThreadPoolExecutor(64) as pool:
-    for target, result in pool.map(attempt, os.environ["TARGETS"].split(",")):
+    for target, result in pool.map(attempt, targets):
         print("try", target, result, flush=True))"),
-      0, "", {{"TARGETS", absl::StrJoin(targets, ",")}});
+      0, "", {{"HOSTS", absl::StrJoin(hosts, ",")}, {"PORTS", absl::StrJoin(ports, ",")}});
   const std::string out = OutputWith(mallory_, "intruder", "DONE");
   ASSERT_TRUE(absl::StrContains(out, "DONE")) << out;
-  for (const std::string& target : targets) {
-    const std::string line = Line(out, "try " + target);
-    EXPECT_FALSE(line.empty()) << target << " not tried:\n" << out;
-    EXPECT_FALSE(absl::StrContains(line, "CONNECTED")) << line;
+  EXPECT_FALSE(Line(out, "gateway").empty()) << out;
+  for (const std::string& host : hosts) {
+    for (const auto& [name, port] : services) {
+      const std::string target = absl::StrCat(name, "@", host, "@", port);
+      EXPECT_FALSE(Line(out, "try " + target).empty()) << target << " not tried:\n" << out;
+    }
   }
+  EXPECT_FALSE(absl::StrContains(out, "CONNECTED")) << out;
   // Still reachable from the node after the attack.
   EXPECT_TRUE(NodeConnects("127.0.0.1", victim_host_port));
 }
@@ -321,17 +339,17 @@ except OSError as e:
 TEST_F(ContainerAttackTest, AMemoryHogIsOomKilledAndItsNeighbourKeepsRunning) {
   Run(victim_, "neighbour", "echo up; exec sleep 600");
   // The hog is the container's main process (exec), as a tenant's server would be.
-  ASSERT_TRUE(Create(mallory_, "hog",
-                     "exec python3 -c 'chunks = []\nwhile True: chunks.append(b\"x\" * (16 << 20))'")
-                  .ok());
+  ASSERT_TRUE(
+      Create(mallory_, "hog",
+             "exec python3 -c 'chunks = []\nwhile True: chunks.append(b\"x\" * (16 << 20))'")
+          .ok());
   const instancepb::Instance hog = stack_->WaitInstance(mallory_, "hog", Failed);
   EXPECT_EQ(hog.reason(), instancepb::REASON_OOM_KILLED) << hog.DebugString();
   instancepb::GetInstanceRequest get;
   get.set_instance_id("hog");
   instancepb::Instance with_events;
-  ASSERT_TRUE(stack_->instances()
-                  .GetInstance(PlatformStack::Ctx(mallory_).get(), get, &with_events)
-                  .ok());
+  ASSERT_TRUE(
+      stack_->instances().GetInstance(PlatformStack::Ctx(mallory_).get(), get, &with_events).ok());
   EXPECT_TRUE(HasFailedEvent(with_events, instancepb::REASON_OOM_KILLED))
       << with_events.DebugString();
   const instancepb::Instance neighbour = stack_->WaitInstance(victim_, "neighbour", Running);
@@ -364,8 +382,7 @@ TEST_F(ContainerAttackTest, FillingTheDiskStopsAtTheLimit) {
 // mount, ptrace of the agent (whose pid the container cannot even see), unshare and raw sockets
 // are denied inside a container; its own processes are visible and fork works.
 TEST_F(ContainerAttackTest, MountPtraceOfTheAgentUnshareAndRawSocketsAreDenied) {
-  const pid_t agent = ProcessWith(
-      "--workload-root=" + stack_->workload_root("node-a").string());
+  const pid_t agent = ProcessWith("--workload-root=" + stack_->workload_root("node-a").string());
   ASSERT_GT(agent, 0);
   Run(mallory_, "escape", Python(R"(import ctypes, errno, os, socket
 libc = ctypes.CDLL(None, use_errno=True)
@@ -477,9 +494,9 @@ TEST_F(ContainerImageAttackTest, AnotherTenantCannotRunATenantsPrivateImageByIts
 // wrong password are refused at CreateImage, when the reference is pinned.
 TEST_F(ContainerImageAttackTest, AWrongDigestAMissingTagAndAWrongPasswordEachGiveTheirReason) {
   const std::string repository = tiny_.digest_reference.substr(0, tiny_.digest_reference.find('@'));
-  grpc::Status s = CreateImage(victim_, "wrong-digest",
-                               absl::StrCat(repository, "@sha256:", std::string(64, '0')),
-                               registry_.password);
+  grpc::Status s =
+      CreateImage(victim_, "wrong-digest",
+                  absl::StrCat(repository, "@sha256:", std::string(64, '0')), registry_.password);
   ASSERT_TRUE(s.ok()) << s.error_message();
   ASSERT_TRUE(Create(victim_, "wrong-digest", kServe, 8080, "wrong-digest:1").ok());
   const instancepb::Instance wrong = stack_->WaitInstance(victim_, "wrong-digest", Failed);
