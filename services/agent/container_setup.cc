@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -45,7 +44,8 @@ class StoreImages final : public ContainerImages {
     const std::string hex = ref.substr(at + 8);
     std::optional<RegistryLogin> login;
     if (!w.registry_credentials().username().empty()) {
-      login = RegistryLogin{w.registry_credentials().username(), w.registry_credentials().password()};
+      login =
+          RegistryLogin{w.registry_credentials().username(), w.registry_credentials().password()};
     }
     if (!MayUse(w.tenant_id(), hex)) GPUAAS_RETURN_IF_ERROR(Verify(ref, login));
     int last_layers = -1;
@@ -55,9 +55,8 @@ class StoreImages final : public ContainerImages {
           // A line per layer, not per chunk: each becomes an instance event.
           if (p.layers_done == last_layers) return;
           last_layers = p.layers_done;
-          progress(absl::StrFormat("pulling the image: %d of %d layers, %d of %d MB",
-                                   p.layers_done, p.layers_total, p.bytes_done >> 20,
-                                   p.bytes_total >> 20));
+          progress(absl::StrFormat("%d of %d layers, %d of %d MB", p.layers_done, p.layers_total,
+                                   p.bytes_done >> 20, p.bytes_total >> 20));
         }));
     Allow(w.tenant_id(), hex);
     return ContainerImage{.digest = pulled.digest,
@@ -90,9 +89,8 @@ class StoreImages final : public ContainerImages {
     std::error_code ec;
     fs::create_directories(dir, ec);
     chmod(dir.c_str(), 0700);
-    SkopeoOptions options{.skopeo_path = "/usr/bin/skopeo",
-                          .private_dir = dir.string(),
-                          .tls_verify = tls_verify_};
+    SkopeoOptions options{
+        .skopeo_path = "/usr/bin/skopeo", .private_dir = dir.string(), .tls_verify = tls_verify_};
     absl::Status status;
     if (login) {
       absl::StatusOr<std::string> auth = WriteAuthFile(dir.string(), ref, *login);
@@ -160,7 +158,8 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
   *store = std::move(opened);
   GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork(setup.network));
   ContainerOptions options;
-  options.images = std::make_shared<StoreImages>(*store, setup.image_root, setup.registry_tls_verify);
+  options.images =
+      std::make_shared<StoreImages>(*store, setup.image_root, setup.registry_tls_verify);
   options.networks = std::make_shared<NodeNetworks>(setup.network);
   options.gpus = MakeGpuInjector(setup);
   return options;

@@ -139,7 +139,8 @@ absl::Status ValidateTemplate(std::string_view field, const pb::Template& t, boo
   return absl::OkStatus();
 }
 
-absl::Status ValidateCreate(const pb::CreateInstanceRequest& req, const pb::Template& effective) {
+absl::Status ValidateCreate(const pb::CreateInstanceRequest& req, const pb::Template& effective,
+                            bool runs_oci_image) {
   if (!req.instance_id().empty()) {
     GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
   }
@@ -150,7 +151,8 @@ absl::Status ValidateCreate(const pb::CreateInstanceRequest& req, const pb::Temp
   }
   // The request's own template first, so its errors name its fields.
   GPUAAS_RETURN_IF_ERROR(ValidateTemplate("template", req.template_(), false));
-  GPUAAS_RETURN_IF_ERROR(ValidateTemplate("template", effective, true));
+  // An OCI image brings its own entrypoint and cmd.
+  GPUAAS_RETURN_IF_ERROR(ValidateTemplate("template", effective, !runs_oci_image));
   if (effective.volumes_size() > 0 && req.storage_id().empty()) {
     return Bad("storage_id", "required: the template mounts volumes");
   }

@@ -18,7 +18,10 @@ absl::Status ValidateInstanceId(std::string_view field, std::string_view id);
 
 // Everything of a CreateInstanceRequest that needs no lookup (its template after the image's
 // gaps were filled: `effective`).
-absl::Status ValidateCreate(const pb::CreateInstanceRequest& req, const pb::Template& effective);
+// runs_oci_image: the instance runs an OCI image, whose own entrypoint and cmd serve when the
+// template has no cmd.
+absl::Status ValidateCreate(const pb::CreateInstanceRequest& req, const pb::Template& effective,
+                            bool runs_oci_image = false);
 
 // A template on its own, at `field` ("template", "image.defaults"); `need_cmd` for an
 // instance's final template.

@@ -270,7 +270,8 @@ absl::Status Instances::CreateInstance(const authz::Principal& p,
   pb::Template effective = req.template_();
   ResolvedImage image;
   GPUAAS_RETURN_IF_ERROR(ApplyRequestedImage(req, tenant, effective, image));
-  GPUAAS_RETURN_IF_ERROR(ValidateCreate(req, effective));
+  GPUAAS_RETURN_IF_ERROR(
+      ValidateCreate(req, effective, !image.image.oci_digest_reference().empty()));
 
   GPUAAS_ASSIGN_OR_RETURN(const stock::v1::Spec spec, AwaitSpec(lookups, req.spec_name()));
   if (spec.deprecated()) {

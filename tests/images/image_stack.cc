@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "tests/images/test_registry.h"
 
 namespace gpuaas::images_testing {
 namespace {
@@ -54,11 +55,15 @@ ImageStack::ImageStack(const std::string& dsn, fs::path dir, std::vector<AgentSp
 void ImageStack::CreateCatalog() {
   const fs::path home = dir_ / "ctl-home";
   fs::create_directories(home);
-  // The images bind every address of their own network namespace (the script's default).
+  // The catalog's images are the OCI images in the `registry` fixture's open registry, pinned
+  // by the instance service at create; they bind every address of their own network namespace
+  // (the script's default).
+  const absl::StatusOr<images_testing::TestRegistry> registry = images_testing::OpenTestRegistry();
+  ASSERT_TRUE(registry.ok()) << registry.status();
   const CommandOutput r =
       RunCommand({"/bin/bash", absl::StrCat(GPUAAS_SOURCE_DIR, "/tools/images/create-images"),
-                  GPUAAS_CTL_BINARY, "--auth-addr", platform_->auth().address(), "--instance-addr",
-                  platform_->instance().address()},
+                  "--registry", registry->address, GPUAAS_CTL_BINARY, "--auth-addr",
+                  platform_->auth().address(), "--instance-addr", platform_->instance().address()},
                  {"HOME=" + home.string(), "XDG_CONFIG_HOME=" + home.string(),
                   "GPUAAS_TOKEN=" + platform_->admin_token()});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);

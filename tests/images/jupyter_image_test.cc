@@ -7,6 +7,7 @@
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
 #include "tests/images/image_stack.h"
+#include "tests/images/test_registry.h"
 
 namespace gpuaas::images_testing {
 namespace {
@@ -50,6 +51,10 @@ TEST_F(JupyterImageTest, RunsCellsWritesTheStorageAndKeepsItOnAnotherNode) {
   instancepb::Instance nb = stack_->RunImage(token_, "nb-1", "jupyter", "notebooks");
   ASSERT_EQ(nb.state(), instancepb::STATE_RUNNING);
   EXPECT_EQ(nb.image(), "jupyter:1.23.3");
+  // The OCI image from the registry, pinned by digest when the catalog took it.
+  const absl::StatusOr<images_testing::TestRegistry> registry = images_testing::OpenTestRegistry();
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  EXPECT_EQ(nb.image_reference(), registry->Image("jupyter")->digest_reference);
   const std::string first_node = nb.node_id();
 
   nlohmann::json answer = Cell(nb, "1+1");

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "libs/common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "services/agent/runtime/container_rootfs.h"
@@ -75,6 +76,9 @@ std::string RuncRoot(const std::string& runtime_root) { return runtime_root + "/
 absl::StatusOr<ContainerImage> NodeSystemImage(const std::string& runtime_root) {
   const fs::path layer = fs::path(runtime_root) / ".system";
   std::error_code ec;
+  // Made once, by one start: the others wait rather than tear down its half-made copy.
+  static absl::Mutex making;
+  absl::MutexLock lock(&making);
   if (!fs::exists(layer / "ready")) {
     const fs::path tmp = fs::path(runtime_root) / ".system.tmp";
     fs::remove_all(tmp, ec);
@@ -208,7 +212,6 @@ absl::Status ReleaseContainer(const ContainerOptions& options, const std::string
                     .c_str());
   }
   if (options.networks != nullptr) status.Update(options.networks->Destroy(dir_path));
-  status.Update(UnmountRootfs(dir_path));
   std::error_code ec;
   for (const auto& m : fs::directory_iterator(dir / "mounts", ec)) {
     if (IsMountPoint(m.path()) && umount2(m.path().c_str(), MNT_DETACH) != 0) {
@@ -216,6 +219,8 @@ absl::Status ReleaseContainer(const ContainerOptions& options, const std::string
           absl::InternalError(absl::StrCat("umount ", m.path().string(), ": ", strerror(errno))));
     }
   }
+  // Last: it removes the directories only once nothing is mounted under the workload's.
+  status.Update(UnmountRootfs(dir_path));
   return status;
 }
 

@@ -591,7 +591,12 @@ absl::Status ProcessRuntime::Start(const pb::Workload& workload) {
       std::error_code ec;
       fs::create_directories(dir, ec);
       std::ofstream(dir / "container") << "1\n";  // for Adopt: it has mounts to take down
-      SetState(e, pb::WORKLOAD_STATE_PULLING, pb::REASON_UNSPECIFIED, "pulling the image");
+      // PULLING while its image comes (the instance service turns the progress into events);
+      // a workload without one only has its mounts to wait for.
+      SetState(e,
+               workload.image_reference().empty() ? pb::WORKLOAD_STATE_STARTED
+                                                  : pb::WORKLOAD_STATE_PULLING,
+               pb::REASON_UNSPECIFIED, "");
       preparers_.emplace_back([this, workload, dir, p = *ports, base = *uid] {
         StartContainer(workload, dir, p, base);
       });
