@@ -14,6 +14,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -32,6 +33,7 @@
 #include "libs/testing/temp_dir.h"
 #include "tests/images/test_registry.h"
 #include "tests/platform/platform_stack.h"
+#include "tests/proxy/proxy_process.h"
 
 namespace gpuaas::platform_testing {
 namespace {
@@ -231,9 +233,10 @@ class ContainerAttackTest : public gpuaas::testing::PgTest {
 };
 
 // From inside mallory's container: TCP to the database, every service (auth, stock, storage and
-// its S3 endpoint, instance), the agent, and the victim tenant's workload (its declared port and
-// its host port), on the node's loopback and every other address of the node, and on the
-// victim's own address. Each connect has a 1 s bound and runs in parallel.
+// its S3 endpoint, instance), the agent, the access proxy (and its metrics port), and the victim
+// tenant's workload (its declared port and its host port), on the node's loopback and its other
+// addresses, its own gateway, the victim's gateway and the victim's own address. Each connect
+// has a 1 s bound and runs in parallel.
 TEST_F(ContainerAttackTest, AContainerReachesNothingOnTheNodeNorAnotherTenantsWorkload) {
   const instancepb::Instance victim =
       Run(victim_, "victim-web", "exec python3 -m http.server 8080", 8080);
@@ -250,6 +253,15 @@ TEST_F(ContainerAttackTest, AContainerReachesNothingOnTheNodeNorAnotherTenantsWo
       {"agent", PortOf(stack_->agent("node-a").address())},
       {"victim-host-port", victim_host_port},
       {"victim-declared-port", 8080}};
+  // The access proxy's port and its metrics port, as on a node that runs one.
+  proxy_testing::ProxyProcess proxy(dir_.path(), stack_->instance().address(),
+                                    stack_->auth().address(),
+                                    stack_->proxy_api_key_file().string());
+  services.emplace_back("proxy", proxy.port());
+  const std::string proxy_log = proxy.Log();
+  const size_t metrics = proxy_log.find("(metrics port ");
+  ASSERT_NE(metrics, std::string::npos) << proxy_log;
+  services.emplace_back("proxy-metrics", std::atoi(proxy_log.c_str() + metrics + 14));
   // The legitimate path: each listens, and the node (as the proxy does) reaches the victim's
   // workload through its host port. Without this the attack could pass by nothing listening.
   for (const auto& [name, port] : services) {
