@@ -78,7 +78,7 @@ struct AgentFlags {
   std::string image_cache_size = "50Gi";
   bool registry_tls_verify = true;
   std::string network = "veth";
-  std::string imageless = "process";
+  std::string imageless = "container";
   std::string utilization_file;
   absl::Duration keep_finished = absl::Hours(1);
 };

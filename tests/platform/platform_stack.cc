@@ -248,15 +248,16 @@ std::string PlatformStack::MemberToken(const std::string& tenant_id) {
 
 void PlatformStack::CreateSpecWithStocks(const std::string& spec_name, const std::string& gpu_type,
                                          int gpu_num, int share_milli, int stocks,
-                                         int64_t micros_per_hour) {
+                                         int64_t micros_per_hour, const std::string& memory,
+                                         const std::string& disk) {
   stockpb::CreateSpecRequest spec;
   spec.mutable_spec()->set_spec_name(spec_name);
   spec.mutable_spec()->set_gpu_type(gpu_type);
   spec.mutable_spec()->set_gpu_num(gpu_num);
   spec.mutable_spec()->set_gpu_share_milli(share_milli);
   spec.mutable_spec()->set_cpu("1");
-  spec.mutable_spec()->set_memory("1Gi");
-  spec.mutable_spec()->set_disk("1Gi");
+  spec.mutable_spec()->set_memory(memory);
+  spec.mutable_spec()->set_disk(disk);
   spec.mutable_spec()->mutable_price()->set_micros_per_hour(micros_per_hour);
   spec.mutable_spec()->mutable_price()->set_currency("USD");
   stockpb::Spec created;

@@ -123,9 +123,11 @@ class PlatformStack final {
   // A token of the same tenant's member again (tokens live 15 minutes).
   std::string MemberToken(const std::string& tenant_id);
   // A GPU spec (whole GPUs of `gpu_type`, or a share) priced `micros_per_hour`, and `stocks`
-  // stocks of it once every agent's node is READY. Fails the test on error.
+  // stocks of it once every agent's node is READY; `memory` and `disk` are each workload's
+  // limits (tests of the limits pick small ones). Fails the test on error.
   void CreateSpecWithStocks(const std::string& spec_name, const std::string& gpu_type, int gpu_num,
-                            int share_milli, int stocks, int64_t micros_per_hour = 1200000);
+                            int share_milli, int stocks, int64_t micros_per_hour = 1200000,
+                            const std::string& memory = "1Gi", const std::string& disk = "1Gi");
   // A READY storage of `size` ("1Gi", "16Mi") of the tenant whose member holds `token`.
   void CreateStorage(const std::string& token, const std::string& storage_id,
                      const std::string& size = "1Gi");

@@ -131,16 +131,18 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def serve(template_port, host_port):
-    server = ThreadingHTTPServer(("127.0.0.1", host_port), Handler)
+def serve(template_port, host_port, address):
+    server = ThreadingHTTPServer((address, host_port), Handler)
     server.daemon_threads = True
     server.template_port = template_port
     server.serve_forever()
 
 
-ports = [(int(k[len("GPUAAS_PORT_"):]), int(v)) for k, v in os.environ.items()
+# A workload (a container) serves on every address of its own network namespace: the node
+# forwards its host ports to the container's address; a local process only on loopback.
+ports = [(int(k[len("GPUAAS_PORT_"):]), int(v), "0.0.0.0") for k, v in os.environ.items()
          if k.startswith("GPUAAS_PORT_")]
-ports += [(int(a), int(a)) for a in sys.argv[1:]]
+ports += [(int(a), int(a), "127.0.0.1") for a in sys.argv[1:]]
 threads = [threading.Thread(target=serve, args=p, daemon=True) for p in ports]
 for t in threads:
     t.start()

@@ -1,10 +1,13 @@
-// Attacks on the database (issue 22, hole 1), on the real platform: from inside a sandboxed
-// workload, which shares the host's loopback with PostgreSQL, and as a service whose role was
-// stolen. Each asserts the attack fails and that the legitimate path still works: the workload
-// does reach the server (it is refused for want of a password, not for want of a route), and
-// the services serve on their own roles.
+// Attacks on the database (issue 22, hole 1), on the real platform: from inside a workload (a
+// container in its own network namespace), and as a service whose role was stolen. Each asserts
+// the attack fails and that the legitimate path still works: the workload has no route to the
+// server, and the same connection from the node itself (as the node's every other process
+// would make it) is refused for want of a password; the services serve on their own roles.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -76,10 +79,42 @@ class DatabaseAttackTest : public gpuaas::testing::PgTest {
     return out;
   }
 
+  // Runs `script` on the node (this process's host), with no password file, and returns its
+  // stdout: the connection a workload would make if it had a route.
+  std::string RunOnNode(const std::string& script) {
+    const std::filesystem::path file = dir_.path() / "on-node.sh";
+    std::ofstream(file) << script;
+    std::string out;
+    if (FILE* p = popen(absl::StrCat("env -i PATH=/usr/bin:/bin PGPASSFILE=/dev/null sh ",
+                                     file.string(), " 2>&1")
+                            .c_str(),
+                        "r")) {
+      std::array<char, 4096> buf{};
+      while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+      pclose(p);
+    }
+    return out;
+  }
+
   // A psql run in the workload: one line "<name> rc=<exit code> <its output>".
   std::string Psql(const std::string& name, const std::string& conninfo) const {
     return absl::StrCat("out=$(PGCONNECT_TIMEOUT=5 ", kPsql, " -X -w -Atc 'SELECT 1' '", conninfo,
                         "' 2>&1); echo \"", name, " rc=$? $(echo $out | tr '\\n' ' ')\"\n");
+  }
+
+  // A psql attempt from inside the workload: the server is not there at all.
+  static void ExpectNoRoute(const std::string& line, const std::string& attempt,
+                            const std::string& out) {
+    EXPECT_TRUE(line.starts_with(absl::StrCat(attempt, " rc=2 "))) << line << "\n" << out;
+    EXPECT_TRUE(line.find("Connection refused") != std::string::npos ||
+                line.find("timeout") != std::string::npos)
+        << line;
+  }
+  // The same from the node: it reaches the server, which refuses it for want of a password.
+  static void ExpectRefusedForPassword(const std::string& line, const std::string& attempt,
+                                       const std::string& out) {
+    EXPECT_TRUE(line.starts_with(absl::StrCat(attempt, " rc=2 "))) << line << "\n" << out;
+    EXPECT_NE(line.find("password"), std::string::npos) << line;
   }
 
   // The line of `out` that starts with `name`.
@@ -95,18 +130,18 @@ class DatabaseAttackTest : public gpuaas::testing::PgTest {
   std::string token_;
 };
 
-// The hole: the cluster trusted loopback, and the workload shares the host's loopback.
+// The hole: the cluster trusted loopback, and the workload shared the host's loopback. Now the
+// workload's loopback is its own (no route), and the node's is refused without a password.
 TEST_F(DatabaseAttackTest, WorkloadConnectsAsSuperuserWithoutPassword) {
   const std::string tcp = absl::StrCat("host=127.0.0.1 port=", Port(), " user=postgres");
-  const std::string out =
-      RunInWorkload(Psql("superuser", tcp + " dbname=postgres") +
-                    Psql("superuser-on-platform-db", tcp + " dbname=" + database()) +
-                    Psql("superuser-guessed", tcp + " dbname=postgres password=postgres"));
+  const std::string script = Psql("superuser", tcp + " dbname=postgres") +
+                             Psql("superuser-on-platform-db", tcp + " dbname=" + database()) +
+                             Psql("superuser-guessed", tcp + " dbname=postgres password=postgres");
+  const std::string out = RunInWorkload(script);
+  const std::string on_node = RunOnNode(script);
   for (const std::string attempt : {"superuser", "superuser-on-platform-db", "superuser-guessed"}) {
-    const std::string line = Line(out, attempt);
-    EXPECT_TRUE(line.starts_with(absl::StrCat(attempt, " rc=2 "))) << line << "\n" << out;
-    // Refused by authentication: the workload did reach the server.
-    EXPECT_NE(line.find("password"), std::string::npos) << line;
+    ExpectNoRoute(Line(out, attempt), attempt, out);
+    ExpectRefusedForPassword(Line(on_node, attempt), attempt, on_node);
   }
 }
 
@@ -117,10 +152,10 @@ TEST_F(DatabaseAttackTest, WorkloadConnectsAsServiceRoleWithoutPassword) {
                                          " dbname=", database()));
   }
   const std::string out = RunInWorkload(script);
+  const std::string on_node = RunOnNode(script);
   for (const std::string service : kServices) {
-    const std::string line = Line(out, service);
-    EXPECT_TRUE(line.starts_with(absl::StrCat(service, " rc=2 "))) << line << "\n" << out;
-    EXPECT_NE(line.find("password"), std::string::npos) << line;
+    ExpectNoRoute(Line(out, service), service, out);
+    ExpectRefusedForPassword(Line(on_node, service), service, on_node);
   }
   // The services themselves connect with their roles: they serve.
   instancepb::ListInstancesRequest list;

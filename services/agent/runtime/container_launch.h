@@ -80,7 +80,7 @@ struct ContainerOptions {
   GpuInjector gpus;
   // Workloads without an image run as containers too, from NodeSystemImage; otherwise they run
   // the process runtime's way (bubblewrap).
-  bool system_image_workloads = false;
+  bool system_image_workloads = true;
   // Container id blocks of 65536 host ids each, from first_id on: one per running container.
   uint32_t first_id = 1u << 20;
   uint32_t id_blocks = 4096;
