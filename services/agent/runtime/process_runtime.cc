@@ -72,6 +72,25 @@ bool Finished(pb::WorkloadState s) {
          s == pb::WORKLOAD_STATE_FAILED;
 }
 
+// A container's host ports, bound (never listened on) for as long as its shim lives, once its
+// network forwards them (which checked they were free): the node forwards them into the
+// container (veth), and while they are held no other program on the node can bind one and find
+// its clients forwarded to a workload. A port the network itself listens on (pasta) is held
+// already.
+void ReserveHostPorts(const std::map<int, int>& host_ports, std::vector<int>& fds) {
+  for (const auto& [port, host] : host_ports) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(host));
+    if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+      fds.push_back(fd);
+    } else if (fd >= 0) {
+      close(fd);
+    }
+  }
+}
+
 // Workload ids name directories: "<instance_id>.<run>", nothing that could climb out.
 bool SafeId(const std::string& id) {
   if (id.empty() || id.size() > 200 || id == "." || id == "..") return false;
@@ -654,7 +673,9 @@ void ProcessRuntime::StartContainer(pb::Workload workload, fs::path dir,
                           .tenant_gid = *tenant_gid,
                           .progress = progress},
                          &pull_failed);
+    MountFds held_ports;  // handed to the shim, which holds them to its end
     if (prepared.ok()) {
+      ReserveHostPorts(host_ports, held_ports.fds);
       const absl::Duration grace = workload.has_stop_grace_period()
                                        ? FromProto(workload.stop_grace_period())
                                        : kDefaultGrace;
@@ -666,7 +687,7 @@ void ProcessRuntime::StartContainer(pb::Workload workload, fs::path dir,
                                        "--grace-ms",
                                        std::to_string(absl::ToInt64Milliseconds(grace))};
       args.insert(args.end(), prepared->shim_args.begin(), prepared->shim_args.end());
-      shim = ForkShim(std::move(args), {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, nullptr);
+      shim = ForkShim(std::move(args), {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, &held_ports);
     } else {
       shim = prepared.status();
     }

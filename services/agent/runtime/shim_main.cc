@@ -325,6 +325,15 @@ std::string Drain(int fd, const std::string& path) {
 }
 
 int RunContainer(const Args& a, const ShimFiles& files, int out[2], int err[2]) {
+  // What the agent handed down (the container's host ports, held bound) stays the shim's:
+  // nothing it runs inherits them.
+  for (int fd = 3; fd < 1024; ++fd) {
+    if (fd != out[0] && fd != out[1] && fd != err[0] && fd != err[1] && fd != g_wake[0] &&
+        fd != g_wake[1]) {
+      const int flags = fcntl(fd, F_GETFD);
+      if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+  }
   // The container's init is reparented to the shim once `runc create` leaves it.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   const std::vector<std::string> runc = {a.runc, "--root", a.runc_root};
