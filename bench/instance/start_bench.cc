@@ -3,7 +3,10 @@
 // (--rate 0: each start alone, the latency budget) or at a fixed rate (--rate 50: the
 // sustained-start budget), follows them on one WatchInstances stream, and reports the time
 // from each CreateInstance call to the change that showed it RUNNING (median, p90, p99, max),
-// the CreateInstance answer times, and the starts per second achieved. Deletes what it made.
+// the CreateInstance answer times, and the starts per second achieved. --image runs an image
+// (its command and ports unless --cmd is given); --restarts N then stops N of them one at a
+// time and times StartInstance → RUNNING of the stopped instance (GetInstance polled every 5 ms).
+// Deletes what it made.
 //
 //   build/bench/instance/instance_start_bench --spec a100.1x --count 100 --rate 0
 //
@@ -14,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -52,6 +56,8 @@ struct Flags {
   double timeout_seconds = 60;
   bool keep = false;
   bool no_probe = false;
+  std::string image;
+  int restarts = 0;
 };
 
 std::string Percentiles(std::vector<double> ms) {
@@ -141,7 +147,10 @@ int Run(const Flags& f) {
     instancepb::CreateInstanceRequest req;
     req.set_instance_id(absl::StrCat(f.prefix, "-", run_id, "-", n));
     req.set_spec_name(f.spec);
-    if (f.no_probe) {
+    req.set_image(f.image);
+    if (!f.image.empty() && f.cmd == kDefaultCmd) {
+      // The image's own command and probe port.
+    } else if (f.no_probe) {
       req.mutable_template_()->set_cmd(f.cmd == kDefaultCmd ? "exec sleep 86400" : f.cmd);
     } else {
       req.mutable_template_()->set_cmd(f.cmd);
@@ -210,6 +219,38 @@ int Run(const Flags& f) {
                                    std::max(1e-9, absl::ToDoubleSeconds(submitted - began)),
                                static_cast<double>(start_ms.size()) / std::max(1e-9, span));
   watcher.join();
+  std::vector<double> restart_ms;
+  for (const auto& [id, t0] : created_at) {
+    if (static_cast<int>(restart_ms.size()) >= f.restarts) break;
+    if (running.count(id) == 0) continue;
+    // Polls id until it reaches `want`; the time it was first seen there, or nullopt.
+    auto await = [&](instancepb::State want) -> std::optional<absl::Time> {
+      const absl::Time deadline = absl::Now() + absl::Seconds(f.timeout_seconds);
+      instancepb::GetInstanceRequest get;
+      get.set_instance_id(id);
+      while (absl::Now() < deadline) {
+        auto got = instances.GetInstance(get, call());
+        if (got.ok() && got->state() == want) return absl::Now();
+        if (got.ok() && got->state() == instancepb::STATE_FAILED) return std::nullopt;
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+      return std::nullopt;
+    };
+    instancepb::StopInstanceRequest stop;
+    stop.set_instance_id(id);
+    if (!instances.StopInstance(stop, call()).ok() || !await(instancepb::STATE_STOPPED)) {
+      std::cerr << "error: stopping " << id << "\n";
+      continue;
+    }
+    instancepb::StartInstanceRequest start;
+    start.set_instance_id(id);
+    const absl::Time s0 = absl::Now();
+    if (!instances.StartInstance(start, call()).ok()) continue;
+    if (std::optional<absl::Time> up = await(instancepb::STATE_RUNNING)) {
+      restart_ms.push_back(absl::ToDoubleMilliseconds(*up - s0));
+    }
+  }
+  if (f.restarts > 0) std::cout << "start→RUNNING  " << Percentiles(restart_ms) << "\n";
   if (!f.keep) {
     for (const auto& [id, t0] : created_at) {
       instancepb::DeleteInstanceRequest del;
@@ -241,6 +282,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-probe", f.no_probe,
                "no port and no probe (RUNNING once the sandbox is up); the default command then "
                "only sleeps: many instances at little memory");
+  app.add_option("--image", f.image, "image (name or name:version) the instances run");
+  app.add_option("--restarts", f.restarts,
+                 "then stop and start again this many, one at a time: start → RUNNING");
   CLI11_PARSE(app, argc, argv);
   return Run(f);
 }
