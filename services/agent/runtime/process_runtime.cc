@@ -212,6 +212,7 @@ struct Entry {
   bool own_child = false;  // ours to reap
   bool stop_sent = false;
   bool shim_gone = false;  // its pidfd fired: the shim has exited
+  bool released = false;   // a container's mounts and network are down
 };
 
 // What the loop looks at for one workload, gathered under the lock, observed outside it (file
@@ -229,6 +230,10 @@ struct Look {
   bool live = false;
   bool probe_passed = false;
   bool container = false;
+  // A finished container whose mounts and network are still up (a stop found its shim on its
+  // way out and marked it STOPPED before its exit was seen): only to release.
+  bool release_only = false;
+  bool released = false;
 };
 
 class ProcessRuntime final : public Runtime {
@@ -813,6 +818,15 @@ bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
     for (int fd : exited_pidfds) ShimExited(fd);
     const absl::Time now = absl::Now();
     for (auto& [id, e] : entries_) {
+      if (Finished(e.state) && e.container && !e.released && !e.spawning && !e.preparing &&
+          (e.shim_gone || e.pidfd < 0 || sweep)) {
+        Look& look = looks.emplace_back();
+        look.id = id;
+        look.dir = e.dir.string();
+        look.container = true;
+        look.release_only = true;
+        continue;
+      }
       if (Finished(e.state) || e.spawning || e.preparing) continue;
       const bool probing = e.state == pb::WORKLOAD_STATE_STARTED && !e.stop_sent;
       starting |= probing;
@@ -843,12 +857,16 @@ bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
   for (Look& look : looks) {
     ShimFiles files(look.dir);
     look.exit = files.ReadExit();
-    if (look.container && (look.exit || look.shim_gone)) {
+    if (look.release_only && files.LiveShim()) continue;  // not yet: its shim still winds down
+    if (look.container && (look.exit || look.shim_gone || look.release_only)) {
       // Its mounts and network go as soon as it has ended, not when it is removed.
-      if (absl::Status released = ReleaseContainer(options_.containers, look.dir); !released.ok()) {
+      absl::Status released = ReleaseContainer(options_.containers, look.dir);
+      look.released = released.ok();
+      if (!released.ok()) {
         Logger("agent")->warn("workload {}: {}", look.id, std::string(released.message()));
       }
     }
+    if (look.release_only) continue;
     if (look.exit || look.shim_gone) continue;
     look.live = files.LiveShim().has_value();
     if (!look.live || !look.probe || look.probe_timed_out) continue;
@@ -864,7 +882,8 @@ bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
 
 void ProcessRuntime::Apply(Look& look) {
   auto it = entries_.find(look.id);
-  if (it == entries_.end() || Finished(it->second.state)) return;
+  if (it != entries_.end() && look.released) it->second.released = true;
+  if (it == entries_.end() || Finished(it->second.state) || look.release_only) return;
   Entry& e = it->second;
   if (look.exit) {
     e.exit_code = look.exit->code;
@@ -992,7 +1011,7 @@ void ProcessRuntime::Adopt() {
       Persist(adopted);
     }
     if (adopted.container && Finished(adopted.state)) {
-      ReleaseContainer(options_.containers, adopted.dir.string()).IgnoreError();
+      adopted.released = ReleaseContainer(options_.containers, adopted.dir.string()).ok();
     }
   }
 }
