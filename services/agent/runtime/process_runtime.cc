@@ -293,6 +293,11 @@ class ProcessRuntime final : public Runtime {
                                  struct MountFds* fds) const;
   // What Start does once the shim runs (or could not be started).
   void Started(const std::string& id, const absl::StatusOr<pid_t>& shim, pb::Reason failure);
+  bool StoppedWhilePreparing(const std::string& id) {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(id);
+    return it != entries_.end() && it->second.stop_sent;
+  }
   // The least container id block no workload holds.
   absl::StatusOr<uid_t> AllocateIdBlock() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<std::thread> TakePreparers() {
@@ -679,6 +684,19 @@ void ProcessRuntime::StartContainer(pb::Workload workload, fs::path dir,
                           .progress = progress},
                          &pull_failed);
     MountFds held_ports;  // handed to the shim, which holds them to its end
+    if (prepared.ok() && StoppedWhilePreparing(id)) {
+      // It left the node's set while its image and mounts were being made: it never runs.
+      absl::Status released = ReleaseContainer(options_.containers, dir.string());
+      {
+        absl::MutexLock lock(&mu_);
+        Entry& e = entries_.at(id);
+        e.preparing = false;
+        e.released = released.ok();
+        SetState(e, pb::WORKLOAD_STATE_STOPPED, pb::REASON_UNSPECIFIED, "");
+      }
+      Notify();
+      return;
+    }
     if (prepared.ok()) {
       ReserveHostPorts(host_ports, held_ports.fds);
       const absl::Duration grace = workload.has_stop_grace_period()
