@@ -1,5 +1,8 @@
 #include "libs/common/files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +45,13 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
     return absl::InvalidArgumentError(path + " is empty");
   }
   return line;
+}
+
+bool IsMountPoint(const std::string& path) {
+  struct statx stx {};
+  return statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, 0, &stx) == 0 &&
+         (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+         (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
 }
 
 }  // namespace gpuaas

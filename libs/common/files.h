@@ -11,6 +11,10 @@ namespace gpuaas {
 // opened or read.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+// Whether a file system (or a bind mount) is mounted at `path`. Not by st_dev: a bind mount of
+// a directory of the same file system keeps its device.
+bool IsMountPoint(const std::string& path);
+
 // ReadFile for configuration that is never empty (certificates, keys). Errors:
 // FAILED_PRECONDITION naming the file when it cannot be read or is empty.
 absl::StatusOr<std::string> ReadNonEmptyFile(const std::string& path);

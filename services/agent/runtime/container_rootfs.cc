@@ -142,14 +142,6 @@ absl::Status MountDisk(const fs::path& dir, int64_t bytes) {
 
 }  // namespace
 
-bool IsMountPoint(const std::string& path) {
-  // Not by st_dev: a bind mount of a directory of the same file system keeps its device.
-  struct statx stx {};
-  return statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, 0, &stx) == 0 &&
-         (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
-         (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
-}
-
 bool NothingMountedUnder(const std::string& dir) {
   std::ifstream in("/proc/self/mountinfo");
   const std::string prefix = fs::path(dir).lexically_normal().string() + "/";

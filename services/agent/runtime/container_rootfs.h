@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "libs/common/files.h"
 
 namespace gpuaas::agent {
 
@@ -39,9 +40,6 @@ struct MountedRootfs {
 
 // Mounts it all. Idempotent: what is mounted already stays.
 absl::StatusOr<MountedRootfs> MountRootfs(const RootfsPlan& plan);
-
-// Whether a file system (or a bind mount) is mounted at `path`.
-bool IsMountPoint(const std::string& path);
 
 // Whether no mount point lies in or under `dir`: only then may it be removed, since a mount of a
 // shared layer below it would take the layer's files with it.

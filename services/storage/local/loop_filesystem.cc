@@ -268,12 +268,6 @@ absl::Status MakeFilesystemImage(const std::string& image, int64_t bytes, int64_
   return RunTool("mkfs.ext4", std::move(args));
 }
 
-bool IsMountPoint(const std::string& path) {
-  struct stat self, parent;
-  return ::stat(path.c_str(), &self) == 0 &&
-         ::stat(absl::StrCat(path, "/..").c_str(), &parent) == 0 && self.st_dev != parent.st_dev;
-}
-
 absl::Status MountFilesystemImage(const std::string& image, const std::string& mount_point) {
   if (IsMountPoint(mount_point)) {
     return absl::OkStatus();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "libs/common/files.h"
 
 namespace gpuaas::storage::local {
 
@@ -29,9 +30,6 @@ absl::Status MakeFilesystemImage(const std::string& image, int64_t bytes, int64_
 // device goes away by itself (autoclear) once the file system is unmounted everywhere. A file
 // system smaller than its image (a growth that had to wait) is grown first when nothing holds it.
 absl::Status MountFilesystemImage(const std::string& image, const std::string& mount_point);
-
-// Whether a file system is mounted exactly on `path` (its device differs from its parent's).
-bool IsMountPoint(const std::string& path);
 
 // Detaches the mount on `path` (lazily: open files keep the file system until they close). OK
 // when nothing is mounted there.
