@@ -116,16 +116,12 @@ class StoreImages final : public ContainerImages {
 
 class NodeNetworks final : public ContainerNetworks {
  public:
-  explicit NodeNetworks(NetworkOptions options) : options_(std::move(options)) {}
   absl::StatusOr<std::string> Create(const std::string& dir, const std::map<int, int>& ports,
                                      bool deny_egress) override {
-    GPUAAS_RETURN_IF_ERROR(CreateWorkloadNetwork(options_, dir, ports, deny_egress));
+    GPUAAS_RETURN_IF_ERROR(CreateWorkloadNetwork(dir, ports, deny_egress));
     return NetnsPath(dir);
   }
   absl::Status Destroy(const std::string& dir) override { return DestroyWorkloadNetwork(dir); }
-
- private:
-  const NetworkOptions options_;
 };
 
 // An image's LD_LIBRARY_PATH stays, after the driver's (MergeGpuEnv); the runtime's variables
@@ -194,12 +190,12 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
                                             .size_limit_bytes = setup.image_cache_bytes,
                                             .tls_verify = setup.registry_tls_verify}));
   *store = std::move(opened);
-  GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork(setup.network));
-  if (setup.network.kind == NetworkKind::kVeth) DropUnheldForwards();
+  GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork());
+  DropUnheldForwards();
   ContainerOptions options;
   options.images =
       std::make_shared<StoreImages>(*store, setup.image_root, setup.registry_tls_verify);
-  options.networks = std::make_shared<NodeNetworks>(setup.network);
+  options.networks = std::make_shared<NodeNetworks>();
   options.gpus = MakeGpuInjector(setup);
   return options;
 }

@@ -77,7 +77,6 @@ struct AgentFlags {
   std::string image_root = "/var/lib/gpuaas-agent/images";
   std::string image_cache_size = "50Gi";
   bool registry_tls_verify = true;
-  std::string network = "veth";
   std::string imageless = "container";
   std::string utilization_file;
   absl::Duration keep_finished = absl::Hours(1);
@@ -155,9 +154,6 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--registry-tls-verify", f.registry_tls_verify,
               "verify registries' TLS certificates (off for the loopback registry of the dev "
               "stack and the tests)");
-  options.Add("--network", f.network,
-              "each container's network: 'veth' (a veth pair and nftables rules, no process) or "
-              "'pasta' (a pasta process per workload)");
   options.Add("--utilization-file", f.utilization_file,
               "simulated GPUs take the utilization this file pins, one '<gpu uuid or index> "
               "<percent>' per line");
@@ -214,11 +210,6 @@ absl::StatusOr<agent::ContainerOptions> ContainerOptions(
                               .registry_tls_verify = f.registry_tls_verify};
   GPUAAS_ASSIGN_OR_RETURN(setup.image_cache_bytes,
                           gpuaas::ParseBytes("--image-cache-size", f.image_cache_size));
-  if (f.network != "veth" && f.network != "pasta") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--network: \"", f.network, "\" is not veth or pasta"));
-  }
-  setup.network.kind = f.network == "veth" ? agent::NetworkKind::kVeth : agent::NetworkKind::kPasta;
   std::vector<agent::GpuInfo> infos;
   for (const agent::GpuStatus& g : gpus) {
     infos.push_back(g.info);

@@ -65,12 +65,10 @@ class VethNetworks final : public ContainerNetworks {
  public:
   absl::StatusOr<std::string> Create(const std::string& dir, const std::map<int, int>& ports,
                                      bool deny_egress) override {
-    if (absl::Status s = CreateWorkloadNetwork(options_, dir, ports, deny_egress); !s.ok())
-      return s;
+    if (absl::Status s = CreateWorkloadNetwork(dir, ports, deny_egress); !s.ok()) return s;
     return NetnsPath(dir);
   }
   absl::Status Destroy(const std::string& dir) override { return DestroyWorkloadNetwork(dir); }
-  NetworkOptions options_{.kind = NetworkKind::kVeth};
 };
 
 class ContainerRuntimeTest : public ::testing::Test {
@@ -114,7 +112,7 @@ class ContainerRuntimeTest : public ::testing::Test {
     o.containers.system_image_workloads = true;
     if (with_network_) {
       auto networks = std::make_shared<VethNetworks>();
-      EXPECT_TRUE(PrepareNodeNetwork(networks->options_).ok());
+      EXPECT_TRUE(PrepareNodeNetwork().ok());
       o.containers.networks = networks;
       o.first_port = 39000 + getpid() % 100 * 10;
       o.last_port = o.first_port + 9;

@@ -1,11 +1,11 @@
 // Attacks from inside a workload's own network (services/agent/runtime/workload_network.h), as a
 // container's process: an unprivileged uid in a user namespace of its own, in the workload's
-// network namespace with pasta running beside it. It tries the node (its loopback, where the
-// database, the services, the agent, S3 and the proxy's internal ports listen; its other
-// addresses; the gateway address pasta once mapped to the node's loopback) and another workload
-// (its host port, on every address), over TCP and UDP. Each fails; the node still reaches both
-// workloads through their declared ports, and the workload still reaches an outside.
-// Until the OCI runtime runs containers here, the networks are made with the library directly.
+// network namespace. It tries the node (its loopback, where the database, the services, the
+// agent, S3 and the proxy's internal ports listen; its other addresses; the gateway address,
+// which pasta's default once mapped to the node's loopback) and another workload (its host
+// port, on every address), over TCP and UDP. Each fails; the node still reaches both workloads
+// through their declared ports, and the workload still reaches an outside. The networks are made
+// with the library directly; container_attack_test runs attacks from real containers.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -81,17 +81,16 @@ bool UdpArrives(const std::string& netns, const std::string& address) {
   return arrived;
 }
 
-class NetworkAttackTest : public ::testing::TestWithParam<NetworkKind> {
+class NetworkAttackTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "network namespaces and nftables need root";
-    options_.kind = GetParam();
-    ASSERT_OK(PrepareNodeNetwork(options_));
+    ASSERT_OK(PrepareNodeNetwork());
     ASSERT_OK_AND_ASSIGN(auto outside, testing::Outside::Make());
     outside_ = std::make_unique<testing::Outside>(std::move(outside));
     victim_host_port_ = FreePort();
-    ASSERT_OK(CreateWorkloadNetwork(options_, attacker_.path(), {{FreePort(), 8080}}, false));
-    ASSERT_OK(CreateWorkloadNetwork(options_, victim_.path(), {{victim_host_port_, 8080}}, false));
+    ASSERT_OK(CreateWorkloadNetwork(attacker_.path(), {{FreePort(), 8080}}, false));
+    ASSERT_OK(CreateWorkloadNetwork(victim_.path(), {{victim_host_port_, 8080}}, false));
   }
   void TearDown() override {
     EXPECT_OK(DestroyWorkloadNetwork(attacker_.path()));
@@ -107,7 +106,6 @@ class NetworkAttackTest : public ::testing::TestWithParam<NetworkKind> {
   }
   std::string AttackerNetns() const { return NetnsPath(attacker_.path()); }
 
-  NetworkOptions options_;
   gpuaas::testing::TempDir attacker_, victim_;
   std::unique_ptr<testing::Outside> outside_;
   int victim_host_port_ = 0;
@@ -115,7 +113,7 @@ class NetworkAttackTest : public ::testing::TestWithParam<NetworkKind> {
 
 // The database, the services, the agent, S3 and the proxy's internal ports all listen on the
 // node: on loopback or on its addresses. A listener on each stands for them.
-TEST_P(NetworkAttackTest, AWorkloadCannotConnectToTheNodesLoopbackOrAddresses) {
+TEST_F(NetworkAttackTest, AWorkloadCannotConnectToTheNodesLoopbackOrAddresses) {
   std::vector<std::pair<std::string, Listener>> services;
   for (const std::string& address : NodeAddresses()) {
     ASSERT_OK_AND_ASSIGN(Listener l, Listener::Open("", address, 0));
@@ -135,8 +133,9 @@ TEST_P(NetworkAttackTest, AWorkloadCannotConnectToTheNodesLoopbackOrAddresses) {
   EXPECT_EQ(results.find("=connected"), std::string::npos) << results;
 }
 
-// pasta's default maps the gateway address to the node's loopback; ours must not.
-TEST_P(NetworkAttackTest, AWorkloadCannotReachTheNodesLoopbackThroughTheGatewayAddress) {
+// pasta's default maps the gateway address to the node's loopback; the node's end of a link
+// must not lead there either.
+TEST_F(NetworkAttackTest, AWorkloadCannotReachTheNodesLoopbackThroughTheGatewayAddress) {
   ASSERT_OK_AND_ASSIGN(Listener service, Listener::Open("", "127.0.0.1", 0));
   ASSERT_OK_AND_ASSIGN(std::string result, RunAsWorkload(AttackerNetns(), kAttackerUid, [&] {
                          const std::string gateway = GatewayInside();
@@ -147,7 +146,7 @@ TEST_P(NetworkAttackTest, AWorkloadCannotReachTheNodesLoopbackThroughTheGatewayA
   EXPECT_NE(result.find('.'), std::string::npos) << "no gateway inside: " << result;
 }
 
-TEST_P(NetworkAttackTest, AWorkloadCannotReachAnotherWorkloadsPortOnAnyAddress) {
+TEST_F(NetworkAttackTest, AWorkloadCannotReachAnotherWorkloadsPortOnAnyAddress) {
   ASSERT_OK_AND_ASSIGN(Listener victim, Listener::Open(NetnsPath(victim_.path()), "::", 8080));
   const std::vector<std::string> node_addresses = NodeAddresses();  // the node's, not inside's
   // The victim's own addresses, as it sees them: its server listens there on 8080.
@@ -179,14 +178,14 @@ TEST_P(NetworkAttackTest, AWorkloadCannotReachAnotherWorkloadsPortOnAnyAddress) 
   EXPECT_OK(accepted);
 }
 
-TEST_P(NetworkAttackTest, AWorkloadsUdpNeverArrivesAtTheNode) {
+TEST_F(NetworkAttackTest, AWorkloadsUdpNeverArrivesAtTheNode) {
   for (const std::string& address : NodeAddresses()) {
     EXPECT_FALSE(UdpArrives(AttackerNetns(), address)) << address;
   }
 }
 
 // The network works: what the attacks above were refused is not everything.
-TEST_P(NetworkAttackTest, TheSameWorkloadStillReachesTheOutside) {
+TEST_F(NetworkAttackTest, TheSameWorkloadStillReachesTheOutside) {
   ASSERT_OK_AND_ASSIGN(Listener server, Listener::Open(outside_->netns(), outside_->address(), 0));
   EXPECT_THAT(RunAsWorkload(AttackerNetns(), kAttackerUid,
                             [&] {
@@ -195,12 +194,6 @@ TEST_P(NetworkAttackTest, TheSameWorkloadStillReachesTheOutside) {
                             }),
               gpuaas::testing::IsOkAndHolds("connected"));
 }
-
-INSTANTIATE_TEST_SUITE_P(Kinds, NetworkAttackTest,
-                         ::testing::Values(NetworkKind::kPasta, NetworkKind::kVeth),
-                         [](const auto& info) {
-                           return info.param == NetworkKind::kPasta ? "pasta" : "veth";
-                         });
 
 }  // namespace
 }  // namespace gpuaas::agent

@@ -75,8 +75,7 @@ bool Finished(pb::WorkloadState s) {
 // A container's host ports, bound (never listened on) for as long as its shim lives, once its
 // network forwards them (which checked they were free): the node forwards them into the
 // container (veth), and while they are held no other program on the node can bind one and find
-// its clients forwarded to a workload. A port the network itself listens on (pasta) is held
-// already.
+// its clients forwarded to a workload.
 void ReserveHostPorts(const std::map<int, int>& host_ports, std::vector<int>& fds) {
   for (const auto& [port, host] : host_ports) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -564,14 +563,16 @@ absl::StatusOr<pid_t> ProcessRuntime::ForkShim(std::vector<std::string> args,
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
   if (pid == 0) {
-    // Its own session, so nothing aimed at the agent's group reaches it, none of the agent's
-    // descriptors, and no blocked signal: the agent blocks SIGTERM/SIGINT in every thread
-    // (service::TerminationSignals) and a mask survives exec, so the shim would never hear
-    // its stop.
+    // Its own session, so nothing aimed at the agent's group reaches it, and none of the
+    // agent's descriptors. A mask survives exec: only the stop signals stay blocked, so a stop
+    // sent before the shim's handlers are in place waits for them (the shim unblocks them)
+    // instead of killing it before it could stop its workload and record the exit.
     setsid();
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    sigprocmask(SIG_SETMASK, &stop, nullptr);
     if (mount_fds != nullptr) mount_fds->MoveForChild();
     close_range(3 + static_cast<unsigned>(passed), ~0U, 0);
     const int null = open("/dev/null", O_RDWR);

@@ -416,6 +416,12 @@ int main(int argc, char** argv) {
   child_sa.sa_handler = OnChild;
   child_sa.sa_flags = SA_NOCLDSTOP;
   sigaction(SIGCHLD, &child_sa, nullptr);
+  // The agent starts us with the stop signals blocked: one sent already is handled now.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  sigprocmask(SIG_UNBLOCK, &stop, nullptr);
   if (!a.runc.empty()) return RunContainer(a, files, out, err);
 
   std::vector<std::string> args = {a.bwrap};

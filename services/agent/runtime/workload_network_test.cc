@@ -1,14 +1,13 @@
-// Workload networks with real pasta, namespaces and nftables: a declared port reaches the
+// Workload networks with real namespaces, veth links and nftables: a declared port reaches the
 // workload from the node and nothing else does; egress reaches an outside unless denied; no raw
-// sockets inside; a second Create keeps a live network and revives a dead pasta; Destroy leaves
-// no process, mount or file; PrepareNodeNetwork leaves other tables alone. The attacks from
-// inside (the node, other workloads) are in tests/security/network_attack_test.cc.
+// sockets inside; a second Create keeps a live network and makes again one a reboot took;
+// Destroy leaves no link, mount or file; PrepareNodeNetwork leaves other tables alone. The attacks
+// from inside (the node, other workloads) are in tests/security/network_attack_test.cc.
 #include "services/agent/runtime/workload_network.h"
 
 #include <gtest/gtest.h>
 #include <linux/if.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -45,21 +44,18 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-pid_t PastaPid(const std::string& dir) { return std::atoi(ReadAll(dir + "/pasta.pid").c_str()); }
-
-// Running: a zombie is not (it is nobody's child here; init reaps it when it gets to it).
-bool Alive(pid_t pid) {
-  if (pid <= 0) return false;
-  const std::string status = ReadAll(absl::StrCat("/proc/", pid, "/status"));
-  return !status.empty() && status.find("State:\tZ") == std::string::npos;
+// The workload's link on the node (gpw<slot>), from the first line of its veth state file.
+std::string HostLink(const std::string& dir) {
+  return absl::StrCat("gpw", std::atoi(ReadAll(dir + "/veth").c_str()));
 }
 
-class WorkloadNetworkTest : public ::testing::TestWithParam<NetworkKind> {
+bool LinkExists(const std::string& name) { return fs::exists("/sys/class/net/" + name); }
+
+class WorkloadNetworkTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "network namespaces and nftables need root";
-    options_.kind = GetParam();
-    ASSERT_OK(PrepareNodeNetwork(options_));
+    ASSERT_OK(PrepareNodeNetwork());
   }
   void TearDown() override {
     for (const auto& dir : dirs_) EXPECT_OK(DestroyWorkloadNetwork(dir->path()));
@@ -69,31 +65,26 @@ class WorkloadNetworkTest : public ::testing::TestWithParam<NetworkKind> {
     return dirs_.back()->path();
   }
 
-  NetworkOptions options_;
   std::vector<std::unique_ptr<gpuaas::testing::TempDir>> dirs_;
 };
 
-TEST_P(WorkloadNetworkTest, ADeclaredPortReachesTheWorkloadFromTheNodeAndNoOtherPortDoes) {
+TEST_F(WorkloadNetworkTest, ADeclaredPortReachesTheWorkloadFromTheNodeAndNoOtherPortDoes) {
   const std::string dir = NewDir();
   const int host_port = FreePort();
   const auto started = std::chrono::steady_clock::now();
-  ASSERT_OK(CreateWorkloadNetwork(options_, dir, {{host_port, 8080}}, false));
+  ASSERT_OK(CreateWorkloadNetwork(dir, {{host_port, 8080}}, false));
   const auto took = std::chrono::steady_clock::now() - started;
   RecordProperty(
       "create_ms",
       std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   EXPECT_LT(took, std::chrono::seconds(1)) << "a workload's start budget is 1 s";
 
-  // Both families: pasta carries IPv6 to the workload as IPv6 (a workload listening on IPv4
-  // only is reached over the node's IPv4 addresses, as the proxy does).
+  // The workload listens on both families; the node reaches it over IPv4 (Linux cannot DNAT
+  // ::1 to another address), as the proxy does.
   ASSERT_OK_AND_ASSIGN(Listener declared, Listener::Open(NetnsPath(dir), "::", 8080));
   ASSERT_OK_AND_ASSIGN(Listener undeclared, Listener::Open(NetnsPath(dir), "::", 9090));
-  // The node's loopback and its other IPv4 addresses. Not its other IPv6 ones: pasta gives the
-  // namespace the node's addresses, and maps the node's IPv4 address to the gateway when it is
-  // the source, but not its IPv6 one, so the namespace drops those as its own.
-  // The veth kind is IPv4 only (Linux cannot DNAT ::1 to another address).
+  // The node's loopback and its other IPv4 addresses.
   std::vector<std::string> node_addresses = {"127.0.0.1"};
-  if (GetParam() == NetworkKind::kPasta) node_addresses.push_back("::1");
   for (const std::string& a : testing::NodeAddresses()) {
     if (a != "127.0.0.1" && a.find(':') == std::string::npos) node_addresses.push_back(a);
   }
@@ -108,13 +99,13 @@ TEST_P(WorkloadNetworkTest, ADeclaredPortReachesTheWorkloadFromTheNodeAndNoOther
   }
 }
 
-TEST_P(WorkloadNetworkTest, EgressReachesTheOutsideUnlessDenied) {
+TEST_F(WorkloadNetworkTest, EgressReachesTheOutsideUnlessDenied) {
   ASSERT_OK_AND_ASSIGN(testing::Outside outside, testing::Outside::Make());
   ASSERT_OK_AND_ASSIGN(Listener server, Listener::Open(outside.netns(), outside.address(), 0));
   const std::string open_dir = NewDir(), closed_dir = NewDir();
   const int closed_host_port = FreePort();
-  ASSERT_OK(CreateWorkloadNetwork(options_, open_dir, {}, false));
-  ASSERT_OK(CreateWorkloadNetwork(options_, closed_dir, {{closed_host_port, 8080}}, true));
+  ASSERT_OK(CreateWorkloadNetwork(open_dir, {}, false));
+  ASSERT_OK(CreateWorkloadNetwork(closed_dir, {{closed_host_port, 8080}}, true));
 
   auto connect_outside = [&](int wait_ms) {
     return [&, wait_ms] {
@@ -124,8 +115,7 @@ TEST_P(WorkloadNetworkTest, EgressReachesTheOutsideUnlessDenied) {
   // A first SYN on links just made is sometimes lost and sent again 1 s later.
   EXPECT_THAT(RunAsWorkload(NetnsPath(open_dir), kWorkloadUid, connect_outside(kWaitMs * 2)),
               gpuaas::testing::IsOkAndHolds("connected"));
-  // Refused on the node; the workload sees a timeout (pasta 2023-03's reset of a connection it
-  // could not open lacks the ACK a SYN_SENT socket needs, so the workload's kernel ignores it).
+  // Refused on the node (veth_forward resets it).
   EXPECT_THAT(RunAsWorkload(NetnsPath(closed_dir), kWorkloadUid, connect_outside(kWaitMs / 2)),
               gpuaas::testing::IsOkAndHolds(::testing::Not("connected")));
 
@@ -138,9 +128,9 @@ TEST_P(WorkloadNetworkTest, EgressReachesTheOutsideUnlessDenied) {
   EXPECT_OK(accepted);
 }
 
-TEST_P(WorkloadNetworkTest, AWorkloadHasNoRawSocketsNorPowerOverItsInterfaces) {
+TEST_F(WorkloadNetworkTest, AWorkloadHasNoRawSocketsNorPowerOverItsInterfaces) {
   const std::string dir = NewDir();
-  ASSERT_OK(CreateWorkloadNetwork(options_, dir, {}, false));
+  ASSERT_OK(CreateWorkloadNetwork(dir, {}, false));
   auto attempts = [] {
     std::string result;
     auto note = [&](const char* what, bool refused) {
@@ -165,97 +155,78 @@ TEST_P(WorkloadNetworkTest, AWorkloadHasNoRawSocketsNorPowerOverItsInterfaces) {
       gpuaas::testing::IsOkAndHolds("raw4:EPERM raw6:EPERM packet:EPERM ifdown:EPERM tcp:1"));
 }
 
-TEST_P(WorkloadNetworkTest, CreateAgainKeepsALiveNetworkAndRevivesADeadPasta) {
-  if (GetParam() != NetworkKind::kPasta) GTEST_SKIP() << "pasta's own";
+TEST_F(WorkloadNetworkTest, CreateAgainKeepsALiveNetwork) {
   const std::string dir = NewDir();
-  const int host_port = FreePort();
-  ASSERT_OK(CreateWorkloadNetwork(options_, dir, {{host_port, 8080}}, false));
-  const pid_t first = PastaPid(dir);
-  ASSERT_TRUE(Alive(first));
-  ASSERT_OK(CreateWorkloadNetwork(options_, dir, {{host_port, 8080}}, false));
-  EXPECT_EQ(PastaPid(dir), first);
-
-  ASSERT_EQ(kill(first, SIGKILL), 0);
-  ASSERT_TRUE(gpuaas::testing::Eventually([&] { return !Alive(first); }, absl::Seconds(5)));
-  ASSERT_OK(CreateWorkloadNetwork(options_, dir, {{host_port, 8080}}, false));
-  EXPECT_NE(PastaPid(dir), first);
-  EXPECT_TRUE(Alive(PastaPid(dir)));
-  ASSERT_OK_AND_ASSIGN(Listener inside, Listener::Open(NetnsPath(dir), "0.0.0.0", 8080));
-  absl::Status accepted;
-  EXPECT_THAT(ConnectAndRead("127.0.0.1", host_port, kWaitMs,
-                             [&] { accepted = inside.AcceptAndReply("again", kWaitMs); }),
-              gpuaas::testing::IsOkAndHolds("again"));
+  ASSERT_OK(CreateWorkloadNetwork(dir, {{FreePort(), 8080}}, false));
+  const std::string state = ReadAll(dir + "/veth");
+  // An agent restart adopting its workloads: the same link, ports and policy, nothing remade
+  // (not even with other arguments).
+  ASSERT_OK(CreateWorkloadNetwork(dir, {{FreePort(), 9090}}, true));
+  EXPECT_EQ(ReadAll(dir + "/veth"), state);
+  EXPECT_TRUE(LinkExists(HostLink(dir)));
 }
 
-// After a node reboot the directory still holds the files, no longer mounted, and a pasta.pid
-// naming nothing (or, worse, someone else: here the test itself).
-TEST_P(WorkloadNetworkTest, CreateAfterARebootMakesItAgainAndSignalsNoStranger) {
-  if (GetParam() != NetworkKind::kPasta) GTEST_SKIP() << "pasta's own";
+// After a node reboot the directory still holds the files, no longer mounted, and the link is
+// gone: Create makes the network again and the declared port serves.
+TEST_F(WorkloadNetworkTest, CreateAfterARebootMakesItAgain) {
   const std::string dir = NewDir();
   const int host_port = FreePort();
-  ASSERT_OK(CreateWorkloadNetwork(options_, dir, {{host_port, 8080}}, false));
-  const pid_t pasta = PastaPid(dir);
-  ASSERT_EQ(kill(pasta, SIGKILL), 0);
-  ASSERT_TRUE(gpuaas::testing::Eventually([&] { return !Alive(pasta); }, absl::Seconds(5)));
-  ASSERT_OK(testing::Shell(absl::StrCat("umount ", dir, "/netns ", dir, "/userns")));
-  std::ofstream(dir + "/pasta.pid") << getpid() << "\n";
+  ASSERT_OK(CreateWorkloadNetwork(dir, {{host_port, 8080}}, false));
+  const std::string link = HostLink(dir);
+  ASSERT_OK(testing::Shell(absl::StrCat("ip link del ", link, " && umount ", NetnsPath(dir))));
 
-  ASSERT_OK(CreateWorkloadNetwork(options_, dir, {{host_port, 8080}}, false));
-  EXPECT_NE(PastaPid(dir), getpid());
+  ASSERT_OK(CreateWorkloadNetwork(dir, {{host_port, 8080}}, false));
+  EXPECT_TRUE(LinkExists(HostLink(dir)));
   ASSERT_OK_AND_ASSIGN(Listener inside, Listener::Open(NetnsPath(dir), "0.0.0.0", 8080));
   absl::Status accepted;
   EXPECT_THAT(ConnectAndRead("127.0.0.1", host_port, kWaitMs,
                              [&] { accepted = inside.AcceptAndReply("back", kWaitMs); }),
               gpuaas::testing::IsOkAndHolds("back"));
+  EXPECT_OK(accepted);
 }
 
-TEST_P(WorkloadNetworkTest, DestroyLeavesNoProcessMountNorFileAndTheTableStays) {
+TEST_F(WorkloadNetworkTest, DestroyLeavesNoLinkMountNorFileAndTheTableStays) {
   const std::string dir = NewDir();
-  ASSERT_OK(CreateWorkloadNetwork(options_, dir, {{FreePort(), 8080}}, true));
-  const pid_t pasta = PastaPid(dir);
-  ASSERT_EQ(Alive(pasta), GetParam() == NetworkKind::kPasta);
+  const int host_port = FreePort();
+  ASSERT_OK(CreateWorkloadNetwork(dir, {{host_port, 8080}}, true));
+  const std::string link = HostLink(dir);
+  ASSERT_TRUE(LinkExists(link));
   ASSERT_NE(ReadAll("/proc/self/mountinfo").find(NetnsPath(dir)), std::string::npos);
 
   ASSERT_OK(DestroyWorkloadNetwork(dir));
-  EXPECT_FALSE(Alive(pasta));
+  EXPECT_FALSE(LinkExists(link));
+  EXPECT_NE(testing::Shell(absl::StrCat("nft get element inet gpuaas_workload_network veth_ports "
+                                        "'{ ",
+                                        host_port, " }' 2>/dev/null")),
+            absl::OkStatus())
+      << "the forward of " << host_port << " is gone";
   EXPECT_EQ(ReadAll("/proc/self/mountinfo").find(dir + "/"), std::string::npos);
   EXPECT_TRUE(fs::is_empty(dir));
   EXPECT_OK(DestroyWorkloadNetwork(dir));  // again: nothing to do
-  EXPECT_OK(testing::Shell(
-      absl::StrCat(options_.nft_path, " list table inet gpuaas_workload_network >/dev/null")));
-}
-
-TEST_P(WorkloadNetworkTest, PrepareIsIdempotentAndLeavesOtherTablesAlone) {
-  const std::string other = absl::StrCat("gpuaas_test_other_", getpid());
-  ASSERT_OK(testing::Shell(absl::StrCat(options_.nft_path, " add table inet ", other)));
-  EXPECT_OK(PrepareNodeNetwork(options_));
-  EXPECT_OK(PrepareNodeNetwork(options_));
   EXPECT_OK(
-      testing::Shell(absl::StrCat(options_.nft_path, " list table inet ", other, " >/dev/null && ",
-                                  options_.nft_path, " delete table inet ", other)));
-  NetworkOptions same = options_;
-  same.no_egress_uid = same.egress_uid;
-  EXPECT_THAT(PrepareNodeNetwork(same),
-              gpuaas::testing::StatusIs(absl::StatusCode::kInvalidArgument));
+      testing::Shell(absl::StrCat("nft", " list table inet gpuaas_workload_network >/dev/null")));
 }
 
-TEST_P(WorkloadNetworkTest, BadPortsAndATakenHostPortAreClearErrorsLeavingNothing) {
+TEST_F(WorkloadNetworkTest, PrepareIsIdempotentAndLeavesOtherTablesAlone) {
+  const std::string other = absl::StrCat("gpuaas_test_other_", getpid());
+  ASSERT_OK(testing::Shell(absl::StrCat("nft", " add table inet ", other)));
+  EXPECT_OK(PrepareNodeNetwork());
+  EXPECT_OK(PrepareNodeNetwork());
+  EXPECT_OK(testing::Shell(absl::StrCat("nft", " list table inet ", other, " >/dev/null && ", "nft",
+                                        " delete table inet ", other)));
+}
+
+TEST_F(WorkloadNetworkTest, BadPortsAndATakenHostPortAreClearErrorsLeavingNothing) {
   const std::string dir = NewDir();
-  EXPECT_THAT(CreateWorkloadNetwork(options_, dir, {{0, 8080}}, false),
+  EXPECT_THAT(CreateWorkloadNetwork(dir, {{0, 8080}}, false),
               gpuaas::testing::StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(CreateWorkloadNetwork(options_, dir, {{8080, 70000}}, false),
+  EXPECT_THAT(CreateWorkloadNetwork(dir, {{8080, 70000}}, false),
               gpuaas::testing::StatusIs(absl::StatusCode::kInvalidArgument));
   ASSERT_OK_AND_ASSIGN(Listener taken, Listener::Open("", "0.0.0.0", 0));
-  EXPECT_THAT(CreateWorkloadNetwork(options_, dir, {{taken.port(), 8080}}, false),
+  EXPECT_THAT(CreateWorkloadNetwork(dir, {{taken.port(), 8080}}, false),
               gpuaas::testing::StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_TRUE(fs::is_empty(dir));
 }
-
-INSTANTIATE_TEST_SUITE_P(Kinds, WorkloadNetworkTest,
-                         ::testing::Values(NetworkKind::kPasta, NetworkKind::kVeth),
-                         [](const auto& info) {
-                           return info.param == NetworkKind::kPasta ? "pasta" : "veth";
-                         });
 
 }  // namespace
 }  // namespace gpuaas::agent

@@ -46,8 +46,8 @@ absl::Status WriteProcFile(const std::string& path, const std::string& text);
 // Bind-mounts `source` (a namespace file) on `target`, made if missing.
 absl::Status BindOnto(const std::string& source, const std::string& target);
 
-// FAILED_PRECONDITION naming the first host port a listener could not take now (pasta only
-// warns when it cannot bind one, and a DNAT would shadow a node service).
+// FAILED_PRECONDITION naming the first host port a listener could not take now (a DNAT would
+// shadow a node service).
 absl::Status CheckHostPortsFree(const std::map<int, int>& host_port_to_port);
 
 // Runs `args` (a path, then arguments) with `input` on its standard input and none of the

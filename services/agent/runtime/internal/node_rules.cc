@@ -4,28 +4,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 
 namespace gpuaas::agent::network_internal {
 
-// pasta's sockets are the workloads' outbound connections: none may start towards the node
-// itself (its loopback, any of its addresses, so every service and every host port), and none
-// at all for workloads without egress. Connections coming in through a forwarded port are not
-// new on pasta's side (their replies are established), so they pass. Refused at once (a TCP
-// reset, an ICMP error), not dropped: the workload sees a refusal instead of a timeout.
-//
-// The veth kind's rules: each workload's host end is gpw<n> (its namespace's end is eth0),
-// and what arrives from one is the workload's own traffic. Nothing new from a workload to the
+// Each workload's host end is gpw<n> (its namespace's end is eth0), and what arrives from one
+// is the workload's own traffic. Nothing new from a workload to the
 // node (input), nor into a workload but through a declared port (forward, and output for the
 // node's own processes); egress masqueraded behind the node, refused for the workloads in
 // veth_no_egress; host ports DNATed to the workload's address (veth_ports), from loopback too
-// (route_localnet on the host end, the source masqueraded).
-std::string NodeRules(const NetworkOptions& options) {
-  const std::string pasta =
-      absl::StrFormat("meta skuid { %d, %d }", options.egress_uid, options.no_egress_uid);
-  const std::string pasta_no_egress = absl::StrFormat("meta skuid %d", options.no_egress_uid);
-  const std::string kNew = "ct state { new, untracked }";
-  const std::string kLocal = "fib daddr type { local, broadcast, multicast }";
+// (route_localnet on the host end, the source masqueraded). Refused at once (a TCP reset, an
+// ICMP error), not dropped: the workload sees a refusal instead of a timeout.
+std::string NodeRules() {
   const std::string kRefuseTcp = "meta l4proto tcp counter reject with tcp reset";
   const std::string kRefuse = "counter reject with icmpx admin-prohibited";
   struct Chain {
@@ -36,11 +25,7 @@ std::string NodeRules(const NetworkOptions& options) {
   const std::vector<Chain> chains = {
       {"output",
        "type filter hook output priority filter; policy accept;",
-       {absl::StrJoin({pasta, kNew, kLocal, kRefuseTcp}, " "),
-        absl::StrJoin({pasta, kNew, kLocal, kRefuse}, " "),
-        absl::StrJoin({pasta_no_egress, kNew, kRefuseTcp}, " "),
-        absl::StrJoin({pasta_no_egress, kNew, kRefuse}, " "),
-        absl::StrCat("oifname \"gpw*\" ct state new ct status != dnat ", kRefuseTcp),
+       {absl::StrCat("oifname \"gpw*\" ct state new ct status != dnat ", kRefuseTcp),
         absl::StrCat("oifname \"gpw*\" ct state new ct status != dnat ", kRefuse)}},
       {"veth_dnat_in",
        "type nat hook prerouting priority dstnat; policy accept;",

@@ -26,7 +26,6 @@ namespace {
 
 constexpr int kVethSlots = 16384;  // the /30s of 10.222.0.0/16
 constexpr std::string_view kIpPath = "/usr/sbin/ip";
-constexpr std::string_view kNftPath = "/usr/sbin/nft";
 
 std::string VethStatePath(const std::string& dir) { return dir + "/veth"; }
 std::string HostEnd(int slot) { return absl::StrCat("gpw", slot); }

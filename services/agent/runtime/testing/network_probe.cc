@@ -113,8 +113,7 @@ absl::StatusOr<std::string> ConnectAndRead(const std::string& address, int port,
     return absl::UnavailableError(
         absl::StrFormat("connect %s port %d: %s", address, port, ReachName(reach)));
   }
-  // The client speaks first, as HTTP's do (pasta 2023-03 completes a forwarded connection's
-  // handshake only once the client sent something: a server speaking first waits for it).
+  // The client speaks first, as HTTP's do.
   const bool sent = write(fd, "ping", 4) == 4;
   if (before_read) before_read();
   std::string got;
