@@ -24,6 +24,8 @@ class UniqueFd final {
 
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  // The descriptor, no longer closed by this (handed to a child process).
+  int Release() { return std::exchange(fd_, -1); }
   void Reset(int fd = -1) {
     if (fd_ >= 0) {
       ::close(fd_);

@@ -1,14 +1,10 @@
 #include "services/agent/container_setup.h"
 
-#include <netinet/in.h>
 #include <sys/mount.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -17,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "libs/common/status_macros.h"
-#include "nlohmann/json.hpp"
 #include "services/agent/images/skopeo_copy.h"
 
 namespace gpuaas::agent {
@@ -148,39 +143,6 @@ GpuInjector MakeGpuInjector(const ContainerSetup& setup) {
   };
 }
 
-// Host ports of the veth kind's forwarding map that no shim holds any more (a node that lost
-// its workloads' shims at once: a crash, a test's teardown): left in place, each would forward
-// whatever program next binds that port on the node to a workload that is gone. A live
-// workload's shim holds its host ports bound, so a port that binds here is nobody's.
-void DropUnheldForwards() {
-  FILE* nft =
-      popen("/usr/sbin/nft -j list map inet gpuaas_workload_network veth_ports 2>/dev/null", "r");
-  if (nft == nullptr) return;
-  std::string text;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, nft)) > 0;) text.append(buf, n);
-  pclose(nft);
-  const nlohmann::json listing = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!listing.is_object()) return;
-  for (const nlohmann::json& item : listing.value("nftables", nlohmann::json::array())) {
-    if (!item.contains("map")) continue;
-    for (const nlohmann::json& elem : item["map"].value("elem", nlohmann::json::array())) {
-      if (!elem.is_array() || elem.empty() || !elem[0].is_number_integer()) continue;
-      const int port = elem[0].get<int>();
-      const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_port = htons(static_cast<uint16_t>(port));
-      const bool unheld = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-      if (fd >= 0) close(fd);
-      if (!unheld) continue;
-      std::system(absl::StrCat("/usr/sbin/nft delete element inet gpuaas_workload_network ",
-                               "veth_ports \"{ ", port, " }\" 2>/dev/null")
-                      .c_str());
-    }
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setup,
@@ -191,6 +153,7 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
                                             .tls_verify = setup.registry_tls_verify}));
   *store = std::move(opened);
   GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork());
+  // What a node that lost its workloads' shims at once (a crash) left behind.
   DropUnheldForwards();
   ContainerOptions options;
   options.images =
@@ -201,16 +164,16 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
 }
 
 void ForceEndContainers(const std::string& workload_root, const std::string& runc_path) {
+  ContainerOptions containers;
+  containers.runc_path = runc_path;
+  containers.networks = std::make_shared<NodeNetworks>();
   std::error_code ec;
   for (const auto& dir : fs::directory_iterator(workload_root, ec)) {
-    if (!fs::exists(dir.path() / "container")) continue;
-    const std::string id = dir.path().filename().string();
-    std::system(absl::StrCat(runc_path, " --root ", RuncRoot(workload_root), " delete --force ", id,
-                             " >/dev/null 2>&1")
-                    .c_str());
-    DestroyWorkloadNetwork(dir.path().string()).IgnoreError();
+    if (fs::exists(dir.path() / "container")) {
+      ReleaseContainer(containers, dir.path().string()).IgnoreError();
+    }
   }
-  // Deepest first: a rootfs before the layers under it.
+  // Whatever is still mounted under the root, deepest first: a rootfs before its layers.
   std::vector<std::string> points;
   std::ifstream in("/proc/self/mountinfo");
   const std::string prefix = fs::path(workload_root).lexically_normal().string() + "/";

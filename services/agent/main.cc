@@ -80,6 +80,7 @@ struct AgentFlags {
   std::string imageless = "container";
   std::string utilization_file;
   absl::Duration keep_finished = absl::Hours(1);
+  bool end_workloads = false;
 };
 
 void DefineFlags(CLI::App& app, AgentFlags& f) {
@@ -157,6 +158,9 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--utilization-file", f.utilization_file,
               "simulated GPUs take the utilization this file pins, one '<gpu uuid or index> "
               "<percent>' per line");
+  options.Add("--end-workloads", f.end_workloads,
+              "end every container under --workload-root at once (runc deletes it; its "
+              "network and mounts go) and exit: a node's teardown, once its agent has stopped");
   options.Add("--keep-finished", f.keep_finished,
               "a finished workload that left the node's set keeps its directory (its logs, "
               "for GetInstanceLogs) this long",
@@ -262,6 +266,10 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
     log->critical("{}", s.ToString());
     return 2;
   };
+  if (f.end_workloads) {
+    agent::ForceEndContainers(f.workload_root, agent::ContainerOptions{}.runc_path);
+    return 0;
+  }
   absl::StatusOr<std::map<std::string, std::string>> labels = agent::ParseLabels(f.labels);
   if (!labels.ok()) {
     return fail(labels.status());

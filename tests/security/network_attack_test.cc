@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "libs/common/held_port.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/testing/network_probe.h"
@@ -91,6 +92,8 @@ class NetworkAttackTest : public ::testing::Test {
     victim_host_port_ = FreePort();
     ASSERT_OK(CreateWorkloadNetwork(attacker_.path(), {{FreePort(), 8080}}, false));
     ASSERT_OK(CreateWorkloadNetwork(victim_.path(), {{victim_host_port_, 8080}}, false));
+    // Held, as the agent holds a workload's: an agent starting beside this test keeps it.
+    victim_port_held_ = HoldTcpPort(victim_host_port_);
   }
   void TearDown() override {
     EXPECT_OK(DestroyWorkloadNetwork(attacker_.path()));
@@ -109,6 +112,7 @@ class NetworkAttackTest : public ::testing::Test {
   gpuaas::testing::TempDir attacker_, victim_;
   std::unique_ptr<testing::Outside> outside_;
   int victim_host_port_ = 0;
+  UniqueFd victim_port_held_;
 };
 
 // The database, the services, the agent, S3 and the proxy's internal ports all listen on the

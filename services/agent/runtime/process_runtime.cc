@@ -41,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "libs/common/held_port.h"
 #include "libs/common/logging.h"
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
@@ -78,15 +79,7 @@ bool Finished(pb::WorkloadState s) {
 // its clients forwarded to a workload.
 void ReserveHostPorts(const std::map<int, int>& host_ports, std::vector<int>& fds) {
   for (const auto& [port, host] : host_ports) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(host));
-    if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-      fds.push_back(fd);
-    } else if (fd >= 0) {
-      close(fd);
-    }
+    if (UniqueFd held = HoldTcpPort(host); held.valid()) fds.push_back(held.Release());
   }
 }
 
@@ -170,17 +163,7 @@ absl::Status Reachable(const fs::path& path, uid_t uid, gid_t gid) {
   return absl::OkStatus();
 }
 
-bool PortFree(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  close(fd);
-  return free;
-}
+bool PortFree(int port) { return HoldTcpPort(port).valid(); }
 
 // A process descriptor (pidfd) of a workload's shim: readable once the shim has exited, so the
 // loop waits on one epoll set for every exit instead of reading each workload's files per tick.

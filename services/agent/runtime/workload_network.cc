@@ -1,7 +1,12 @@
 #include "services/agent/runtime/workload_network.h"
 
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "libs/common/held_port.h"
 #include "libs/common/status_macros.h"
+#include "nlohmann/json.hpp"
 #include "services/agent/runtime/internal/network_util.h"
 #include "services/agent/runtime/internal/node_rules.h"
 #include "services/agent/runtime/internal/veth_network.h"
@@ -35,6 +40,32 @@ absl::Status CreateWorkloadNetwork(const std::string& dir,
                                    const std::map<int, int>& host_port_to_port, bool deny_egress) {
   GPUAAS_RETURN_IF_ERROR(CheckPorts(host_port_to_port));
   return network_internal::CreateVethNetwork(dir, host_port_to_port, deny_egress);
+}
+
+void DropUnheldForwards() {
+  FILE* nft = popen(absl::StrCat(network_internal::kNftPath, " -j list map inet ",
+                                 network_internal::kNodeTable, " veth_ports 2>/dev/null")
+                        .c_str(),
+                    "r");
+  if (nft == nullptr) return;
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, nft)) > 0;) text.append(buf, n);
+  pclose(nft);
+  const nlohmann::json listing = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!listing.is_object()) return;
+  for (const nlohmann::json& item : listing.value("nftables", nlohmann::json::array())) {
+    if (!item.contains("map")) continue;
+    for (const nlohmann::json& elem : item["map"].value("elem", nlohmann::json::array())) {
+      if (!elem.is_array() || elem.empty() || !elem[0].is_number_integer()) continue;
+      const int port = elem[0].get<int>();
+      if (!HoldTcpPort(port).valid()) continue;
+      network_internal::RunTool({std::string(network_internal::kNftPath), "-f", "-"},
+                                absl::StrCat("delete element inet ", network_internal::kNodeTable,
+                                             " veth_ports { ", port, " }\n"))
+          .IgnoreError();
+    }
+  }
 }
 
 absl::Status DestroyWorkloadNetwork(const std::string& dir) {

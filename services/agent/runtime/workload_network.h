@@ -48,6 +48,12 @@ absl::Status CreateWorkloadNetwork(const std::string& dir,
 // Idempotent: missing pieces are fine.
 absl::Status DestroyWorkloadNetwork(const std::string& dir);
 
+// Drops every forward whose host port nobody holds (libs/common/held_port.h): the agent holds
+// each live workload's, so one that binds here belongs to a workload that is gone, and would
+// send whatever program next takes that port to it. Blocks on nft; errors are ignored (the
+// next start tries again).
+void DropUnheldForwards();
+
 // Where the workload's network namespace is bind-mounted: `<dir>/netns`.
 std::string NetnsPath(const std::string& dir);
 

@@ -1,7 +1,8 @@
 // Workload networks with real namespaces, veth links and nftables: a declared port reaches the
 // workload from the node and nothing else does; egress reaches an outside unless denied; no raw
 // sockets inside; a second Create keeps a live network and makes again one a reboot took;
-// Destroy leaves no link, mount or file; PrepareNodeNetwork leaves other tables alone. The attacks
+// Destroy leaves no link, mount or file; only forwards nobody holds are dropped;
+// PrepareNodeNetwork leaves other tables alone. The attacks
 // from inside (the node, other workloads) are in tests/security/network_attack_test.cc.
 #include "services/agent/runtime/workload_network.h"
 
@@ -19,6 +20,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "libs/common/held_port.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
@@ -74,6 +76,9 @@ TEST_F(WorkloadNetworkTest, ADeclaredPortReachesTheWorkloadFromTheNodeAndNoOther
   const auto started = std::chrono::steady_clock::now();
   ASSERT_OK(CreateWorkloadNetwork(dir, {{host_port, 8080}}, false));
   const auto took = std::chrono::steady_clock::now() - started;
+  // Held, as the agent holds a workload's host ports: an agent starting beside this test
+  // (DropUnheldForwards) leaves the forward alone.
+  const UniqueFd held = HoldTcpPort(host_port);
   RecordProperty(
       "create_ms",
       std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
@@ -106,6 +111,7 @@ TEST_F(WorkloadNetworkTest, EgressReachesTheOutsideUnlessDenied) {
   const int closed_host_port = FreePort();
   ASSERT_OK(CreateWorkloadNetwork(open_dir, {}, false));
   ASSERT_OK(CreateWorkloadNetwork(closed_dir, {{closed_host_port, 8080}}, true));
+  const UniqueFd held = HoldTcpPort(closed_host_port);
 
   auto connect_outside = [&](int wait_ms) {
     return [&, wait_ms] {
@@ -176,6 +182,7 @@ TEST_F(WorkloadNetworkTest, CreateAfterARebootMakesItAgain) {
   ASSERT_OK(testing::Shell(absl::StrCat("ip link del ", link, " && umount ", NetnsPath(dir))));
 
   ASSERT_OK(CreateWorkloadNetwork(dir, {{host_port, 8080}}, false));
+  const UniqueFd held = HoldTcpPort(host_port);
   EXPECT_TRUE(LinkExists(HostLink(dir)));
   ASSERT_OK_AND_ASSIGN(Listener inside, Listener::Open(NetnsPath(dir), "0.0.0.0", 8080));
   absl::Status accepted;
@@ -205,6 +212,35 @@ TEST_F(WorkloadNetworkTest, DestroyLeavesNoLinkMountNorFileAndTheTableStays) {
   EXPECT_OK(DestroyWorkloadNetwork(dir));  // again: nothing to do
   EXPECT_OK(
       testing::Shell(absl::StrCat("nft", " list table inet gpuaas_workload_network >/dev/null")));
+}
+
+// An agent killed with its workloads' shims leaves their forwards: at its next start the
+// forwards nobody holds go, so a program binding one of those ports later gets its own clients.
+TEST_F(WorkloadNetworkTest, DropUnheldForwardsKeepsOnlyTheHeldOnes) {
+  const std::string live = NewDir(), gone = NewDir();
+  const int live_port = FreePort(), gone_port = FreePort();
+  ASSERT_OK(CreateWorkloadNetwork(live, {{live_port, 8080}}, false));
+  ASSERT_OK(CreateWorkloadNetwork(gone, {{gone_port, 8080}}, false));
+  const UniqueFd held = HoldTcpPort(live_port);
+  auto forwarded = [](int port) {
+    return testing::Shell(absl::StrCat("nft get element inet gpuaas_workload_network veth_ports "
+                                       "'{ ",
+                                       port, " }' >/dev/null 2>&1"))
+        .ok();
+  };
+  ASSERT_TRUE(forwarded(live_port));
+  ASSERT_TRUE(forwarded(gone_port));
+
+  DropUnheldForwards();
+  EXPECT_TRUE(forwarded(live_port));
+  EXPECT_FALSE(forwarded(gone_port));
+  // A program of the node now binds the port and gets its own clients.
+  ASSERT_OK_AND_ASSIGN(Listener mine, Listener::Open("", "0.0.0.0", gone_port));
+  absl::Status accepted;
+  EXPECT_THAT(ConnectAndRead("127.0.0.1", gone_port, kWaitMs,
+                             [&] { accepted = mine.AcceptAndReply("mine", kWaitMs); }),
+              gpuaas::testing::IsOkAndHolds("mine"));
+  EXPECT_OK(accepted);
 }
 
 TEST_F(WorkloadNetworkTest, PrepareIsIdempotentAndLeavesOtherTablesAlone) {
