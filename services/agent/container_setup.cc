@@ -28,8 +28,12 @@ namespace pb = ::gpuaas::instance::v1;
 // layers never move again), and what it may use is kept in <root>/access/<digest hex>.
 class StoreImages final : public ContainerImages {
  public:
-  StoreImages(std::shared_ptr<ImageStore> store, std::string root, bool tls_verify)
-      : store_(std::move(store)), root_(std::move(root)), tls_verify_(tls_verify) {
+  StoreImages(std::shared_ptr<ImageStore> store, std::string root, bool tls_verify,
+              absl::Duration timeout)
+      : store_(std::move(store)),
+        root_(std::move(root)),
+        tls_verify_(tls_verify),
+        timeout_(timeout) {
     fs::create_directories(fs::path(root_) / "access");
   }
 
@@ -89,8 +93,10 @@ class StoreImages final : public ContainerImages {
     std::error_code ec;
     fs::create_directories(dir, ec);
     chmod(dir.c_str(), 0700);
-    SkopeoOptions options{
-        .skopeo_path = "/usr/bin/skopeo", .private_dir = dir.string(), .tls_verify = tls_verify_};
+    SkopeoOptions options{.skopeo_path = "/usr/bin/skopeo",
+                          .private_dir = dir.string(),
+                          .tls_verify = tls_verify_,
+                          .timeout = timeout_};
     absl::Status status;
     if (login) {
       absl::StatusOr<std::string> auth = WriteAuthFile(dir.string(), ref, *login);
@@ -105,6 +111,7 @@ class StoreImages final : public ContainerImages {
   const std::shared_ptr<ImageStore> store_;
   const std::string root_;
   const bool tls_verify_;
+  const absl::Duration timeout_;
   std::mutex mu_;
   std::atomic<uint64_t> verifications_{0};
 };
@@ -150,14 +157,15 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<ImageStore> opened,
                           ImageStore::Open({.root = setup.image_root,
                                             .size_limit_bytes = setup.image_cache_bytes,
-                                            .tls_verify = setup.registry_tls_verify}));
+                                            .tls_verify = setup.registry_tls_verify,
+                                            .pull_timeout = setup.pull_timeout}));
   *store = std::move(opened);
   GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork());
   // What a node that lost its workloads' shims at once (a crash) left behind.
   DropUnheldForwards();
   ContainerOptions options;
-  options.images =
-      std::make_shared<StoreImages>(*store, setup.image_root, setup.registry_tls_verify);
+  options.images = std::make_shared<StoreImages>(*store, setup.image_root,
+                                                 setup.registry_tls_verify, setup.pull_timeout);
   options.networks = std::make_shared<NodeNetworks>();
   options.gpus = MakeGpuInjector(setup);
   return options;

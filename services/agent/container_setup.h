@@ -23,6 +23,7 @@ struct ContainerSetup {
   std::string image_root;
   int64_t image_cache_bytes = 50LL << 30;
   bool registry_tls_verify = true;
+  absl::Duration pull_timeout = absl::Minutes(30);
   // Where the driver is and how MIG instances are found.
   GpuHost gpu_host;
   std::shared_ptr<const MigResolver> mig;

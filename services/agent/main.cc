@@ -77,6 +77,7 @@ struct AgentFlags {
   std::string image_root = "/var/lib/gpuaas-agent/images";
   std::string image_cache_size = "50Gi";
   bool registry_tls_verify = true;
+  absl::Duration pull_timeout = absl::Minutes(30);
   std::string imageless = "container";
   std::string utilization_file;
   absl::Duration keep_finished = absl::Hours(1);
@@ -152,6 +153,9 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--image-cache-size", f.image_cache_size,
               "unused images go, least recently used first, once the cache is larger (a "
               "quantity: 50Gi)");
+  options.Add("--pull-timeout", f.pull_timeout,
+              "an image pull (or a registry's check of a tenant's access) that takes longer "
+              "fails: a registry that answers slowly or not at all holds nothing of the node");
   options.Add("--registry-tls-verify", f.registry_tls_verify,
               "verify registries' TLS certificates (off for the loopback registry of the dev "
               "stack and the tests)");
@@ -211,7 +215,8 @@ absl::StatusOr<agent::ContainerOptions> ContainerOptions(
     const AgentFlags& f, const std::vector<agent::GpuStatus>& gpus, const agent::GpuSource& source,
     std::shared_ptr<agent::ImageStore>* store) {
   agent::ContainerSetup setup{.image_root = f.image_root,
-                              .registry_tls_verify = f.registry_tls_verify};
+                              .registry_tls_verify = f.registry_tls_verify,
+                              .pull_timeout = f.pull_timeout};
   GPUAAS_ASSIGN_OR_RETURN(setup.image_cache_bytes,
                           gpuaas::ParseBytes("--image-cache-size", f.image_cache_size));
   std::vector<agent::GpuInfo> infos;

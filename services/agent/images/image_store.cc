@@ -195,7 +195,8 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
   };
   SkopeoOptions skopeo{.skopeo_path = options_.skopeo_path,
                        .private_dir = private_dir,
-                       .tls_verify = options_.tls_verify};
+                       .tls_verify = options_.tls_verify,
+                       .timeout = options_.pull_timeout};
   if (login != nullptr) {
     GPUAAS_ASSIGN_OR_RETURN(skopeo.auth_file, WriteAuthFile(private_dir, reference, *login));
   }
@@ -328,7 +329,10 @@ int64_t ImageStore::SizeBytes() const {
 }
 
 absl::Status ImageStore::CollectGarbage(const std::set<std::string>& in_use) {
-  absl::WriterMutexLock gc_lock(&gc_mu_);
+  // Never waits for pulls: a writer waiting here would hold back every new pull behind the
+  // slowest running one, which a tenant's own registry can make as slow as it likes.
+  if (!gc_mu_.TryLock()) return absl::OkStatus();
+  const absl::Cleanup unlock = [this] { gc_mu_.Unlock(); };
   std::vector<std::string> doomed_records;
   std::set<std::string> kept_blobs;  // layers and other blobs of the images that stay
   {

@@ -23,6 +23,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "services/agent/images/image_record.h"
 #include "services/agent/images/layer_arrivals.h"
 #include "services/agent/images/oci_layout.h"
@@ -47,6 +48,9 @@ struct ImageStoreOptions {
   // recently used first.
   int64_t size_limit_bytes = 50LL << 30;
   bool tls_verify = true;  // false for the loopback registries of tests and the dev stack
+  // A registry that answers slowly or not at all (a tenant's own can) fails the pull after
+  // this long: DEADLINE_EXCEEDED.
+  absl::Duration pull_timeout = absl::Minutes(30);
 };
 
 class ImageStore final {
@@ -63,14 +67,15 @@ class ImageStore final {
   // Errors, typed by code, message naming it for people: NOT_FOUND ("image not found: ..."),
   // PERMISSION_DENIED ("unauthorized: ..."; wrong or missing login), DATA_LOSS ("digest
   // mismatch: ..."), RESOURCE_EXHAUSTED ("no space: ..."), UNAVAILABLE (registry unreachable),
+  // DEADLINE_EXCEEDED ("timed out: ..."; longer than pull_timeout),
   // INVALID_ARGUMENT (a bad reference, or an image whose layer is unsafe or malformed).
   absl::StatusOr<PulledImage> Pull(const std::string& reference, const RegistryLogin* login,
                                    const std::function<void(const PullProgress&)>& progress);
 
   // Removes unused images' layers (not in `in_use`, by manifest digest), least recently used
   // first, until the store is under size_limit_bytes; never a layer that an in-use image
-  // shares. Also removes blobs and layers no image refers to. Waits for running pulls. Pass
-  // images about to be started in `in_use` too.
+  // shares. Also removes blobs and layers no image refers to. While a pull runs it does
+  // nothing (the next call collects). Pass images about to be started in `in_use` too.
   absl::Status CollectGarbage(const std::set<std::string>& in_use);
 
   // Bytes of blobs and unpacked layers that the image records account for.

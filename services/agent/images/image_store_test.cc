@@ -2,11 +2,17 @@
 // with umoci from busybox-static and pushed with skopeo.
 #include "services/agent/images/image_store.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -95,9 +101,13 @@ class ImageStoreTest : public ::testing::Test {
     return reference.value_or("");
   }
 
-  std::unique_ptr<ImageStore> OpenStore(int64_t limit = 50LL << 30) {
+  std::unique_ptr<ImageStore> OpenStore(int64_t limit = 50LL << 30,
+                                        absl::Duration pull_timeout = absl::Minutes(30)) {
     absl::StatusOr<std::unique_ptr<ImageStore>> store =
-        ImageStore::Open({.root = root_.string(), .size_limit_bytes = limit, .tls_verify = false});
+        ImageStore::Open({.root = root_.string(),
+                          .size_limit_bytes = limit,
+                          .tls_verify = false,
+                          .pull_timeout = pull_timeout});
     EXPECT_OK(store.status());
     return store.ok() ? *std::move(store) : nullptr;
   }
@@ -265,6 +275,44 @@ TEST_F(ImageStoreTest, UnreachableRegistryIsUnavailable) {
   registry_.reset();
   EXPECT_THAT(store->Pull(host + "/tenant/app@sha256:" + std::string(64, 'a'), nullptr, nullptr),
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("registry unreachable")));
+}
+
+// A tenant's own registry that accepts connections and never answers: its pull fails at the
+// timeout, and meanwhile garbage collection does not wait for it, so it holds back no other
+// tenant's pull.
+TEST_F(ImageStoreTest, ASilentRegistryTimesOutAndHoldsBackNoOtherPull) {
+  const std::string other = Push("tenant/other", {base_});
+  const int silent = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(silent, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(silent, 16), 0);  // the kernel completes handshakes; nobody reads
+  ASSERT_EQ(getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  auto store = OpenStore(0, absl::Seconds(5));
+
+  std::atomic<int> order{0};
+  int silent_done = 0, other_done = 0;
+  absl::Status silent_status;
+  std::thread slow([&] {
+    silent_status = store
+                        ->Pull(absl::StrCat("127.0.0.1:", ntohs(addr.sin_port),
+                                            "/evil/app@sha256:", std::string(64, 'e')),
+                               nullptr, nullptr)
+                        .status();
+    silent_done = ++order;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the slow pull is in flight
+  std::thread gc([&] { EXPECT_OK(store->CollectGarbage({})); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_OK(store->Pull(other, nullptr, nullptr).status());
+  other_done = ++order;
+  gc.join();
+  slow.join();
+  close(silent);
+  EXPECT_THAT(silent_status, StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("timed out")));
+  EXPECT_LT(other_done, silent_done) << "the other tenant's pull waited for the silent one";
 }
 
 TEST_F(ImageStoreTest, RegistryLoginIsNeededAndChecked) {

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +84,9 @@ absl::Status SkopeoFailure(absl::string_view reference, absl::string_view stderr
   if (has({"manifest unknown", "name unknown", "blob unknown", "not found"})) {
     return absl::NotFoundError(absl::StrCat("image not found: ", detail));
   }
+  if (has({"context deadline exceeded"})) {
+    return absl::DeadlineExceededError(absl::StrCat("timed out: ", detail));
+  }
   if (has({"connection refused", "no such host", "timeout", "connection reset", "eof", "tls",
            "x509", "network is unreachable", "no route to host"})) {
     return absl::UnavailableError(absl::StrCat("registry unreachable: ", detail));
@@ -114,7 +118,13 @@ absl::StatusOr<ChildResult> RunSkopeo(const SkopeoOptions& options, const std::s
   const std::string tls = options.tls_verify ? "true" : "false";
   const bool inspect = command == "inspect";
   std::vector<std::string> argv = {options.skopeo_path, "--override-os=linux",
-                                   "--override-arch=amd64", command};
+                                   "--override-arch=amd64"};
+  if (options.timeout != absl::InfiniteDuration()) {
+    argv.push_back(absl::StrCat(
+        "--command-timeout=", std::max<int64_t>(1, absl::ToInt64Milliseconds(options.timeout)),
+        "ms"));
+  }
+  argv.push_back(command);
   argv.push_back((inspect ? "--tls-verify=" : "--src-tls-verify=") + tls);
   if (!options.auth_file.empty()) {
     argv.insert(argv.end(), {inspect ? "--authfile" : "--src-authfile", options.auth_file});

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace gpuaas::agent {
 
@@ -18,6 +19,7 @@ struct SkopeoOptions {
   std::string private_dir;  // 0700, removed by the caller: the auth file, skopeo's temp files
   std::string auth_file;    // from WriteAuthFile; empty: anonymous
   bool tls_verify = true;
+  absl::Duration timeout = absl::InfiniteDuration();  // the whole command's
 };
 
 // Writes `login` for the reference's registry into `private_dir`/auth.json (0600,
