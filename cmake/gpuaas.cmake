@@ -80,14 +80,15 @@ function(gpuaas_library name)
   target_link_libraries(gpuaas_${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# gpuaas_test(NAME SOURCES... DEPS... [LABELS...] [FIXTURES...]) -> a GoogleTest binary run by ctest.
+# gpuaas_test(NAME SOURCES... DEPS... [LABELS...] [FIXTURES...] [ENV VAR=value...]) -> a
+# GoogleTest binary run by ctest, with ENV in its environment.
 # FIXTURES names ctest fixtures the test requires (e.g. postgres). LABELS: unit (the default),
 # db, integration (in-process services on real PostgreSQL), e2e (real processes), drill (long
 # end-to-end drills: crashes at every step, scale, whole images) and slow (volumes). The
 # sanitized build leaves drill and slow out altogether: sanitizers find their bugs in the
 # shorter tests of the same code, and the Release pass still runs them.
 function(gpuaas_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS;FIXTURES" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS;FIXTURES;ENV" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -102,7 +103,7 @@ function(gpuaas_test name)
     set(ARG_TIMEOUT 300)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
-  set(env)
+  set(env ${ARG_ENV})
   if(GPUAAS_SANITIZE)
     # Inherited by the services a test starts as child processes, which leak the same way.
     list(APPEND env "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/cmake/lsan.supp")
