@@ -26,9 +26,18 @@ absl::StatusOr<std::unique_ptr<StockApp>> StockApp::Create(const StockAppOptions
   const NodeTimings timings{.heartbeat_interval = absl::Seconds(o.heartbeat_interval_seconds),
                             .node_timeout = absl::Seconds(o.node_timeout_seconds)};
   db::Pool& db = *app->pool_;
+  // The grace after a restart runs from here, in the database's clock (NodeSilence).
+  absl::Time started;
+  const auto read_clock = [&](db::Tx& tx) {
+    started = app->repo_.DatabaseNow(tx);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = db.RunInTransaction("stock.start", read_clock); !s.ok()) {
+    return service::StartupError("reading the database's clock", s);
+  }
   app->specs_ = std::make_unique<SpecCatalog>(db, app->repo_);
-  app->stocks_ = std::make_unique<StockPool>(db, app->repo_, *app->keeper_, timings.node_timeout);
-  app->nodes_ = std::make_unique<NodeInventory>(db, app->repo_, *app->keeper_, timings);
+  app->nodes_ = std::make_unique<NodeInventory>(db, app->repo_, *app->keeper_, timings, started);
+  app->stocks_ = std::make_unique<StockPool>(db, app->repo_, *app->keeper_, app->nodes_->silence());
   app->server_ = std::make_unique<rpc::Server>(
       service::ServerOptionsFor(kIdentity, o.common),
       authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*auth_channel), app->clock_));

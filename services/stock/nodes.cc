@@ -156,7 +156,7 @@ absl::Status NodeInventory::DrainNode(const authz::Principal& p, const pb::Drain
 absl::Status NodeInventory::MarkLostNodes() {
   std::vector<std::string> lost;
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("stock.mark_lost_nodes", [&](db::Tx& tx) {
-    lost = repo_.MarkLostNodes(tx, timings_.node_timeout);
+    lost = repo_.MarkLostNodes(tx, silence_);
     for (const std::string& id : lost) repo_.RefreshStockStates(tx, id);
     return absl::OkStatus();
   }));

@@ -1,7 +1,8 @@
 // Nodes: registered and kept alive by their agents (RegisterNode, the Heartbeat stream), read
 // by everyone, cordoned, uncordoned and drained by platform admins. A node not heard from for
-// `node_timeout` turns NOT_READY and its unclaimed stocks UNAVAILABLE until it returns; an
-// unhealthy GPU takes its unclaimed stocks out of the pool until its agent reports it healthy.
+// `node_timeout` (counted from this replica's start at the earliest: NodeSilence) turns
+// NOT_READY and its unclaimed stocks UNAVAILABLE until it returns; an unhealthy GPU takes its
+// unclaimed stocks out of the pool until its agent reports it healthy.
 // Every change that placement must see bumps the node's generation and is re-read into the
 // ClusterView.
 //
@@ -30,8 +31,14 @@ struct NodeTimings {
 
 class NodeInventory final {
  public:
-  NodeInventory(db::Pool& pool, Repository& repo, ViewKeeper& keeper, NodeTimings timings)
-      : pool_(pool), repo_(repo), keeper_(keeper), timings_(timings) {}
+  // `listening_since`: when this replica started (NodeSilence).
+  NodeInventory(db::Pool& pool, Repository& repo, ViewKeeper& keeper, NodeTimings timings,
+                absl::Time listening_since)
+      : pool_(pool),
+        repo_(repo),
+        keeper_(keeper),
+        timings_(timings),
+        silence_{.timeout = timings.node_timeout, .listening_since = listening_since} {}
 
   absl::Status RegisterNode(const authz::Principal& p, const pb::RegisterNodeRequest& req,
                             pb::RegisterNodeResponse& out);
@@ -65,9 +72,12 @@ class NodeInventory final {
                             pb::Node& out);
   absl::Status DrainNode(const authz::Principal& p, const pb::DrainNodeRequest& req, pb::Node& out);
 
-  // Marks the nodes silent for longer than the timeout NOT_READY and their stocks UNAVAILABLE.
-  // The service runs it periodically (every replica may: it is idempotent).
+  // Marks the nodes silent for longer than the timeout NOT_READY and their stocks UNAVAILABLE;
+  // for one timeout after this replica started, none (NodeSilence says why). The service runs
+  // it periodically (every replica may: it is idempotent).
   absl::Status MarkLostNodes();
+  // When a silent node counts as lost; claims judge nodes by it too.
+  const NodeSilence& silence() const { return silence_; }
   // Runs MarkLostNodes a few times per node timeout on the returned task's thread, until the
   // task is stopped or destroyed. Never blocks.
   std::unique_ptr<PeriodicTask> StartHeartbeatWatch();
@@ -81,6 +91,7 @@ class NodeInventory final {
   Repository& repo_;
   ViewKeeper& keeper_;
   NodeTimings timings_;
+  NodeSilence silence_;
 };
 
 }  // namespace gpuaas::stock

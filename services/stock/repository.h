@@ -17,6 +17,21 @@
 
 namespace gpuaas::stock {
 
+// How long a READY node may stay silent before it counts as lost: MarkLostNodes turns it
+// NOT_READY and ClaimAvailable skips it. Silence runs from the node's last heartbeat or from
+// `listening_since`, whichever is later. `listening_since` is when this replica started, in the
+// database's clock as heartbeat times are: while no replica ran no agent could report, and a
+// restart must not hold that gap against the nodes (it did: every node looked lost until its
+// agent reported again, and claims in that gap failed instances with NO_CAPACITY for good).
+// Agents report again within a timeout, so one timeout after the start every node is judged by
+// its own heartbeats as before. The grace revives nothing: it keeps READY nodes READY, while a
+// node NOT_READY (marked by another replica, say) stays so, claims still require READY, and
+// cordons stay.
+struct NodeSilence {
+  absl::Duration timeout;
+  absl::Time listening_since = absl::UnixEpoch();
+};
+
 class Repository final {
  public:
   // Plans this transaction's statements for their actual parameters. The optional filters
@@ -63,8 +78,10 @@ class Repository final {
                     int32_t last_xid);
   // READY again; true when it was not.
   bool MarkReady(db::Tx& tx, const std::string& node_id);
-  // Nodes READY whose last heartbeat is older than `timeout` turn NOT_READY; returns them.
-  std::vector<std::string> MarkLostNodes(db::Tx& tx, absl::Duration timeout);
+  // READY nodes silent for longer than `silence` allows turn NOT_READY; returns them.
+  std::vector<std::string> MarkLostNodes(db::Tx& tx, const NodeSilence& silence);
+  // The database's clock (NodeSilence::listening_since).
+  absl::Time DatabaseNow(db::Tx& tx);
   // Sets cordoned (and draining); false for an unknown node.
   bool SetCordon(db::Tx& tx, const std::string& node_id, bool cordoned, bool draining);
   // Re-derives AVAILABLE/UNAVAILABLE for the node's unclaimed stocks from its readiness and
@@ -88,10 +105,11 @@ class Repository final {
                                     const service::PageRequest& page);
   std::vector<pb::StockCount> CountStocks(db::Tx& tx, const std::string& spec_name);
   std::optional<pb::Stock> StockOfInstance(db::Tx& tx, const std::string& instance_id);
-  // Claims one AVAILABLE stock of the spec on a node heard from within `timeout`, skipping rows
-  // other claims hold; nullopt when none is left.
+  // Claims one AVAILABLE stock of the spec on a READY node not silent for longer than `silence`
+  // allows, skipping rows other claims hold; nullopt when none is left.
   std::optional<pb::Stock> ClaimAvailable(db::Tx& tx, const std::string& spec_name,
-                                          const std::string& instance_id, absl::Duration timeout);
+                                          const std::string& instance_id,
+                                          const NodeSilence& silence);
   struct Released {
     std::string stock_id;
     std::string node_id;

@@ -259,14 +259,17 @@ bool Repository::MarkReady(db::Tx& tx, const std::string& node_id) {
   return tx.Exec(kMarkReady, node_id).affected_rows() == 1;
 }
 
-std::vector<std::string> Repository::MarkLostNodes(db::Tx& tx, absl::Duration timeout) {
+std::vector<std::string> Repository::MarkLostNodes(db::Tx& tx, const NodeSilence& silence) {
   constexpr std::string_view kMarkLost =
-      "UPDATE stock.nodes SET ready = false, generation = generation + 1 "
-      "WHERE ready AND heartbeat_time < now() - $1::int8 * interval '1 microsecond' "
-      "RETURNING node_id";
-  return tx.Exec(kMarkLost, absl::ToInt64Microseconds(timeout)).Map([](const db::Row& r) {
-    return r.Get<std::string>(0);
-  });
+      "UPDATE stock.nodes n SET ready = false, generation = n.generation + 1 "
+      "WHERE n.ready AND NOT " GPUAAS_NODE_HEARD("$1", "$2") " RETURNING n.node_id";
+  return tx.Exec(kMarkLost, absl::ToInt64Microseconds(silence.timeout), silence.listening_since)
+      .Map([](const db::Row& r) { return r.Get<std::string>(0); });
+}
+
+absl::Time Repository::DatabaseNow(db::Tx& tx) {
+  constexpr std::string_view kNow = "SELECT " GPUAAS_SQL_MICROS("now()");
+  return tx.Exec(kNow).First()->GetTime(0);
 }
 
 bool Repository::SetCordon(db::Tx& tx, const std::string& node_id, bool cordoned, bool draining) {

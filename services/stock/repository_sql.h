@@ -8,4 +8,10 @@
   "CASE WHEN n.ready AND NOT EXISTS (SELECT 1 FROM stock.stock_gpus sg JOIN stock.gpus g "  \
   "ON g.node_id = sg.node_id AND g.gpu_index = sg.gpu_index WHERE sg.stock_id = s.stock_id " \
   "AND NOT (g.healthy AND g.present)) THEN 1 ELSE 3 END"
+// True when node `n` was heard from within a NodeSilence: its last heartbeat, or the replica's
+// start when later, is within the timeout. `timeout` binds int8 microseconds, `since` an
+// absl::Time.
+#define GPUAAS_NODE_HEARD(timeout, since)                                       \
+  "GREATEST(n.heartbeat_time, " GPUAAS_SQL_FROM_MICROS(since) ") > now() - " \
+  timeout "::int8 * interval '1 microsecond'"
 // clang-format on

@@ -176,17 +176,19 @@ std::optional<pb::Stock> Repository::StockOfInstance(db::Tx& tx, const std::stri
 
 std::optional<pb::Stock> Repository::ClaimAvailable(db::Tx& tx, const std::string& spec_name,
                                                     const std::string& instance_id,
-                                                    absl::Duration timeout) {
+                                                    const NodeSilence& silence) {
   // SKIP LOCKED: concurrent claims each take a different row instead of queueing on one.
   constexpr std::string_view kClaim =
       "UPDATE stock.stocks s SET state = 2, instance_id = $2, update_time = now() "
       "WHERE s.stock_id = (SELECT c.stock_id FROM stock.stocks c JOIN stock.nodes n "
       " ON n.node_id = c.node_id WHERE c.spec_name = $1 AND c.state = 1 AND n.ready "
-      " AND n.heartbeat_time > now() - $3::int8 * interval '1 microsecond' "
+      " AND " GPUAAS_NODE_HEARD("$3", "$4") " "
       " ORDER BY c.stock_id LIMIT 1 FOR UPDATE OF c SKIP LOCKED) AND s.state = 1 "
       "RETURNING " GPUAAS_STOCK_COLUMNS;
   std::optional<db::Row> row =
-      tx.Exec(kClaim, spec_name, instance_id, absl::ToInt64Microseconds(timeout)).First();
+      tx.Exec(kClaim, spec_name, instance_id, absl::ToInt64Microseconds(silence.timeout),
+              silence.listening_since)
+          .First();
   if (!row) return std::nullopt;
   return StockFromRow(*row);
 }

@@ -307,7 +307,7 @@ absl::Status StockPool::ClaimStock(const authz::Principal& p, const pb::ClaimSto
       return absl::OkStatus();
     }
     std::optional<pb::Stock> claimed =
-        repo_.ClaimAvailable(tx, req.spec_name(), req.instance_id(), node_timeout_);
+        repo_.ClaimAvailable(tx, req.spec_name(), req.instance_id(), silence_);
     if (!claimed) {
       if (!repo_.GetSpec(tx, req.spec_name())) return SpecNotFound(req.spec_name());
       return absl::ResourceExhaustedError(

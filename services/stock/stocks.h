@@ -20,10 +20,10 @@ namespace gpuaas::stock {
 
 class StockPool final {
  public:
-  // `node_timeout`: a node not heard from for this long holds no claimable stock, even before
+  // `silence`: a node silent for longer than it allows holds no claimable stock, even before
   // the monitor marks it NOT_READY.
-  StockPool(db::Pool& pool, Repository& repo, ViewKeeper& keeper, absl::Duration node_timeout)
-      : pool_(pool), repo_(repo), keeper_(keeper), node_timeout_(node_timeout) {}
+  StockPool(db::Pool& pool, Repository& repo, ViewKeeper& keeper, NodeSilence silence)
+      : pool_(pool), repo_(repo), keeper_(keeper), silence_(silence) {}
 
   absl::Status CreateStocks(const authz::Principal& p, const pb::CreateStocksRequest& req,
                             pb::CreateStocksResponse& out);
@@ -52,7 +52,7 @@ class StockPool final {
   db::Pool& pool_;
   Repository& repo_;
   ViewKeeper& keeper_;
-  absl::Duration node_timeout_;
+  NodeSilence silence_;
   service::RequestLog log_{"stock"};
 };
 
