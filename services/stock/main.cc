@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.05, 3600.0));
   options
       .Add("--node-timeout-seconds", f.node_timeout_seconds,
-           "silence after which a node turns NOT_READY and its stocks UNAVAILABLE")
+           "silence after which a node turns NOT_READY and its stocks UNAVAILABLE (counted "
+           "from the service's start at the earliest, so a restart loses no node)")
       ->check(CLI::Range(0.1, 86400.0));
   CLI11_PARSE(app, argc, argv);
   gpuaas::SetLogLevel(f.common.log_level);
