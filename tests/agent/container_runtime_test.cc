@@ -17,6 +17,7 @@
 #include "services/agent/runtime/probe.h"
 #include "services/agent/runtime/process_runtime.h"
 #include "services/agent/runtime/workload_network.h"
+#include "tests/agent/runtime_waits.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -137,19 +138,11 @@ class ContainerRuntimeTest : public ::testing::Test {
   }
 
   std::optional<pb::WorkloadStatus> Status(const std::string& id) {
-    for (const auto& s : runtime_->List()) {
-      if (s.workload_id() == id) return s;
-    }
-    return std::nullopt;
+    return testing::WorkloadStatusOf(*runtime_, id);
   }
   bool WaitState(const std::string& id, pb::WorkloadState state,
                  absl::Duration timeout = absl::Seconds(30)) {
-    return Eventually(
-        [&] {
-          auto s = Status(id);
-          return s && s->state() == state;
-        },
-        timeout);
+    return testing::WaitWorkloadState(*runtime_, id, state, timeout);
   }
   // Runs `cmd` in a container to its end; its stdout.
   std::string RunToExit(pb::Workload w) {

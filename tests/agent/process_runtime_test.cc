@@ -22,6 +22,7 @@
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/probe.h"
 #include "services/agent/runtime/shim_files.h"
+#include "tests/agent/runtime_waits.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -103,19 +104,11 @@ class ProcessRuntimeTest : public ::testing::Test {
   }
 
   std::optional<pb::WorkloadStatus> Status(const std::string& id) {
-    for (const auto& s : runtime_->List()) {
-      if (s.workload_id() == id) return s;
-    }
-    return std::nullopt;
+    return testing::WorkloadStatusOf(*runtime_, id);
   }
   bool WaitState(const std::string& id, pb::WorkloadState state,
                  absl::Duration timeout = absl::Seconds(20)) {
-    return Eventually(
-        [&] {
-          auto s = Status(id);
-          return s && s->state() == state;
-        },
-        timeout);
+    return testing::WaitWorkloadState(*runtime_, id, state, timeout);
   }
 
   gpuaas::testing::TempDir dir_;
