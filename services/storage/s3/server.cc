@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "libs/common/logging.h"
+#include "libs/http/http_transport.h"
 #include "services/storage/s3/dispatcher.h"
-#include "services/storage/s3/http_transport.h"
 #include "services/storage/s3/metrics.h"
 
 namespace gpuaas::storage::s3 {
@@ -87,15 +87,18 @@ absl::Status Server::Start() {
       std::make_unique<Dispatcher>(DispatcherOptions{options_.region, options_.max_clock_skew},
                                    directory_, backend_, tokens_, clock_, metrics_.get());
   Dispatcher* dispatcher = dispatcher_.get();
-  http_ = std::make_unique<HttpTransport>(
-      HttpTransportOptions{.host = options_.host,
-                           .port = options_.port,
-                           .threads = options_.threads,
-                           .tls = AsSsl(tls_),
-                           .limits = options_.limits},
-      [dispatcher](const HttpRequest& req, HttpResponse& res, const ContentReader* body) {
-        dispatcher->Handle(req, res, body);
-      });
+  http_ = std::make_unique<http::HttpTransport>(
+      http::HttpTransportOptions{.host = options_.host,
+                                 .port = options_.port,
+                                 .threads = options_.threads,
+                                 .tls = AsSsl(tls_),
+                                 .limits = options_.limits,
+                                 .name = "s3",
+                                 .over_cap_body = "<Error><Code>SlowDown</Code><Message>Too many "
+                                                  "connections from your address</Message></Error>",
+                                 .over_cap_content_type = "application/xml"},
+      [dispatcher](const http::HttpRequest& req, http::HttpResponse& res,
+                   const http::ContentReader* body) { dispatcher->Handle(req, res, body); });
   if (absl::Status started = http_->Start(); !started.ok()) {
     http_.reset();
     return started;
