@@ -23,8 +23,9 @@ using Headers = std::multimap<std::string, std::string, CaseInsensitiveLess>;
 
 struct HttpRequest {
   std::string method;
-  std::string target;  // as sent: the path and query, still percent-encoded
-  Headers headers;     // exactly as received
+  std::string target;       // as sent: the path and query, still percent-encoded
+  Headers headers;          // exactly as received
+  std::string remote_addr;  // the client's address without its port
 
   // The first value of a header, or "".
   std::string get_header_value(const std::string& name) const;

@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
 #include <poll.h>
+#include <signal.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -22,6 +24,8 @@
 #include <limits>
 #include <utility>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "libs/common/logging.h"
 
@@ -256,7 +260,7 @@ bool WriteResponse(SocketStream& stream, const HttpRequest& req, HttpResponse& r
 // Serves one request; false when the connection must close after it.
 bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<char>& piece,
                   bool last, const HttpHandler& handler, const std::atomic<bool>& stopping,
-                  const std::string& name) {
+                  const std::string& name, const std::string& client) {
   bhttp::request_parser<bhttp::buffer_body> parser;
   parser.header_limit(kHeaderLimit);
   // Not body_limit(boost::none): Beast 1.74 then refuses every sized body.
@@ -279,6 +283,7 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
   HttpRequest req;
   req.method = std::string(Sv(head.method_string()));
   req.target = std::string(Sv(head.target()));
+  req.remote_addr = client;
   for (const auto& field : head) {
     req.headers.emplace(std::string(Sv(field.name_string())), std::string(Sv(field.value())));
   }
@@ -342,9 +347,56 @@ HttpTransport::HttpTransport(HttpTransportOptions options, HttpHandler handler)
           "\r\nContent-Length: ", options_.over_cap_body.size(), "\r\nConnection: close\r\n\r\n",
           options_.over_cap_body)) {}
 
-HttpTransport::~HttpTransport() { Stop(); }
+HttpTransport::~HttpTransport() {
+  Stop();
+  if (tls_ != nullptr) {
+    SSL_CTX_free(tls_);
+  }
+}
+
+absl::Status ParseListen(const std::string& flag, const std::string& listen, std::string& host,
+                         int& port) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": want host:port, got \"", listen, "\""));
+  }
+  host = listen.substr(0, colon);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SSL_CTX*> NewTlsContext(const std::string& cert_file, const std::string& key_file) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) {
+    return absl::InternalError("SSL_CTX_new failed");
+  }
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY);
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1) {
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls: cannot load ", cert_file, " and ", key_file));
+  }
+  return ctx;
+}
 
 absl::Status HttpTransport::Start() {
+  if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("tls: a certificate and its key go together");
+  }
+  if (!options_.tls_cert_file.empty() && tls_ == nullptr) {
+    absl::StatusOr<SSL_CTX*> context = NewTlsContext(options_.tls_cert_file, options_.tls_key_file);
+    if (!context.ok()) {
+      return context.status();
+    }
+    tls_ = *context;
+  }
+  // A client that hangs up mid-response must cost a failed write, not the process (OpenSSL
+  // writes with plain send()).
+  signal(SIGPIPE, SIG_IGN);
   auto listener = std::make_unique<Listener>();
   beast::error_code ec;
   asio::ip::tcp::resolver resolver(listener->io);
@@ -481,8 +533,8 @@ void HttpTransport::AcceptLoop() {
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (options_.tls != nullptr) {
-      conn->ssl.reset(SSL_new(options_.tls));
+    if (tls_ != nullptr) {
+      conn->ssl.reset(SSL_new(tls_));
       if (!conn->ssl || SSL_set_fd(conn->ssl.get(), fd) != 1) {
         Close(std::move(conn));
         continue;
@@ -531,7 +583,7 @@ void HttpTransport::ServeConnection(std::unique_ptr<Connection> conn) {
   thread_local std::vector<char> piece(kBodyPiece);
   ++conn->served;
   const bool keep = ServeRequest(stream, buffer, piece, conn->served == kMaxRequestsPerConnection,
-                                 handler_, stopping_, options_.name);
+                                 handler_, stopping_, options_.name, conn->client);
   if (!keep || stopping_.load()) {
     Close(std::move(conn));
     return;

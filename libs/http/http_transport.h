@@ -47,13 +47,19 @@ struct HttpTransportOptions {
   std::string host = "0.0.0.0";
   int port = 0;  // 0: any free port
   int threads = 64;
-  SSL_CTX* tls = nullptr;  // not owned; every connection speaks TLS with it when set
+  // Both set: every connection speaks TLS (1.2 and up) with this certificate chain and key.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   ConnectionLimits limits;
   std::string name = "http";  // in log lines and errors
   // The body of the 503 a connection over its address's cap gets, unread, and its type.
   std::string over_cap_body = "Too many connections from your address";
   std::string over_cap_content_type = "text/plain";
 };
+
+// "host:port" (a flag's value) split. INVALID_ARGUMENT naming `flag`.
+absl::Status ParseListen(const std::string& flag, const std::string& listen, std::string& host,
+                         int& port);
 
 class HttpTransport final {
  public:
@@ -62,10 +68,12 @@ class HttpTransport final {
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
 
-  // Binds and starts serving. UNAVAILABLE: the address cannot be bound.
+  // Loads the TLS files, binds and starts serving. UNAVAILABLE: the address cannot be bound;
+  // INVALID_ARGUMENT: the TLS files cannot be loaded, or only one is set.
   absl::Status Start();
   // The bound port (after Start).
   int port() const { return port_; }
+  bool tls() const { return tls_ != nullptr; }
   // Stops accepting, lets each request in progress finish (a streamed response is cut), closes
   // every connection and joins the threads. Idempotent.
   void Stop();
@@ -82,6 +90,7 @@ class HttpTransport final {
   HttpTransportOptions options_;
   HttpHandler handler_;
   std::string too_many_connections_;  // the whole over-cap answer, head and body
+  SSL_CTX* tls_ = nullptr;            // owned
   std::unique_ptr<Listener> listener_;
   int port_ = 0;
   std::atomic<bool> stopping_{false};

@@ -70,7 +70,6 @@ class Server final {
   const Clock& clock_;
   std::unique_ptr<S3Metrics> metrics_;
   std::unique_ptr<Dispatcher> dispatcher_;
-  void* tls_ = nullptr;  // SSL_CTX*, kept out of this header
   std::unique_ptr<http::HttpTransport> http_;
   int port_ = 0;
 };
