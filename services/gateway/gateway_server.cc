@@ -180,6 +180,9 @@ void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res
   absl::StatusOr<std::string> body = ReadBody(reader, options_.max_body_bytes);
   if (!body.ok()) {
     Fail(res, body.status());
+  } else if (path == "/healthz") {
+    // The process serves; whether the services behind it do is each call's answer.
+    Answer(res, 200, R"({"status":"SERVING"})");
   } else if (SessionEndpoints::Serves(path)) {
     sessions_.Handle(req, path, *body, transport_->tls(), res);
   } else if (std::optional<RouteMatch> match = routes_.Find(req.method, path)) {
