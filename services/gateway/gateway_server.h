@@ -11,10 +11,10 @@
 #include <string>
 #include <thread>
 
-#include "absl/strings/string_view.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "libs/common/clock.h"
@@ -57,7 +57,8 @@ class GatewayServer final {
 
  private:
   struct OpenStream;
-  void Handle(const http::HttpRequest& req, http::HttpResponse& res, const http::ContentReader* body);
+  void Handle(const http::HttpRequest& req, http::HttpResponse& res,
+              const http::ContentReader* body);
   void ServeRest(const http::HttpRequest& req, const RouteMatch& match, absl::string_view query,
                  absl::string_view body, http::HttpResponse& res);
   void ServeStream(const std::string& client, const RouteMatch& match,

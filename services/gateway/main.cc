@@ -105,16 +105,16 @@ int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
   gpuaas::client::AuthClient auth(auth_channel);
 
   gateway::GatewayOptions options{
-       .tls_cert_file = f.process.tls.cert_file,
-       .tls_key_file = f.process.tls.key_file,
-       .secure_cookies = f.secure_cookies,
-       .threads = f.process.workers,
-       .limits = {.max_connections_per_client = f.max_connections_per_client,
-                  .header_timeout = f.header_timeout,
-                  .body_idle_timeout = f.body_timeout},
-       .call_timeout = f.call_timeout,
-       .max_streams = f.max_streams,
-       .max_streams_per_client = f.max_streams_per_client};
+      .tls_cert_file = f.process.tls.cert_file,
+      .tls_key_file = f.process.tls.key_file,
+      .secure_cookies = f.secure_cookies,
+      .threads = f.process.workers,
+      .limits = {.max_connections_per_client = f.max_connections_per_client,
+                 .header_timeout = f.header_timeout,
+                 .body_idle_timeout = f.body_timeout},
+      .call_timeout = f.call_timeout,
+      .max_streams = f.max_streams,
+      .max_streams_per_client = f.max_streams_per_client};
   if (absl::Status s =
           gpuaas::http::ParseListen("--listen", f.process.listen, options.host, options.port);
       !s.ok()) {
