@@ -30,6 +30,7 @@ struct GatewayFlags {
   gpuaas::service::ProcessFlags process;
   gpuaas::service::PeerFlags peers;
   bool secure_cookies = false;
+  std::string s3_endpoint = "http://127.0.0.1:9000";
   absl::Duration header_timeout = absl::Seconds(15);
   absl::Duration body_timeout = absl::Seconds(30);
   absl::Duration call_timeout = absl::Seconds(30);
@@ -49,6 +50,9 @@ void DefineFlags(CLI::App& app, GatewayFlags& f) {
   options.Add("--stock-addr", f.peers.stock_addr, "the stock service");
   options.Add("--storage-addr", f.peers.storage_addr, "the storage service");
   options.Add("--instance-addr", f.peers.instance_addr, "the instance service");
+  options.Add(
+      "--s3-endpoint", f.s3_endpoint,
+      "the storage service's S3 endpoint as browsers reach it (the console's file browser)");
   options.Add("--secure-cookies", f.secure_cookies,
               "mark the console's cookies Secure without --tls-cert (TLS ends in front of us)");
   options.Add("--header-timeout", f.header_timeout,
