@@ -11,6 +11,7 @@
 #include "libs/common/clock.h"
 #include "libs/common/logging.h"
 #include "libs/http/http_transport.h"
+#include "libs/rpc/metrics_endpoint.h"
 #include "libs/service/env_options.h"
 #include "libs/service/lifecycle.h"
 #include "libs/service/process_flags.h"
@@ -118,13 +119,20 @@ int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
                  .body_idle_timeout = f.body_timeout},
       .call_timeout = f.call_timeout,
       .max_streams = f.max_streams,
-      .max_streams_per_client = f.max_streams_per_client};
+      .max_streams_per_client = f.max_streams_per_client,
+      .s3_endpoint = f.s3_endpoint};
   if (absl::Status s =
           gpuaas::http::ParseListen("--listen", f.process.listen, options.host, options.port);
       !s.ok()) {
     return fail(s);
   }
   gateway::GatewayServer server(options, *routes, backends, auth, clock);
+  absl::StatusOr<std::unique_ptr<gpuaas::rpc::MetricsEndpoint>> metrics =
+      gpuaas::service::StartMetrics(f.process, {});
+  if (!metrics.ok()) {
+    log->critical("metrics: {}", metrics.status().ToString());
+    return 1;
+  }
   if (absl::Status s = server.Start(); !s.ok()) {
     log->critical("{}", s.ToString());
     return 1;
