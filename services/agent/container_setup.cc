@@ -180,7 +180,7 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
                                             .tls_verify = setup.registry_tls_verify,
                                             .pull_timeout = setup.pull_timeout}));
   *store = std::move(opened);
-  GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork());
+  GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork(setup.lan_allowed));
   // What a node that lost its workloads' shims at once (a crash) left behind.
   DropUnheldForwards();
   ContainerOptions options;
