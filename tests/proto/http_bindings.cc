@@ -21,13 +21,26 @@ std::optional<Binding> BindingOf(const google::protobuf::MethodDescriptor& rpc,
                                  const HttpRule& rule, bool additional) {
   Binding b{.rpc = &rpc, .body = rule.body(), .additional = additional};
   switch (rule.pattern_case()) {
-    case HttpRule::kGet: b.method = "GET", b.path = rule.get(); break;
-    case HttpRule::kPost: b.method = "POST", b.path = rule.post(); break;
-    case HttpRule::kPatch: b.method = "PATCH", b.path = rule.patch(); break;
-    case HttpRule::kPut: b.method = "PUT", b.path = rule.put(); break;
-    case HttpRule::kDelete: b.method = "DELETE", b.path = rule.delete_(); break;
-    case HttpRule::kCustom: b.method = rule.custom().kind(), b.path = rule.custom().path(); break;
-    case HttpRule::PATTERN_NOT_SET: return std::nullopt;
+    case HttpRule::kGet:
+      b.method = "GET", b.path = rule.get();
+      break;
+    case HttpRule::kPost:
+      b.method = "POST", b.path = rule.post();
+      break;
+    case HttpRule::kPatch:
+      b.method = "PATCH", b.path = rule.patch();
+      break;
+    case HttpRule::kPut:
+      b.method = "PUT", b.path = rule.put();
+      break;
+    case HttpRule::kDelete:
+      b.method = "DELETE", b.path = rule.delete_();
+      break;
+    case HttpRule::kCustom:
+      b.method = rule.custom().kind(), b.path = rule.custom().path();
+      break;
+    case HttpRule::PATTERN_NOT_SET:
+      return std::nullopt;
   }
   return b;
 }
@@ -37,12 +50,12 @@ std::optional<Binding> BindingOf(const google::protobuf::MethodDescriptor& rpc,
 const google::protobuf::ServiceDescriptor* Service(std::string_view full_name) {
   // A generated file's descriptor is in the generated pool only when its object file is linked
   // in, and a static library's object is linked only when something refers to it.
-  static const bool linked = {
-      auth::v1::LoginRequest::descriptor() != nullptr &&
-      stock::v1::Spec::descriptor() != nullptr && storage::v1::Storage::descriptor() != nullptr &&
-      instance::v1::Instance::descriptor() != nullptr &&
-      instance::v1::ReadWorkloadLogsRequest::descriptor() != nullptr &&
-      testing::v1::EchoRequest::descriptor() != nullptr};
+  static const bool linked = {auth::v1::LoginRequest::descriptor() != nullptr &&
+                              stock::v1::Spec::descriptor() != nullptr &&
+                              storage::v1::Storage::descriptor() != nullptr &&
+                              instance::v1::Instance::descriptor() != nullptr &&
+                              instance::v1::ReadWorkloadLogsRequest::descriptor() != nullptr &&
+                              testing::v1::EchoRequest::descriptor() != nullptr};
   EXPECT_TRUE(linked);
   return google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
       std::string(full_name));
