@@ -165,12 +165,7 @@ TEST_F(AuthRpcTest, LoginWhoAmIRefreshLogout) {
   stack_->CreateTenant("personal-dan");
   stack_->CreateTenant("team");
   std::string dan = stack_->CreateUser("dan", "personal-dan", common::v1::ROLE_TENANT_ADMIN);
-  pb::AddMemberRequest add;
-  add.set_tenant_id("team");
-  add.set_user_id(dan);
-  add.set_role(common::v1::ROLE_VIEWER);
-  pb::Membership m;
-  ASSERT_RPC_OK(stub().AddMember(AuthStack::Ctx(admin_).get(), add, &m));
+  stack_->AddMember("team", dan, common::v1::ROLE_VIEWER);
 
   // Without a tenant the token acts for the first membership; with one, for that tenant.
   pb::LoginRequest login;
@@ -217,12 +212,7 @@ TEST_F(AuthRpcTest, RefreshSwitchesTenant) {
   stack_->CreateTenant("team");
   stack_->CreateTenant("elsewhere");
   std::string fay = stack_->CreateUser("fay", "home", common::v1::ROLE_TENANT_ADMIN);
-  pb::AddMemberRequest add;
-  add.set_tenant_id("team");
-  add.set_user_id(fay);
-  add.set_role(common::v1::ROLE_VIEWER);
-  pb::Membership m;
-  ASSERT_RPC_OK(stub().AddMember(AuthStack::Ctx(admin_).get(), add, &m));
+  stack_->AddMember("team", fay, common::v1::ROLE_VIEWER);
   pb::LoginRequest login;
   login.set_user_name("fay");
   login.set_password(AuthStack::PasswordOf("fay"));
