@@ -140,7 +140,8 @@ class PgFailoverDrillTest : public ::testing::Test {
     ha_ = std::move(*ha);
     ASSERT_TRUE(db::ExecWithoutTransaction(ha_->dsn(), "CREATE DATABASE gpuaas").ok());
     admin_dsn_ = gpuaas::testing::DsnForDatabase(ha_->dsn(), "gpuaas");
-    dir_ = fs::path(ha_->dir()).parent_path() / (fs::path(ha_->dir()).filename().string() + "-auth");
+    dir_ =
+        fs::path(ha_->dir()).parent_path() / (fs::path(ha_->dir()).filename().string() + "-auth");
     fs::create_directories(dir_);
     std::ofstream(dir_ / "admin-password") << kAdminPassword << "\n";
     port_ = gpuaas::testing::FreePort();
@@ -238,9 +239,8 @@ TEST_F(PgFailoverDrillTest, KillingThePrimaryLosesNoAcknowledgedWrite) {
       },
       kMaxWindow));
   // Writes succeed again, then go on a while longer on the new primary.
-  EXPECT_TRUE(Eventually(
-      [&] { return Summarize(ledger).recovered_at != absl::InfiniteFuture(); },
-      kMaxWindow));
+  EXPECT_TRUE(Eventually([&] { return Summarize(ledger).recovered_at != absl::InfiniteFuture(); },
+                         kMaxWindow));
   absl::SleepFor(kAfterRecovery);
   stop = true;
   for (std::thread& t : writers) t.join();

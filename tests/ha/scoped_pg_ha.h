@@ -17,10 +17,10 @@ namespace gpuaas::ha_testing {
 
 // One line of `pg-ha status`.
 struct PgHaMember {
-  std::string name;    // node1, node2
-  std::string role;    // leader, sync_standby, replica
-  std::string state;   // running, streaming, stopped, starting...
-  int port = 0;        // its PostgreSQL port
+  std::string name;       // node1, node2
+  std::string role;       // leader, sync_standby, replica
+  std::string state;      // running, streaming, stopped, starting...
+  int port = 0;           // its PostgreSQL port
   pid_t postmaster = -1;  // -1 when it has none
 };
 
