@@ -62,7 +62,7 @@ trap 'exit 143' TERM INT HUP
 
 mkdir -p "$checkout/tools"
 chmod 700 "$tmp" "$parent"
-for tool in gpuaas pg-cluster pg-ha pg-service-role install-deps install-images gen-certs \
+for tool in gpuaas pg-cluster pg-ha pg-common.sh pg-service-role install-deps install-images gen-certs \
     agent-credentials registry; do
   cp "$src/tools/$tool" "$checkout/tools/"
 done
