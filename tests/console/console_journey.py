@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """The seed's journey through the web console in headless Chromium (Selenium).
 
-A tenant user logs in, creates a storage (and an accessor), creates a Jupyter instance, watches
-it reach RUNNING in the list, opens its detail page, clicks Open and sees Jupyter's page in the
-new tab, sees its logs and a metrics chart, stops it and sees its cost, and gets "not found" for
-another tenant's instance id; then a platform admin creates stock for a spec and cordons a node.
+A tenant user logs in, creates a storage (first with a bad id: the error shows next to the
+field), an accessor (its secret shown once) and resizes the storage; creates a Jupyter instance,
+watches it reach RUNNING in the list, opens its detail page, clicks Open and sees Jupyter's page
+in the new tab, sees its logs and a metrics chart, stops it and sees its cost, deletes it, gets
+"not found" for another tenant's instance id, creates an API key and sees the members; then a
+platform admin creates stock for a spec, cordons a node and sees the specs and tenants.
 Each page is saved as a PNG in --screenshots, and the paths are printed.
 
   console_journey.py --url http://127.0.0.1:PORT/ --user alice --password-file F \
@@ -32,6 +34,7 @@ def parse_args():
     p.add_argument("--spec", default="h100.1x", help="the spec the instance runs on")
     p.add_argument("--image", default="jupyter", help="the catalog image the instance runs")
     p.add_argument("--storage-spec", default="standard-10g")
+    p.add_argument("--resize-spec", default="standard-100g", help="the bigger storage spec to resize to")
     p.add_argument("--stock-spec", default="a100.1x", help="the spec the admin places stock of")
     p.add_argument("--cordon-node", default="sim-t4-1")
     p.add_argument("--other-instance", required=True, help="an instance id of another tenant")
@@ -144,9 +147,13 @@ class Journey:
         self.go("/storages")
         self.click_button("New storage")
         self.fill("name", "Notebooks")
-        self.fill("storage_id", "notebooks")
+        self.fill("storage_id", "Bad_Id!")
         self.choose("spec_name", a.storage_spec)
-        self.shot("storage-new")
+        self.click_button("Create storage")
+        # The server's INVALID_ARGUMENT names the field: the form shows it next to that field.
+        self.wait_text("#e-storage_id", "storage_id")
+        self.shot("storage-new-field-error")
+        self.fill("storage_id", "notebooks")
         self.click_button("Create storage")
         self.wait_text("main h1", "Notebooks")
         self.until("the storage turns READY", lambda: self.state_in_header() == "READY" or self.reload_header())
@@ -159,6 +166,14 @@ class Journey:
         assert self.driver.find_elements(By.CSS_SELECTOR, ".secret-row")[1].text, "no secret shown"
         self.shot("accessor-secret")
         assert secret.text.startswith("GK"), f"access key id {secret.text!r}"
+        self.click_button("Done")
+
+        self.step("resize it")
+        self.click_button("Resize")
+        self.choose("spec_name", a.resize_spec)
+        self.click("main form button[type=submit]")
+        self.driver.find_element(By.CSS_SELECTOR, "[data-tab=overview]").click()
+        self.wait_text("main .facts", a.resize_spec)
 
         self.step("create a Jupyter instance")
         self.go("/instances/new")
@@ -202,8 +217,8 @@ class Journey:
 
         self.step("metrics chart and logs")
         self.wait(".charts svg.chart", timeout=30)
-        self.until("a line in the utilization chart",
-                   lambda: self.driver.find_elements(By.CSS_SELECTOR, ".charts svg polyline, .charts svg circle"), 30)
+        self.until("a line over time in the utilization chart (two readings)",
+                   lambda: self.driver.find_elements(By.CSS_SELECTOR, ".charts svg polyline"), 90)
         self.shot("instance-metrics")
         self.driver.find_element(By.CSS_SELECTOR, "[data-tab=logs]").click()
         self.until("log output", lambda: self.wait("pre.logs").text.strip(), 60)
@@ -216,6 +231,12 @@ class Journey:
         assert any(c.isdigit() for c in amount.text), f"cost {amount.text!r}"
         self.shot("instance-stopped-cost")
         print(f"cost so far: {amount.text}", flush=True)
+
+        self.step("delete it")
+        self.click_button("Delete")
+        self.click_button("Delete", scope="dialog")
+        self.wait_text("main h1", "Instances")
+        self.until("nb-1 gone or deleting", lambda: self.state_of("nb-1") in (None, "DELETING"), 60)
 
         self.step("another tenant's instance id is not found")
         self.go(f"/instances/{a.other_instance}")
