@@ -133,3 +133,10 @@ export async function stream(path, query, onMessage, signal) {
     }
   }
 }
+
+// A fresh idempotency key (request_id, operation_id). crypto.randomUUID exists only in secure
+// contexts (HTTPS, localhost); getRandomValues everywhere.
+export function requestId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}

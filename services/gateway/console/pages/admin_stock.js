@@ -22,7 +22,7 @@ export default async function stockPage(root, params, signal) {
     onSubmit: async (v) => {
       const answer = await api.post('/v1/stocks', {
         spec_name: v.spec_name, number: Number(v.number), allow_partial: v.allow_partial,
-        operation_id: crypto.randomUUID(),
+        operation_id: api.requestId(),
       });
       toast(`Placed ${answer.placed || 0} of ${v.number}${answer.shortfall_reason ? ': ' + answer.shortfall_reason : ''}`,
         num(answer.placed) < Number(v.number) ? 'bad' : 'ok');
@@ -34,7 +34,7 @@ export default async function stockPage(root, params, signal) {
     const f = top.querySelector('form');
     try {
       const answer = await api.request('DELETE', '/v1/stocks', { body: {
-        spec_name: f.inputs.spec_name.value, number: Number(f.inputs.number.value), operation_id: crypto.randomUUID(),
+        spec_name: f.inputs.spec_name.value, number: Number(f.inputs.number.value), operation_id: api.requestId(),
       } });
       toast(`Removed ${answer.deleted || 0}`);
       load();

@@ -39,7 +39,7 @@ export default async function tenantsPage(root, params, signal) {
       onSubmit: async (v) => {
         await api.post('/v1/tenants', {
           tenant: { tenant_id: v.tenant_id, display_name: v.display_name, quota: quotaOf(v) },
-          request_id: crypto.randomUUID(),
+          request_id: api.requestId(),
         });
         top.replaceChildren();
         toast(`Tenant ${v.tenant_id} created`);

@@ -26,7 +26,7 @@ export default async function apiKeysPage(root, params, signal) {
       submit: 'Create key',
       onCancel: () => top.replaceChildren(),
       onSubmit: async (v) => {
-        const body = { name: v.name, request_id: crypto.randomUUID() };
+        const body = { name: v.name, request_id: api.requestId() };
         if (v.role) body.role = v.role;
         if (v.ttl_days) body.ttl = `${Math.round(Number(v.ttl_days) * 86400)}s`;
         const created = await api.post('/v1/apiKeys', body);

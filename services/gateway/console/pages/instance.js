@@ -6,7 +6,7 @@ import * as api from '../api.js';
 import * as router from '../router.js';
 import * as session from '../session.js';
 import { header, button, card, facts, notFound, confirm, toast, loading, tabs } from '../ui.js';
-import { badge, label, time, money, duration, num } from '../format.js';
+import { badge, label, time, money, duration } from '../format.js';
 import { metricsPanel } from './instance_metrics.js';
 import { logsPanel } from './instance_logs.js';
 

@@ -4,7 +4,7 @@ import { h, mount } from '../dom.js';
 import * as api from '../api.js';
 import * as router from '../router.js';
 import * as session from '../session.js';
-import { header, form, card, loading, link, empty } from '../ui.js';
+import { header, form, card, loading, empty } from '../ui.js';
 import { pricePerHour, num } from '../format.js';
 
 export function specSummary(s) {
@@ -53,8 +53,7 @@ export default async function instanceNewPage(root, params, signal) {
       hint: 'Names its web address: lowercase letters, digits and "-", starting with a letter.',
       oninput: (input) => { input.dataset.edited = '1'; } },
     { name: 'spec_name', label: 'GPU spec', type: 'select', keys: ['spec_name', 'spec'],
-      options: specs.items.map((s) => ({ value: s.spec_name, label: `${s.spec_name} — ${specSummary(s)} — ${pricePerHour(s.price)}` })),
-      oninput: () => showPrice() },
+      options: specs.items.map((s) => ({ value: s.spec_name, label: `${s.spec_name} — ${specSummary(s)} — ${pricePerHour(s.price)}` })) },
     { name: 'image', label: 'Image', type: 'select',
       options: [...images.items.map((i) => ({ value: `${i.name}:${i.version}`,
         label: `${i.name}:${i.version}${i.description ? ' — ' + i.description : ''}${i.tenant_id ? ' (yours)' : ''}` })),

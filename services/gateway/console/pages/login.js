@@ -35,16 +35,22 @@ export default function loginPage(root, done) {
   }
 
   function showTenants(who) {
+    const problem = h('div.form-error', { role: 'alert' });
     mount(box,
       h('h1', `Welcome, ${who.user_name}`),
       h('p.muted', 'You belong to several tenants. Choose the one to work in; you can switch later from the top bar.'),
       h('div.tenant-list', who.memberships.map((m) => h('button.tenant-choice', {
         type: 'button', 'data-tenant': m.tenant_id,
         onclick: async () => {
-          if (m.tenant_id !== who.tenant_id) await session.switchTenant(m.tenant_id);
-          done();
+          try {
+            if (m.tenant_id !== who.tenant_id) await session.switchTenant(m.tenant_id);
+            done();
+          } catch (error) {
+            problem.textContent = error.message;
+          }
         },
       }, h('strong', m.tenant_id), h('span.muted', label(m.role, 'ROLE_'))))),
-      button('Log in as someone else', showLogin, 'ghost'));
+      problem,
+      button('Log in as someone else', () => session.logout().catch(() => {}).then(showLogin), 'ghost'));
   }
 }

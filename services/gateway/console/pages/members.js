@@ -53,7 +53,7 @@ export default async function membersPage(root, params, signal) {
       onSubmit: async (v) => {
         await api.post('/v1/users', {
           user: { user_name: v.user_name, display_name: v.display_name }, password: v.password,
-          tenant_id: tenant, role: v.role, request_id: crypto.randomUUID(),
+          tenant_id: tenant, role: v.role, request_id: api.requestId(),
         });
         top.replaceChildren();
         toast(`${v.user_name} can log in now`);

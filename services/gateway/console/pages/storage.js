@@ -104,7 +104,7 @@ async function accessorsTab(panel, storage, canDrive, signal) {
       onSubmit: async (v) => {
         const created = await api.post(path, {
           description: v.description, read_only: v.read_only,
-          ttl: `${Math.round(Number(v.ttl_hours || 24) * 3600)}s`, request_id: crypto.randomUUID(),
+          ttl: `${Math.round(Number(v.ttl_hours || 24) * 3600)}s`, request_id: api.requestId(),
         });
         mount(top, secretBox('Your S3 keys', [
           ['Access key id', created.access_key_id],

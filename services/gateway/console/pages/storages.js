@@ -37,7 +37,7 @@ export default async function storagesPage(root, params, signal) {
       onCancel: () => formSlot.replaceChildren(),
       onSubmit: async (v) => {
         const created = await api.post('/v1/storages', {
-          ...v, request_id: v.storage_id ? '' : crypto.randomUUID(),
+          ...v, request_id: v.storage_id ? '' : api.requestId(),
         });
         router.go(`/storages/${created.storage_id}`);
       },
