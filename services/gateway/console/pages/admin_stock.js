@@ -5,6 +5,9 @@ import * as api from '../api.js';
 import { header, table, empty, form, card, loading, toast } from '../ui.js';
 import { num } from '../format.js';
 
+// A count, colored by its meaning unless it is zero.
+const count = (value, tone) => h(`span.count${num(value) ? '.' + tone : '.muted'}`, String(num(value)));
+
 export default async function stockPage(root, params, signal) {
   const top = h('div');
   const list = h('div', loading());
@@ -48,9 +51,9 @@ export default async function stockPage(root, params, signal) {
     const summary = await api.get('/v1/stocks:summary', {}, signal);
     mount(list, table([
       { label: 'Spec', cell: (c) => h('strong', c.spec_name) },
-      { label: 'Available', class: 'num', cell: (c) => h('span.count.ok', String(num(c.available))) },
-      { label: 'Claimed', class: 'num', cell: (c) => h('span.count.info', String(num(c.claimed))) },
-      { label: 'Unavailable', class: 'num', cell: (c) => h('span.count.bad', String(num(c.unavailable))) },
+      { label: 'Available', class: 'num', cell: (c) => count(c.available, 'ok') },
+      { label: 'Claimed', class: 'num', cell: (c) => count(c.claimed, 'info') },
+      { label: 'Unavailable', class: 'num', cell: (c) => count(c.unavailable, 'bad') },
       { label: 'Deleting', class: 'num', cell: (c) => String(num(c.deleting)) },
       { label: 'Total', class: 'num', cell: (c) => String(num(c.total)) },
     ], summary.counts || [], empty('No stock yet', 'Place stock of a spec above so instances of it can start.'), (c) => c.spec_name));
