@@ -7,6 +7,7 @@
 #include "libs/authz/verifier.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
+#include "libs/http/http_transport.h"
 #include "libs/service/run_app.h"
 #include "services/storage/local/local_backend.h"
 #include "services/storage/local/loop_filesystem.h"
@@ -14,19 +15,6 @@
 
 namespace gpuaas::storage {
 namespace {
-
-// "host:port" into the S3 server's options. INVALID_ARGUMENT naming the flag.
-absl::Status ParseS3Listen(const std::string& listen, s3::ServerOptions& out) {
-  const size_t colon = listen.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) ||
-      port < 0 || port > 65535) {
-    return absl::InvalidArgumentError("--s3-listen: want host:port, got \"" + listen + "\"");
-  }
-  out.host = listen.substr(0, colon);
-  out.port = port;
-  return absl::OkStatus();
-}
 
 // Drops abandoned multipart uploads older than `expiry`.
 void ExpireUploads(Backend& backend, const Clock& clock, absl::Duration expiry) {
@@ -72,7 +60,8 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   if (!auth_channel.ok()) return service::ConfigError("--auth-addr", auth_channel.status());
   s3::ServerOptions s3_options{
       .tls_cert_file = o.s3_tls_cert, .tls_key_file = o.s3_tls_key, .limits = o.s3_limits};
-  GPUAAS_RETURN_IF_ERROR(ParseS3Listen(o.s3_listen, s3_options));
+  GPUAAS_RETURN_IF_ERROR(
+      http::ParseListen("--s3-listen", o.s3_listen, s3_options.host, s3_options.port));
   auto pool = service::OpenDatabase(kIdentity, o.common, Migrations());
   if (!pool.ok()) return service::StartupError("database", pool.status());
   app->pool_ = *std::move(pool);

@@ -37,7 +37,7 @@ struct StorageAppOptions {
   std::string s3_listen = "127.0.0.1:9000";
   std::string s3_tls_cert;
   std::string s3_tls_key;
-  s3::ConnectionLimits s3_limits;
+  http::ConnectionLimits s3_limits;
   double upload_expiry_hours = 24 * 7;
   bool sync_writes = true;
   // "loop-ext4" (each storage its own file system: the kernel stops every writer at the size)

@@ -102,8 +102,9 @@ choose_ports() {
   free_ports 1; export GPUAAS_STORAGE_PORT=$port
   free_ports 1; export GPUAAS_S3_PORT=$port
   free_ports 1; export GPUAAS_INSTANCE_PORT=$port
-  free_ports 5; export GPUAAS_METRICS_PORT=$port   # the four services and the proxy
+  free_ports 6; export GPUAAS_METRICS_PORT=$port   # the four services, the proxy, the gateway
   free_ports 1; export GPUAAS_PROXY_PORT=$port
+  free_ports 1; export GPUAAS_GATEWAY_PORT=$port
   free_ports 3; export GPUAAS_AGENT_PORT=$port
   free_ports 3; export GPUAAS_AGENT_METRICS_PORT=$port
 }

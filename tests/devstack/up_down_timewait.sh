@@ -29,7 +29,7 @@ pgdir=$(cat "$state/pg-dir")
 
 # The ports up listens on, from what it started.
 ports=("$GPUAAS_PG_PORT" "$GPUAAS_AUTH_PORT" "$GPUAAS_STOCK_PORT" "$GPUAAS_STORAGE_PORT"
-       "$GPUAAS_INSTANCE_PORT" "$GPUAAS_S3_PORT" "$GPUAAS_PROXY_PORT"
+       "$GPUAAS_INSTANCE_PORT" "$GPUAAS_S3_PORT" "$GPUAAS_PROXY_PORT" "$GPUAAS_GATEWAY_PORT"
        "$GPUAAS_AGENT_PORT" $((GPUAAS_AGENT_PORT + 1)) $((GPUAAS_AGENT_PORT + 2)))
 
 # hold PORT...: connects to each port and, once the server has closed its end, closes ours, so

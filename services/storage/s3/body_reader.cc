@@ -73,7 +73,7 @@ absl::Status MapDecoderError(const absl::Status& status) {
 
 }  // namespace
 
-absl::Status ReadBody(const ContentReader* reader, const PayloadCheck& check,
+absl::Status ReadBody(const http::ContentReader* reader, const PayloadCheck& check,
                       const ChecksumClaim& checksum, int64_t payload_length,
                       const PayloadSink& sink, bool* consumed) {
   std::unique_ptr<PayloadChecksum> sum =
@@ -169,9 +169,9 @@ absl::Status ReadBody(const ContentReader* reader, const PayloadCheck& check,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadSmallBody(const ContentReader* reader, const PayloadCheck& check,
-                                          const ChecksumClaim& checksum, int64_t payload_length,
-                                          size_t limit, bool* consumed) {
+absl::StatusOr<std::string> ReadSmallBody(const http::ContentReader* reader,
+                                          const PayloadCheck& check, const ChecksumClaim& checksum,
+                                          int64_t payload_length, size_t limit, bool* consumed) {
   if (payload_length < 0 || static_cast<size_t>(payload_length) > limit) {
     return S3Status("EntityTooLarge", "the request body is too large");
   }

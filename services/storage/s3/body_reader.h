@@ -1,6 +1,6 @@
-// Pulls a request body through the transport's ContentReader and hands its payload on in pieces of
-// at most 1 MiB, never holding more: the SHA-256 the signature covers is checked at the end
-// (XAmzContentSHA256Mismatch), an aws-chunked body is decoded with every chunk signature
+// Pulls a request body through the transport's http::ContentReader and hands its payload on in
+// pieces of at most 1 MiB, never holding more: the SHA-256 the signature covers is checked at the
+// end (XAmzContentSHA256Mismatch), an aws-chunked body is decoded with every chunk signature
 // checked, and the payload must be exactly the announced length. The caller commits nothing
 // until Read returns OK.
 #pragma once
@@ -12,8 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "libs/http/http_message.h"
 #include "services/storage/s3/auth.h"
-#include "services/storage/s3/http_message.h"
 
 namespace gpuaas::storage::s3 {
 
@@ -31,13 +31,13 @@ struct ChecksumClaim {
 // the whole body has been read off the connection. Errors: XAmzContentSHA256Mismatch,
 // SignatureDoesNotMatch (a chunk), IncompleteBody (cut or short), InvalidRequest (framing),
 // BadDigest (the flexible checksum, when we know its algorithm), or the sink's status.
-absl::Status ReadBody(const ContentReader* reader, const PayloadCheck& check,
+absl::Status ReadBody(const http::ContentReader* reader, const PayloadCheck& check,
                       const ChecksumClaim& checksum, int64_t payload_length,
                       const PayloadSink& sink, bool* consumed);
 
 // A small body (XML) into memory; EntityTooLarge past `limit` bytes.
-absl::StatusOr<std::string> ReadSmallBody(const ContentReader* reader, const PayloadCheck& check,
-                                          const ChecksumClaim& checksum, int64_t payload_length,
-                                          size_t limit, bool* consumed);
+absl::StatusOr<std::string> ReadSmallBody(const http::ContentReader* reader,
+                                          const PayloadCheck& check, const ChecksumClaim& checksum,
+                                          int64_t payload_length, size_t limit, bool* consumed);
 
 }  // namespace gpuaas::storage::s3

@@ -93,7 +93,8 @@ Dispatcher::Dispatcher(DispatcherOptions options, Directory& directory, Backend&
       authenticator_(directory, tokens, clock, options_.region, options_.max_clock_skew),
       next_request_id_(std::random_device{}() * uint64_t{0x9E3779B97F4A7C15}) {}
 
-void Dispatcher::Handle(const HttpRequest& req, HttpResponse& res, const ContentReader* body) {
+void Dispatcher::Handle(const http::HttpRequest& req, http::HttpResponse& res,
+                        const http::ContentReader* body) {
   RequestContext ctx(req, res, body);
   ctx.request_id = absl::StrFormat("%016X", next_request_id_.fetch_add(1));
   ctx.method = req.method;

@@ -10,10 +10,10 @@
 #include "absl/status/status.h"
 #include "libs/authz/verifier.h"
 #include "libs/common/clock.h"
+#include "libs/http/http_message.h"
 #include "services/storage/backend.h"
 #include "services/storage/s3/auth.h"
 #include "services/storage/s3/directory.h"
-#include "services/storage/s3/http_message.h"
 #include "services/storage/s3/request_context.h"
 
 namespace gpuaas::storage::s3 {
@@ -32,7 +32,8 @@ class Dispatcher final {
              authz::Authenticator& tokens, const Clock& clock, S3Metrics* metrics);
 
   // `body` is null when the request has none. Never throws.
-  void Handle(const HttpRequest& req, HttpResponse& res, const ContentReader* body);
+  void Handle(const http::HttpRequest& req, http::HttpResponse& res,
+              const http::ContentReader* body);
 
  private:
   absl::Status Serve(RequestContext& ctx);

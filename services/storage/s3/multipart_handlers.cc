@@ -89,7 +89,7 @@ void AnswerWhileAssembling(RequestContext& ctx, const std::string& upload_id,
   ctx.res.set_chunked_content_provider(
       "application/xml",
       [assembly, log = ctx.log, bucket = ctx.bucket, key = ctx.key, resource = ctx.decoded_path,
-       request_id = ctx.request_id, started = false](size_t, DataSink& sink) mutable {
+       request_id = ctx.request_id, started = false](size_t, http::DataSink& sink) mutable {
         if (!started) {
           started = true;
           return sink.write(kDeclaration.data(), kDeclaration.size());

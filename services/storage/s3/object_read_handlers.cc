@@ -143,7 +143,7 @@ absl::Status GetObject(RequestContext& ctx) {
   std::shared_ptr<RequestLog> log = ctx.log;
   ctx.res.set_content_provider(
       static_cast<size_t>(length), content_type,
-      [reader, buffer, log, first](size_t offset, size_t want, DataSink& sink) {
+      [reader, buffer, log, first](size_t offset, size_t want, http::DataSink& sink) {
         auto n = reader->ReadAt(first + static_cast<int64_t>(offset), buffer->data(),
                                 std::min(want, buffer->size()));
         if (!n.ok() || *n == 0 || !sink.write(buffer->data(), *n)) {

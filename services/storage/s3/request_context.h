@@ -8,11 +8,11 @@
 #include <string_view>
 
 #include "absl/time/time.h"
+#include "libs/http/http_message.h"
 #include "services/storage/backend.h"
 #include "services/storage/s3/auth.h"
 #include "services/storage/s3/body_reader.h"
 #include "services/storage/s3/directory.h"
-#include "services/storage/s3/http_message.h"
 #include "services/storage/s3/operation.h"
 #include "services/storage/s3/sigv4.h"
 
@@ -40,13 +40,13 @@ struct RequestLog {
 };
 
 struct RequestContext {
-  RequestContext(const HttpRequest& http_request, HttpResponse& http_response,
-                 const ContentReader* body_reader)
+  RequestContext(const http::HttpRequest& http_request, http::HttpResponse& http_response,
+                 const http::ContentReader* body_reader)
       : http(http_request), res(http_response), body(body_reader) {}
 
-  const HttpRequest& http;
-  HttpResponse& res;
-  const ContentReader* body;  // null when the request carries no body
+  const http::HttpRequest& http;
+  http::HttpResponse& res;
+  const http::ContentReader* body;  // null when the request carries no body
 
   std::string request_id;
   std::string method;

@@ -1,42 +1,14 @@
 #include "services/storage/s3/server.h"
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <signal.h>
-
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "libs/common/logging.h"
+#include "libs/http/http_transport.h"
 #include "services/storage/s3/dispatcher.h"
-#include "services/storage/s3/http_transport.h"
 #include "services/storage/s3/metrics.h"
 
 namespace gpuaas::storage::s3 {
-namespace {
-
-SSL_CTX* AsSsl(void* p) { return static_cast<SSL_CTX*>(p); }
-
-absl::StatusOr<SSL_CTX*> NewTlsContext(const ServerOptions& options) {
-  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-  if (ctx == nullptr) {
-    return absl::InternalError("SSL_CTX_new failed");
-  }
-  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY);
-  if (SSL_CTX_use_certificate_chain_file(ctx, options.tls_cert_file.c_str()) != 1 ||
-      SSL_CTX_use_PrivateKey_file(ctx, options.tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(ctx) != 1) {
-    ERR_clear_error();
-    SSL_CTX_free(ctx);
-    return absl::InvalidArgumentError(
-        absl::StrCat("tls: cannot load ", options.tls_cert_file, " and ", options.tls_key_file));
-  }
-  return ctx;
-}
-
-}  // namespace
-
 Server::Server(ServerOptions options, Directory& directory, Backend& backend,
                authz::Authenticator& tokens, const Clock& clock)
     : options_(std::move(options)),
@@ -45,19 +17,11 @@ Server::Server(ServerOptions options, Directory& directory, Backend& backend,
       tokens_(tokens),
       clock_(clock) {}
 
-Server::~Server() {
-  Stop();
-  if (tls_ != nullptr) {
-    SSL_CTX_free(AsSsl(tls_));
-  }
-}
+Server::~Server() { Stop(); }
 
 absl::Status Server::Start() {
   if (http_) {
     return absl::FailedPreconditionError("already started");
-  }
-  if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
-    return absl::InvalidArgumentError("tls_cert_file and tls_key_file go together");
   }
   if (options_.threads < 1) {
     return absl::InvalidArgumentError("threads must be at least 1");
@@ -69,17 +33,6 @@ absl::Status Server::Start() {
         "limits: max_connections_per_client, header_timeout and body_idle_timeout must be "
         "positive");
   }
-  if (!options_.tls_cert_file.empty()) {
-    auto tls = NewTlsContext(options_);
-    if (!tls.ok()) {
-      return tls.status();
-    }
-    tls_ = *tls;
-  }
-  // A client that hangs up mid-response must cost a failed write, not the process (OpenSSL
-  // writes with plain send()).
-  signal(SIGPIPE, SIG_IGN);
-
   if (options_.metrics_registry != nullptr) {
     metrics_ = std::make_unique<S3Metrics>(*options_.metrics_registry);
   }
@@ -87,21 +40,25 @@ absl::Status Server::Start() {
       std::make_unique<Dispatcher>(DispatcherOptions{options_.region, options_.max_clock_skew},
                                    directory_, backend_, tokens_, clock_, metrics_.get());
   Dispatcher* dispatcher = dispatcher_.get();
-  http_ = std::make_unique<HttpTransport>(
-      HttpTransportOptions{.host = options_.host,
-                           .port = options_.port,
-                           .threads = options_.threads,
-                           .tls = AsSsl(tls_),
-                           .limits = options_.limits},
-      [dispatcher](const HttpRequest& req, HttpResponse& res, const ContentReader* body) {
-        dispatcher->Handle(req, res, body);
-      });
+  http_ = std::make_unique<http::HttpTransport>(
+      http::HttpTransportOptions{.host = options_.host,
+                                 .port = options_.port,
+                                 .threads = options_.threads,
+                                 .tls_cert_file = options_.tls_cert_file,
+                                 .tls_key_file = options_.tls_key_file,
+                                 .limits = options_.limits,
+                                 .name = "s3",
+                                 .over_cap_body = "<Error><Code>SlowDown</Code><Message>Too many "
+                                                  "connections from your address</Message></Error>",
+                                 .over_cap_content_type = "application/xml"},
+      [dispatcher](const http::HttpRequest& req, http::HttpResponse& res,
+                   const http::ContentReader* body) { dispatcher->Handle(req, res, body); });
   if (absl::Status started = http_->Start(); !started.ok()) {
     http_.reset();
     return started;
   }
   port_ = http_->port();
-  Logger("s3")->info("S3 endpoint on {}://{}:{}", tls_ != nullptr ? "https" : "http", options_.host,
+  Logger("s3")->info("S3 endpoint on {}://{}:{}", http_->tls() ? "https" : "http", options_.host,
                      port_);
   return absl::OkStatus();
 }

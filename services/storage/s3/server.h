@@ -21,8 +21,9 @@
 #include "absl/time/time.h"
 #include "libs/authz/verifier.h"
 #include "libs/common/clock.h"
+#include "libs/http/connection_limits.h"
+#include "libs/http/http_transport.h"
 #include "services/storage/backend.h"
-#include "services/storage/s3/connection_limits.h"
 #include "services/storage/s3/directory.h"
 
 namespace gpuaas::storage::s3 {
@@ -36,13 +37,12 @@ struct ServerOptions {
   std::string region = "us-east-1";  // the only region signatures may name
   absl::Duration max_clock_skew = absl::Minutes(15);
   int threads = 64;  // requests served at once; more wait for a thread
-  ConnectionLimits limits;
+  http::ConnectionLimits limits;
   // Not owned; null: no metrics.
   prometheus::Registry* metrics_registry = nullptr;
 };
 
 class Dispatcher;
-class HttpTransport;
 class S3Metrics;
 
 class Server final {
@@ -70,8 +70,7 @@ class Server final {
   const Clock& clock_;
   std::unique_ptr<S3Metrics> metrics_;
   std::unique_ptr<Dispatcher> dispatcher_;
-  void* tls_ = nullptr;  // SSL_CTX*, kept out of this header
-  std::unique_ptr<HttpTransport> http_;
+  std::unique_ptr<http::HttpTransport> http_;
   int port_ = 0;
 };
 

@@ -1,4 +1,4 @@
-// One HTTP exchange as the S3 handlers see it: the request's head, a pull reader for its body,
+// One HTTP exchange as a blocking handler sees it: the request's head, a pull reader for its body,
 // and a response that is either a small body or a streaming content provider. The transport
 // (http_transport.h) fills and writes these; handlers never touch the connection.
 #pragma once
@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-namespace gpuaas::storage::s3 {
+namespace gpuaas::http {
 
 struct CaseInsensitiveLess {
   bool operator()(const std::string& a, const std::string& b) const {
@@ -23,8 +23,9 @@ using Headers = std::multimap<std::string, std::string, CaseInsensitiveLess>;
 
 struct HttpRequest {
   std::string method;
-  std::string target;  // as sent: the path and query, still percent-encoded
-  Headers headers;     // exactly as received
+  std::string target;       // as sent: the path and query, still percent-encoded
+  Headers headers;          // exactly as received
+  std::string remote_addr;  // the client's address without its port
 
   // The first value of a header, or "".
   std::string get_header_value(const std::string& name) const;
@@ -80,4 +81,4 @@ struct HttpResponse {
   bool provider_succeeded = false;
 };
 
-}  // namespace gpuaas::storage::s3
+}  // namespace gpuaas::http

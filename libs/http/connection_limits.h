@@ -1,11 +1,12 @@
-// The S3 endpoint's limits on each client's connections.
+// The limits on each client's connections to an HttpTransport.
 #pragma once
 
 #include "absl/time/time.h"
 
-namespace gpuaas::storage::s3 {
+namespace gpuaas::http {
 
-// What keeps slow or greedy clients from starving the others (gpuaas-storage's --s3-* flags).
+// What keeps slow or greedy clients from starving the others (gpuaas-storage's --s3-* flags, the
+// gateway's).
 struct ConnectionLimits {
   // Open connections from one client address (the AWS CLI opens 10, rclone 4 per transfer).
   int max_connections_per_client = 128;
@@ -16,4 +17,4 @@ struct ConnectionLimits {
   absl::Duration body_idle_timeout = absl::Seconds(30);
 };
 
-}  // namespace gpuaas::storage::s3
+}  // namespace gpuaas::http

@@ -1,4 +1,4 @@
-#include "services/storage/s3/header_gate.h"
+#include "libs/http/header_gate.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <utility>
 
-namespace gpuaas::storage::s3 {
+namespace gpuaas::http {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -186,4 +186,4 @@ void HeaderGate::Loop() {
   }
 }
 
-}  // namespace gpuaas::storage::s3
+}  // namespace gpuaas::http

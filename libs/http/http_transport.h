@@ -1,9 +1,10 @@
-// The S3 endpoint's HTTP/1.1 server: Boost.Beast parses requests and serializes responses (as
-// in the access proxy), over blocking sockets served by a fixed pool of threads, one request
-// per thread at a time, because the handlers block (file I/O, fsync, hashing) and pull request
-// bodies as they store them. A worker takes a connection only once its request head is whole:
-// the TLS handshake, the wait between requests and the head's arrival happen on the header
-// gate's one thread (header_gate.h), so slow or stalled clients hold no worker.
+// An HTTP/1.1 server for handlers that block (the S3 endpoint, the REST gateway): Boost.Beast
+// parses requests and serializes responses (as in the access proxy), over blocking sockets served
+// by a fixed pool of threads, one request per thread at a time, because the handlers block (file
+// I/O, fsync, hashing) and pull request bodies as they store them. A worker takes a connection only
+// once its request head is whole: the TLS handshake, the wait between requests and the head's
+// arrival happen on the header gate's one thread (header_gate.h), so slow or stalled clients hold
+// no worker.
 //
 // Per connection: TCP_NODELAY; the handshake and the whole first head within header_timeout;
 // 10 s idle between requests, then header_timeout for the head; every body read bounded by
@@ -31,11 +32,11 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "services/storage/s3/connection_limits.h"
-#include "services/storage/s3/header_gate.h"
-#include "services/storage/s3/http_message.h"
+#include "libs/http/connection_limits.h"
+#include "libs/http/header_gate.h"
+#include "libs/http/http_message.h"
 
-namespace gpuaas::storage::s3 {
+namespace gpuaas::http {
 
 // Serves one request. `body` is null for a method that carries none (GET, HEAD, OPTIONS);
 // otherwise it reads the body (possibly empty). Runs on a connection's thread; may block.
@@ -46,9 +47,19 @@ struct HttpTransportOptions {
   std::string host = "0.0.0.0";
   int port = 0;  // 0: any free port
   int threads = 64;
-  SSL_CTX* tls = nullptr;  // not owned; every connection speaks TLS with it when set
+  // Both set: every connection speaks TLS (1.2 and up) with this certificate chain and key.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   ConnectionLimits limits;
+  std::string name = "http";  // in log lines and errors
+  // The body of the 503 a connection over its address's cap gets, unread, and its type.
+  std::string over_cap_body = "Too many connections from your address";
+  std::string over_cap_content_type = "text/plain";
 };
+
+// "host:port" (a flag's value) split. INVALID_ARGUMENT naming `flag`.
+absl::Status ParseListen(const std::string& flag, const std::string& listen, std::string& host,
+                         int& port);
 
 class HttpTransport final {
  public:
@@ -57,10 +68,12 @@ class HttpTransport final {
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
 
-  // Binds and starts serving. UNAVAILABLE: the address cannot be bound.
+  // Loads the TLS files, binds and starts serving. UNAVAILABLE: the address cannot be bound;
+  // INVALID_ARGUMENT: the TLS files cannot be loaded, or only one is set.
   absl::Status Start();
   // The bound port (after Start).
   int port() const { return port_; }
+  bool tls() const { return tls_ != nullptr; }
   // Stops accepting, lets each request in progress finish (a streamed response is cut), closes
   // every connection and joins the threads. Idempotent.
   void Stop();
@@ -76,6 +89,8 @@ class HttpTransport final {
 
   HttpTransportOptions options_;
   HttpHandler handler_;
+  std::string too_many_connections_;  // the whole over-cap answer, head and body
+  SSL_CTX* tls_ = nullptr;            // owned
   std::unique_ptr<Listener> listener_;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
@@ -87,4 +102,4 @@ class HttpTransport final {
   absl::flat_hash_map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);  // open connections
 };
 
-}  // namespace gpuaas::storage::s3
+}  // namespace gpuaas::http

@@ -1,8 +1,8 @@
-#include "services/storage/s3/http_message.h"
+#include "libs/http/http_message.h"
 
 #include <utility>
 
-namespace gpuaas::storage::s3 {
+namespace gpuaas::http {
 namespace {
 
 bool HasCrLf(const std::string& s) { return s.find_first_of("\r\n") != std::string::npos; }
@@ -48,4 +48,4 @@ void HttpResponse::set_chunked_content_provider(const std::string& content_type,
   releaser = std::move(release);
 }
 
-}  // namespace gpuaas::storage::s3
+}  // namespace gpuaas::http

@@ -1,4 +1,4 @@
-// Where the S3 endpoint's connections wait for a request head, off the worker threads: one
+// Where an HttpTransport's connections wait for a request head, off the worker threads: one
 // thread polls every connection that is handshaking TLS, idle between requests or sending a
 // request head, reads what arrives without blocking, and hands a connection to the workers only
 // once its whole head is here. So a client that connects and stalls, or sends half a head and
@@ -17,7 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 
-namespace gpuaas::storage::s3 {
+namespace gpuaas::http {
 
 struct SslDeleter {
   void operator()(SSL* ssl) const { SSL_free(ssl); }
@@ -77,4 +77,4 @@ class HeaderGate final {
   std::vector<std::unique_ptr<Connection>> admitted_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace gpuaas::storage::s3
+}  // namespace gpuaas::http

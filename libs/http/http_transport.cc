@@ -1,9 +1,11 @@
-#include "services/storage/s3/http_transport.h"
+#include "libs/http/http_transport.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
 #include <poll.h>
+#include <signal.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -22,15 +24,17 @@
 #include <limits>
 #include <utility>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "libs/common/logging.h"
 
-namespace gpuaas::storage::s3 {
+namespace gpuaas::http {
 namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = boost::beast::http;
+namespace bhttp = boost::beast::http;
 
 // Idle time between requests on one connection; every write's bound.
 constexpr int kKeepAliveMs = 10'000;
@@ -41,11 +45,6 @@ constexpr size_t kBodyPiece = 64 * 1024;
 constexpr uint32_t kHeaderLimit = 64 * 1024;
 constexpr int kListenBacklog = 512;
 constexpr int kPollSliceMs = 100;
-// Sent to a connection over its address's cap, without reading its request.
-constexpr std::string_view kTooManyConnections =
-    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/xml\r\n"
-    "Content-Length: 93\r\nConnection: close\r\n\r\n"
-    "<Error><Code>SlowDown</Code><Message>Too many connections from your address</Message></Error>";
 // What clients were told since the endpoint began (cpp-httplib's defaults); none acts on it.
 constexpr std::string_view kKeepAliveHeader = "timeout=5, max=5";
 
@@ -201,7 +200,7 @@ bool WriteResponse(SocketStream& stream, const HttpRequest& req, HttpResponse& r
     res.status = 200;
   }
   CompleteHeaders(req, res, close);
-  http::response<http::buffer_body> msg;
+  bhttp::response<bhttp::buffer_body> msg;
   msg.version(11);
   msg.result(static_cast<unsigned>(res.status));
   for (const auto& [name, value] : res.headers) {
@@ -212,19 +211,19 @@ bool WriteResponse(SocketStream& stream, const HttpRequest& req, HttpResponse& r
   if (chunked) {
     msg.chunked(true);
   }
-  http::response_serializer<http::buffer_body> serializer(msg);
+  bhttp::response_serializer<bhttp::buffer_body> serializer(msg);
   beast::error_code ec;
   if (head || !(res.content_provider || chunked)) {
     msg.body().data = (head || res.body.empty()) ? nullptr : res.body.data();
     msg.body().size = head ? 0 : res.body.size();
     msg.body().more = false;
-    http::write(stream, serializer, ec);
+    bhttp::write(stream, serializer, ec);
     return !ec;
   }
 
   msg.body().data = nullptr;
   msg.body().more = true;
-  http::write_header(stream, serializer, ec);
+  bhttp::write_header(stream, serializer, ec);
   bool ok = !ec;
   size_t offset = 0;
   bool more = true;
@@ -234,8 +233,8 @@ bool WriteResponse(SocketStream& stream, const HttpRequest& req, HttpResponse& r
       msg.body().data = const_cast<char*>(data);
       msg.body().size = size;
       msg.body().more = true;
-      http::write(stream, serializer, ec);
-      ok = !ec || ec == http::error::need_buffer;
+      bhttp::write(stream, serializer, ec);
+      ok = !ec || ec == bhttp::error::need_buffer;
       offset += size;
     }
     return ok;
@@ -253,28 +252,29 @@ bool WriteResponse(SocketStream& stream, const HttpRequest& req, HttpResponse& r
   msg.body().data = nullptr;
   msg.body().size = 0;
   msg.body().more = false;
-  http::write(stream, serializer, ec);
+  bhttp::write(stream, serializer, ec);
   res.provider_succeeded = !ec;
   return !ec;
 }
 
 // Serves one request; false when the connection must close after it.
 bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<char>& piece,
-                  bool last, const HttpHandler& handler, const std::atomic<bool>& stopping) {
-  http::request_parser<http::buffer_body> parser;
+                  bool last, const HttpHandler& handler, const std::atomic<bool>& stopping,
+                  const std::string& name, const std::string& client) {
+  bhttp::request_parser<bhttp::buffer_body> parser;
   parser.header_limit(kHeaderLimit);
   // Not body_limit(boost::none): Beast 1.74 then refuses every sized body.
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   beast::error_code ec;
-  http::read_header(stream, buffer, parser, ec);
+  bhttp::read_header(stream, buffer, parser, ec);
   if (ec) {
     const bool malformed =
-        ec.category() == http::make_error_code(http::error::bad_target).category() &&
-        ec != http::error::end_of_stream && ec != http::error::partial_message;
+        ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
+        ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
     if (malformed) {
       HttpRequest none;
       HttpResponse res;
-      res.status = ec == http::error::header_limit ? 431 : 400;
+      res.status = ec == bhttp::error::header_limit ? 431 : 400;
       WriteResponse(stream, none, res, /*close=*/true, stopping);
     }
     return false;
@@ -283,6 +283,7 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
   HttpRequest req;
   req.method = std::string(Sv(head.method_string()));
   req.target = std::string(Sv(head.target()));
+  req.remote_addr = client;
   for (const auto& field : head) {
     req.headers.emplace(std::string(Sv(field.name_string())), std::string(Sv(field.value())));
   }
@@ -302,9 +303,9 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
       parser.get().body().data = piece.data();
       parser.get().body().size = piece.size();
       beast::error_code read_ec;
-      http::read(stream, buffer, parser, read_ec);
+      bhttp::read(stream, buffer, parser, read_ec);
       const size_t n = piece.size() - parser.get().body().size;
-      if (read_ec && read_ec != http::error::need_buffer) {
+      if (read_ec && read_ec != bhttp::error::need_buffer) {
         body_failed = true;
       }
       if (n > 0 && !receiver(piece.data(), n)) {
@@ -321,7 +322,7 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
   try {
     handler(req, res, IsBodyMethod(req.method) ? &reader : nullptr);
   } catch (const std::exception& e) {
-    Logger("s3")->error("request handler: {}", e.what());
+    Logger(name)->error("request handler: {}", e.what());
     return false;
   }
   // The unread rest of a body cannot be taken for the next request.
@@ -339,11 +340,63 @@ struct HttpTransport::Listener {
 };
 
 HttpTransport::HttpTransport(HttpTransportOptions options, HttpHandler handler)
-    : options_(std::move(options)), handler_(std::move(handler)) {}
+    : options_(std::move(options)),
+      handler_(std::move(handler)),
+      too_many_connections_(absl::StrCat(
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: ", options_.over_cap_content_type,
+          "\r\nContent-Length: ", options_.over_cap_body.size(), "\r\nConnection: close\r\n\r\n",
+          options_.over_cap_body)) {}
 
-HttpTransport::~HttpTransport() { Stop(); }
+HttpTransport::~HttpTransport() {
+  Stop();
+  if (tls_ != nullptr) {
+    SSL_CTX_free(tls_);
+  }
+}
+
+absl::Status ParseListen(const std::string& flag, const std::string& listen, std::string& host,
+                         int& port) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": want host:port, got \"", listen, "\""));
+  }
+  host = listen.substr(0, colon);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SSL_CTX*> NewTlsContext(const std::string& cert_file, const std::string& key_file) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) {
+    return absl::InternalError("SSL_CTX_new failed");
+  }
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY);
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1) {
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls: cannot load ", cert_file, " and ", key_file));
+  }
+  return ctx;
+}
 
 absl::Status HttpTransport::Start() {
+  if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("tls: a certificate and its key go together");
+  }
+  if (!options_.tls_cert_file.empty() && tls_ == nullptr) {
+    absl::StatusOr<SSL_CTX*> context = NewTlsContext(options_.tls_cert_file, options_.tls_key_file);
+    if (!context.ok()) {
+      return context.status();
+    }
+    tls_ = *context;
+  }
+  // A client that hangs up mid-response must cost a failed write, not the process (OpenSSL
+  // writes with plain send()).
+  signal(SIGPIPE, SIG_IGN);
   auto listener = std::make_unique<Listener>();
   beast::error_code ec;
   asio::ip::tcp::resolver resolver(listener->io);
@@ -361,8 +414,8 @@ absl::Status HttpTransport::Start() {
     if (!ec) acceptor.listen(kListenBacklog, ec);
   }
   if (ec) {
-    return absl::UnavailableError(absl::StrCat("s3: cannot listen on ", options_.host, ":",
-                                               options_.port, ": ", ec.message()));
+    return absl::UnavailableError(absl::StrCat(options_.name, ": cannot listen on ", options_.host,
+                                               ":", options_.port, ": ", ec.message()));
   }
   port_ = listener->acceptor.local_endpoint().port();
   listener_ = std::move(listener);
@@ -472,15 +525,16 @@ void HttpTransport::AcceptLoop() {
       }
     }
     if (over_cap) {
-      [[maybe_unused]] ssize_t n = ::send(fd, kTooManyConnections.data(),
-                                          kTooManyConnections.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      [[maybe_unused]] ssize_t n =
+          ::send(fd, too_many_connections_.data(), too_many_connections_.size(),
+                 MSG_DONTWAIT | MSG_NOSIGNAL);
       ::close(fd);
       continue;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (options_.tls != nullptr) {
-      conn->ssl.reset(SSL_new(options_.tls));
+    if (tls_ != nullptr) {
+      conn->ssl.reset(SSL_new(tls_));
       if (!conn->ssl || SSL_set_fd(conn->ssl.get(), fd) != 1) {
         Close(std::move(conn));
         continue;
@@ -529,7 +583,7 @@ void HttpTransport::ServeConnection(std::unique_ptr<Connection> conn) {
   thread_local std::vector<char> piece(kBodyPiece);
   ++conn->served;
   const bool keep = ServeRequest(stream, buffer, piece, conn->served == kMaxRequestsPerConnection,
-                                 handler_, stopping_);
+                                 handler_, stopping_, options_.name, conn->client);
   if (!keep || stopping_.load()) {
     Close(std::move(conn));
     return;
@@ -539,4 +593,4 @@ void HttpTransport::ServeConnection(std::unique_ptr<Connection> conn) {
   gate_->Admit(std::move(conn));
 }
 
-}  // namespace gpuaas::storage::s3
+}  // namespace gpuaas::http

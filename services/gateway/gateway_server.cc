@@ -1,0 +1,305 @@
+#include "services/gateway/gateway_server.h"
+
+#include <chrono>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "libs/common/logging.h"
+#include "services/gateway/request_transcoder.h"
+#include "services/gateway/static_files.h"
+#include "services/gateway/status_json.h"
+
+namespace gpuaas::gateway {
+namespace {
+
+constexpr absl::string_view kJson = "application/json";
+
+// The console's pages load only our own scripts and styles, and no other site may frame them.
+constexpr absl::string_view kConsoleCsp =
+    "default-src 'self'; img-src 'self' data:; connect-src 'self' http: https:; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+void Answer(http::HttpResponse& res, int status, std::string body) {
+  res.status = status;
+  res.set_content(std::move(body), std::string(kJson));
+}
+
+void Fail(http::HttpResponse& res, const absl::Status& s) {
+  const grpc::Status g = rpc::ToGrpcStatus(s);
+  Answer(res, HttpStatusOf(g.error_code()), StatusJson(g));
+}
+
+void Fail(http::HttpResponse& res, const grpc::Status& s) {
+  Answer(res, HttpStatusOf(s.error_code()), StatusJson(s));
+}
+
+// The request body, up to `limit` bytes; INVALID_ARGUMENT past it, UNAVAILABLE when the client
+// stopped sending.
+absl::StatusOr<std::string> ReadBody(const http::ContentReader* reader, size_t limit) {
+  std::string body;
+  if (reader == nullptr) {
+    return body;
+  }
+  bool too_big = false;
+  const bool whole = (*reader)([&](const char* data, size_t size) {
+    if (body.size() + size > limit) {
+      too_big = true;
+      return false;
+    }
+    body.append(data, size);
+    return true;
+  });
+  if (too_big) {
+    return absl::InvalidArgumentError(absl::StrCat("body: larger than ", limit, " bytes"));
+  }
+  if (!whole) {
+    return absl::UnavailableError("body: the client stopped sending");
+  }
+  return body;
+}
+
+std::unique_ptr<grpc::ClientContext> ContextFor(const std::string& authorization,
+                                                std::optional<absl::Duration> timeout) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  if (!authorization.empty()) {
+    ctx->AddMetadata("authorization", authorization);
+  }
+  if (timeout) {
+    ctx->set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(*timeout));
+  }
+  return ctx;
+}
+
+}  // namespace
+
+// One event stream being served: its call (to cancel when the client leaves or the gateway
+// stops) and the lock that keeps the keep-alive comments and the events from interleaving.
+struct GatewayServer::OpenStream {
+  std::string client;
+  std::shared_ptr<grpc::ClientContext> ctx;
+  absl::Mutex write_mu;
+  http::DataSink* sink ABSL_GUARDED_BY(write_mu) = nullptr;  // set while the body is written
+
+  // False when the client is gone (the call is then cancelled).
+  bool Write(absl::string_view text) {
+    absl::MutexLock lock(&write_mu);
+    return WriteLocked(text);
+  }
+  // A keep-alive comment, unless the body is not being written yet or is being written now
+  // (then the client is being heard from anyway).
+  void Ping() {
+    if (!write_mu.TryLock()) return;
+    if (sink != nullptr) WriteLocked(": keep-alive\n\n");
+    write_mu.Unlock();
+  }
+
+ private:
+  bool WriteLocked(absl::string_view text) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu) {
+    if (sink == nullptr || !sink->write(text.data(), text.size())) {
+      sink = nullptr;
+      ctx->TryCancel();
+      return false;
+    }
+    return true;
+  }
+};
+
+GatewayServer::GatewayServer(GatewayOptions options, const RouteTable& routes,
+                             const Backends& backends, const client::AuthClient& auth,
+                             const Clock& clock)
+    : options_(std::move(options)),
+      routes_(routes),
+      backends_(backends),
+      sessions_(auth,
+                CookieOptions{.secure = options_.secure_cookies || !options_.tls_cert_file.empty()},
+                clock) {
+  transport_ = std::make_unique<http::HttpTransport>(
+      http::HttpTransportOptions{.host = options_.host,
+                                 .port = options_.port,
+                                 .threads = options_.threads,
+                                 .tls_cert_file = options_.tls_cert_file,
+                                 .tls_key_file = options_.tls_key_file,
+                                 .limits = options_.limits,
+                                 .name = "gateway",
+                                 .over_cap_body = StatusJson(absl::UnavailableError(
+                                     "too many connections from your address")),
+                                 .over_cap_content_type = std::string(kJson)},
+      [this](const http::HttpRequest& req, http::HttpResponse& res,
+             const http::ContentReader* body) { Handle(req, res, body); });
+}
+
+GatewayServer::~GatewayServer() { Stop(); }
+
+absl::Status GatewayServer::Start() {
+  if (absl::Status s = transport_->Start(); !s.ok()) {
+    return s;
+  }
+  keepalive_ = std::thread([this] { KeepStreamsAlive(); });
+  return absl::OkStatus();
+}
+
+void GatewayServer::Stop() {
+  if (stopping_.exchange(true)) {
+    return;
+  }
+  {
+    absl::MutexLock lock(&streams_mu_);
+    for (auto& [key, stream] : streams_) stream->ctx->TryCancel();
+  }
+  {
+    absl::MutexLock lock(&keepalive_mu_);
+    keepalive_cv_.SignalAll();
+  }
+  if (keepalive_.joinable()) keepalive_.join();
+  transport_->Stop();
+}
+
+void GatewayServer::KeepStreamsAlive() {
+  absl::MutexLock wait_lock(&keepalive_mu_);
+  while (!stopping_.load()) {
+    keepalive_cv_.WaitWithTimeout(&keepalive_mu_, options_.stream_keepalive);
+    if (stopping_.load()) break;
+    std::vector<std::shared_ptr<OpenStream>> open;
+    {
+      absl::MutexLock lock(&streams_mu_);
+      for (auto& [key, stream] : streams_) open.push_back(stream);
+    }
+    for (const std::shared_ptr<OpenStream>& stream : open) stream->Ping();
+  }
+}
+
+void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res,
+                           const http::ContentReader* reader) {
+  const absl::Time start = absl::Now();
+  absl::string_view target = req.target;
+  absl::string_view path = target.substr(0, target.find('?'));
+  absl::string_view query =
+      path.size() < target.size() ? target.substr(path.size() + 1) : absl::string_view();
+  res.set_header("X-Content-Type-Options", "nosniff");
+
+  absl::StatusOr<std::string> body = ReadBody(reader, options_.max_body_bytes);
+  if (!body.ok()) {
+    Fail(res, body.status());
+  } else if (path == "/healthz") {
+    // The process serves; whether the services behind it do is each call's answer.
+    Answer(res, 200, R"({"status":"SERVING"})");
+  } else if (SessionEndpoints::Serves(path)) {
+    sessions_.Handle(req, path, *body, transport_->tls(), res);
+  } else if (std::optional<RouteMatch> match = routes_.Find(req.method, path)) {
+    ServeRest(req, *match, query, *body, res);
+  } else if (routes_.HasPath(path)) {
+    // No CORS preflight is answered either: no other site's page may call this API.
+    Fail(res, absl::InvalidArgumentError(absl::StrCat(req.method, " ", path, ": method not allowed")));
+    res.status = 405;
+  } else if (const StaticFile* file = FindStaticFile(std::string_view(path.data(), path.size()));
+             file != nullptr && (req.method == "GET" || req.method == "HEAD")) {
+    res.status = 200;
+    res.set_content(std::string(file->content), std::string(file->content_type));
+    res.set_header("Content-Security-Policy", std::string(kConsoleCsp));
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_header("Referrer-Policy", "no-referrer");
+    res.set_header("Cache-Control", "no-cache");
+  } else {
+    Fail(res, absl::NotFoundError(absl::StrCat(path, ": no such page or API path")));
+  }
+  Logger("gateway")->info("{} {} {} {}ms", req.method, std::string(path), res.status,
+                          absl::ToInt64Milliseconds(absl::Now() - start));
+}
+
+void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& match,
+                              absl::string_view query, absl::string_view body,
+                              http::HttpResponse& res) {
+  res.set_header("Cache-Control", "no-store");
+  absl::StatusOr<std::string> authorization = AuthorizationOf(req, transport_->tls());
+  if (!authorization.ok()) {
+    return Fail(res, authorization.status());
+  }
+  absl::StatusOr<std::unique_ptr<google::protobuf::Message>> request =
+      TranscodeRequest(match, query, body);
+  if (!request.ok()) {
+    return Fail(res, request.status());
+  }
+  if (match.route->server_streaming()) {
+    return ServeStream(req.remote_addr, match, **request, *authorization, res);
+  }
+  std::unique_ptr<grpc::ClientContext> ctx = ContextFor(*authorization, options_.call_timeout);
+  std::unique_ptr<google::protobuf::Message> response;
+  grpc::Status status = backends_.Call(*match.route->method, **request, *ctx, response);
+  if (!status.ok()) {
+    return Fail(res, status);
+  }
+  Answer(res, 200, MessageToJson(*response));
+}
+
+void GatewayServer::ServeStream(const std::string& client, const RouteMatch& match,
+                                const google::protobuf::Message& request,
+                                const std::string& authorization, http::HttpResponse& res) {
+  auto stream = std::make_shared<OpenStream>();
+  stream->client = client;
+  stream->ctx = ContextFor(authorization, std::nullopt);
+  {
+    absl::MutexLock lock(&streams_mu_);
+    int& from_client = streams_per_client_[client];
+    if (static_cast<int>(streams_.size()) >= options_.max_streams ||
+        from_client >= options_.max_streams_per_client) {
+      if (from_client == 0) streams_per_client_.erase(client);
+      return Fail(res, absl::ResourceExhaustedError(
+                           "too many event streams open: close one (another tab?) and retry"));
+    }
+    ++from_client;
+    streams_[stream.get()] = stream;
+  }
+  auto forget = [this, key = stream.get(), client] {
+    absl::MutexLock lock(&streams_mu_);
+    streams_.erase(key);
+    if (--streams_per_client_[client] == 0) streams_per_client_.erase(client);
+  };
+  grpc::ClientContext& ctx = *stream->ctx;
+  if (stopping_.load()) ctx.TryCancel();
+  absl::StatusOr<std::unique_ptr<Backends::Stream>> call =
+      backends_.OpenStream(*match.route->method, request, ctx);
+  if (!call.ok()) {
+    forget();
+    return Fail(res, call.status());
+  }
+  // The first message decides the answer: a stream that fails before it (another tenant's
+  // instance, a bad request) is an HTTP error like any call's.
+  std::shared_ptr<Backends::Stream> reader = *std::move(call);
+  std::shared_ptr<google::protobuf::Message> first = reader->Read();
+  if (first == nullptr) {
+    grpc::Status status = reader->Finish();
+    forget();
+    if (!status.ok()) return Fail(res, status);
+    res.status = 200;
+    res.set_content("", "text/event-stream");
+    return;
+  }
+  res.status = 200;
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [stream, reader, first](size_t, http::DataSink& sink) mutable {
+        {
+          absl::MutexLock lock(&stream->write_mu);
+          stream->sink = &sink;
+        }
+        for (std::unique_ptr<google::protobuf::Message> msg; first || (msg = reader->Read());) {
+          // The first was read before the answer began; the rest as they come.
+          const google::protobuf::Message& m = first ? *first : *msg;
+          if (!stream->Write(absl::StrCat("data: ", MessageToJson(m), "\n\n"))) break;
+          first.reset();
+        }
+        grpc::Status status = reader->Finish();
+        if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
+          stream->Write(absl::StrCat("event: error\ndata: ", StatusJson(status), "\n\n"));
+        }
+        {
+          absl::MutexLock lock(&stream->write_mu);
+          if (stream->sink != nullptr) sink.done();
+          stream->sink = nullptr;
+        }
+        return true;
+      },
+      [forget](bool) { forget(); });
+}
+
+}  // namespace gpuaas::gateway

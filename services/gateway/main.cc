@@ -1,0 +1,139 @@
+// gpuaas-gateway: wiring only. Serves the REST/JSON API transcoded from the protos' HTTP rules,
+// the web console and the OpenAPI document, calling the services with each caller's own
+// credentials. Every flag has a GPUAAS_GATEWAY_* environment fallback.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "libs/client/auth_client.h"
+#include "libs/common/clock.h"
+#include "libs/common/logging.h"
+#include "libs/http/http_transport.h"
+#include "libs/service/env_options.h"
+#include "libs/service/lifecycle.h"
+#include "libs/service/process_flags.h"
+#include "services/gateway/backends.h"
+#include "services/gateway/gateway_server.h"
+#include "services/gateway/public_services.h"
+#include "services/gateway/route_table.h"
+
+namespace {
+
+namespace gateway = gpuaas::gateway;
+
+constexpr gpuaas::service::ServiceIdentity kGateway{
+    .name = "gateway", .grpc_port = 8090, .metrics_port = 9106};
+
+struct GatewayFlags {
+  gpuaas::service::ProcessFlags process;
+  gpuaas::service::PeerFlags peers;
+  bool secure_cookies = false;
+  absl::Duration header_timeout = absl::Seconds(15);
+  absl::Duration body_timeout = absl::Seconds(30);
+  absl::Duration call_timeout = absl::Seconds(30);
+  int max_connections_per_client = 64;
+  int max_streams = 192;
+  int max_streams_per_client = 16;
+};
+
+void DefineFlags(CLI::App& app, GatewayFlags& f) {
+  app.description(
+      "gpuaas-gateway: the REST/JSON API (transcoded from the protos' google.api.http rules), "
+      "the web console and /openapi.json, in front of the gRPC services");
+  f.process.workers = 256;
+  gpuaas::service::AddProcessFlags(app, kGateway, gpuaas::service::ServerKind::kHttp, f.process);
+  gpuaas::service::EnvOptions options(app, kGateway.name);
+  options.Add("--auth-addr", f.peers.auth_addr, "the auth service");
+  options.Add("--stock-addr", f.peers.stock_addr, "the stock service");
+  options.Add("--storage-addr", f.peers.storage_addr, "the storage service");
+  options.Add("--instance-addr", f.peers.instance_addr, "the instance service");
+  options.Add("--secure-cookies", f.secure_cookies,
+              "mark the console's cookies Secure without --tls-cert (TLS ends in front of us)");
+  options.Add("--header-timeout", f.header_timeout,
+              "a client must send a whole request head within this (idle, slowloris)");
+  options.Add("--body-timeout", f.body_timeout, "the longest a client's body may stall");
+  options.Add("--call-timeout", f.call_timeout, "the deadline of each call to a service");
+  options.Add("--max-connections-per-client", f.max_connections_per_client,
+              "connections open at once from one client address; more are answered 503");
+  options.Add("--max-streams", f.max_streams,
+              "event streams (watch, logs) open at once; each holds a worker (--io-threads)");
+  options.Add("--max-streams-per-client", f.max_streams_per_client,
+              "event streams open at once from one client address");
+}
+
+int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
+  auto log = gpuaas::Logger("gateway");
+  auto fail = [&](const absl::Status& s) {
+    log->critical("{}", s.ToString());
+    return 2;
+  };
+  if (f.max_streams < 1 || f.max_streams_per_client < 1 || f.max_connections_per_client < 1) {
+    return fail(absl::InvalidArgumentError(
+        "--max-streams, --max-streams-per-client, --max-connections-per-client: want at least 1"));
+  }
+  if (f.max_streams >= f.process.workers) {
+    return fail(absl::InvalidArgumentError(
+        "--max-streams: want fewer than --io-threads, or streams would hold every worker"));
+  }
+  absl::StatusOr<std::vector<const google::protobuf::ServiceDescriptor*>> services =
+      gateway::PublicServiceDescriptors();
+  if (!services.ok()) {
+    return fail(services.status());
+  }
+  absl::StatusOr<gateway::RouteTable> routes = gateway::RouteTable::FromServices(*services);
+  if (!routes.ok()) {
+    return fail(routes.status());
+  }
+  gateway::Backends backends;
+  std::shared_ptr<grpc::Channel> auth_channel;
+  for (const gateway::PublicService& s : gateway::kPublicServices) {
+    const std::string& addr = s.peer == gateway::Peer::kAuth      ? f.peers.auth_addr
+                              : s.peer == gateway::Peer::kStock   ? f.peers.stock_addr
+                              : s.peer == gateway::Peer::kStorage ? f.peers.storage_addr
+                                                                  : f.peers.instance_addr;
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        gpuaas::service::OpenPeerChannel(f.process, addr);
+    if (!channel.ok()) {
+      return fail(channel.status());
+    }
+    if (s.peer == gateway::Peer::kAuth) auth_channel = *channel;
+    backends.Add(std::string(s.name), *std::move(channel));
+  }
+  gpuaas::SystemClock clock;
+  gpuaas::client::AuthClient auth(auth_channel);
+
+  gateway::GatewayOptions options{
+       .tls_cert_file = f.process.tls.cert_file,
+       .tls_key_file = f.process.tls.key_file,
+       .secure_cookies = f.secure_cookies,
+       .threads = f.process.workers,
+       .limits = {.max_connections_per_client = f.max_connections_per_client,
+                  .header_timeout = f.header_timeout,
+                  .body_idle_timeout = f.body_timeout},
+       .call_timeout = f.call_timeout,
+       .max_streams = f.max_streams,
+       .max_streams_per_client = f.max_streams_per_client};
+  if (absl::Status s =
+          gpuaas::http::ParseListen("--listen", f.process.listen, options.host, options.port);
+      !s.ok()) {
+    return fail(s);
+  }
+  gateway::GatewayServer server(options, *routes, backends, auth, clock);
+  if (absl::Status s = server.Start(); !s.ok()) {
+    log->critical("{}", s.ToString());
+    return 1;
+  }
+  log->info("gpuaas-gateway serving {} REST routes and the console on port {}",
+            routes->routes().size(), server.port());
+  signals.Wait();
+  server.Stop();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return gpuaas::service::RunProcess(argc, argv, kGateway, DefineFlags, Run);
+}

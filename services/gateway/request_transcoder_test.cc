@@ -1,0 +1,95 @@
+#include "services/gateway/request_transcoder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpuaas/instance/v1/instance.pb.h"
+#include "gpuaas/stock/v1/stock.pb.h"
+#include "services/gateway/public_services.h"
+
+namespace gpuaas::gateway {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RequestTranscoderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto services = PublicServiceDescriptors();
+    ASSERT_TRUE(services.ok());
+    auto t = RouteTable::FromServices(*services);
+    ASSERT_TRUE(t.ok()) << t.status();
+    table_ = *std::move(t);
+  }
+
+  template <class T>
+  absl::StatusOr<T> Transcode(absl::string_view verb, absl::string_view path,
+                              absl::string_view query, absl::string_view body) {
+    auto match = table_.Find(verb, path);
+    if (!match) return absl::NotFoundError("no route");
+    auto msg = TranscodeRequest(*match, query, body);
+    if (!msg.ok()) return msg.status();
+    T out;
+    out.CopyFrom(**msg);
+    return out;
+  }
+
+  RouteTable table_;
+};
+
+TEST_F(RequestTranscoderTest, TheSeedsCreateStocksBodyInEitherNameForm) {
+  auto req = Transcode<stock::v1::CreateStocksRequest>(
+      "POST", "/stocks", "",
+      R"({"spec_name": "a100.1x", "number": 2, "operationId": "op-1", "gpu_num": 1})");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->spec_name(), "a100.1x");
+  EXPECT_EQ(req->number(), 2);
+  EXPECT_EQ(req->operation_id(), "op-1");
+  EXPECT_EQ(req->gpu_num(), 1);
+}
+
+TEST_F(RequestTranscoderTest, QueryParametersFillTheRest) {
+  auto req = Transcode<instance::v1::ListInstancesRequest>(
+      "GET", "/v1/instances", "page_size=10&page_token=a%2Bb+c&state=STATE_RUNNING", "");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->page_size(), 10);
+  EXPECT_EQ(req->page_token(), "a+b c");
+  EXPECT_EQ(req->state(), instance::v1::STATE_RUNNING);
+}
+
+TEST_F(RequestTranscoderTest, ThePathWinsOverTheBody) {
+  auto req = Transcode<instance::v1::StopInstanceRequest>(
+      "POST", "/v1/instances/ins-path:stop", "", R"({"instance_id": "ins-body"})");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->instance_id(), "ins-path");
+}
+
+TEST_F(RequestTranscoderTest, BadInputNamesWhatIsWrong) {
+  auto unknown = Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances", "colour=red", "");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("query parameter colour"));
+  auto bad_number =
+      Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances", "page_size=ten", "");
+  EXPECT_THAT(bad_number.status().message(), HasSubstr("page_size"));
+  auto bad_field = Transcode<stock::v1::CreateStocksRequest>("POST", "/stocks", "",
+                                                             R"({"spec": "a100.1x"})");
+  EXPECT_EQ(bad_field.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad_field.status().message(), HasSubstr("spec"));
+  auto not_json = Transcode<stock::v1::CreateStocksRequest>("POST", "/stocks", "", "{number: 1");
+  EXPECT_EQ(not_json.status().code(), absl::StatusCode::kInvalidArgument);
+  auto body_on_get = Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances", "", "{}");
+  EXPECT_THAT(body_on_get.status().message(), HasSubstr("takes no body"));
+  auto query_with_star_body =
+      Transcode<stock::v1::CreateStocksRequest>("POST", "/stocks", "number=3", "{}");
+  EXPECT_THAT(query_with_star_body.status().message(), HasSubstr("JSON body"));
+}
+
+TEST(MessageToJsonTest, ProtoNamesAsGrpcurlPrintsThem) {
+  instance::v1::ListInstancesRequest req;
+  req.set_page_size(5);
+  req.set_spec_name("a100.1x");
+  EXPECT_EQ(MessageToJson(req), R"({"page_size":5,"spec_name":"a100.1x"})");
+}
+
+}  // namespace
+}  // namespace gpuaas::gateway

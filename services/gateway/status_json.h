@@ -1,0 +1,21 @@
+// A gRPC status as REST clients get it: the HTTP status of Google's mapping (google.rpc.Code)
+// and a `google.rpc.Status` JSON body, {"code": 5, "message": "...", "details": []}.
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace gpuaas::gateway {
+
+int HttpStatusOf(grpc::StatusCode code);
+std::string StatusJson(grpc::StatusCode code, const std::string& message);
+inline std::string StatusJson(const grpc::Status& s) {
+  return StatusJson(s.error_code(), s.error_message());
+}
+// An absl::Status made by the gateway itself, as the same body.
+std::string StatusJson(const absl::Status& s);
+
+}  // namespace gpuaas::gateway
