@@ -1,6 +1,7 @@
 #include "services/gateway/gateway_server.h"
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -192,6 +193,8 @@ void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res
   } else if (path == "/healthz") {
     // The process serves; whether the services behind it do is each call's answer.
     Answer(res, 200, R"({"status":"SERVING"})");
+  } else if (path == "/api/config" && req.method == "GET") {
+    Answer(res, 200, nlohmann::json{{"s3_endpoint", options_.s3_endpoint}}.dump());
   } else if (SessionEndpoints::Serves(path)) {
     sessions_.Handle(req, path, *body, transport_->tls(), res);
   } else if (std::optional<RouteMatch> match = routes_.Find(req.method, path)) {

@@ -43,6 +43,9 @@ struct GatewayOptions {
   // A comment line goes down every open event stream this often, so a client that left is
   // noticed (its call is then cancelled) and proxies keep the connection.
   absl::Duration stream_keepalive = absl::Seconds(15);
+  // What the console needs to know that no API says: the S3 endpoint's URL as browsers reach it
+  // (the file browser sends presigned requests there). Served at /api/config.
+  std::string s3_endpoint;
 };
 
 class GatewayServer final {
