@@ -4,12 +4,14 @@
 A tenant user logs in and opens a storage's Files tab (the console's page; the bytes go straight
 from the browser to the S3 endpoint with presigned URLs, across origins, so the endpoint's CORS
 is exercised too). The test uploads a 20 MiB file with the file picker (multipart: three parts of
-8 MiB or less, a progress bar) and a small one by drag and drop, sees both listed, opens a folder
+8 MiB or less, a progress bar), cancels a slowed-down one half-way (nothing left on the
+server), uploads a small one by drag and drop, sees both listed, opens a folder
 the AWS CLI made and comes back by the breadcrumbs, downloads the small file with its Download
 link and compares the bytes, reads both back with the AWS CLI using the accessor the page minted
-(same bytes), checks that reopening the tab reuses that accessor, deletes the large file after
-the confirmation and sees it gone (in the page and for the AWS CLI). Screenshots go to
---screenshots.
+(same bytes), checks that reopening the tab reuses that accessor and that the page takes a new
+one by itself when that one is deleted, sees S3's refusal of a file name next to the upload,
+deletes the large file after the confirmation and sees it gone (in the page and for the AWS
+CLI). Screenshots go to --screenshots.
 
   file_browser_test.py --url http://127.0.0.1:PORT/ --user alice --password-file F \
       --storage files-1 --screenshots DIR
@@ -55,6 +57,9 @@ class FileBrowserTest:
         self.downloads = os.path.join(self.work, "downloads")
         os.makedirs(self.downloads)
         os.makedirs(args.screenshots, exist_ok=True)
+        for old in os.listdir(args.screenshots):
+            if old.startswith("file-browser-"):
+                os.remove(os.path.join(args.screenshots, old))
         self.shots = 0
         options = webdriver.ChromeOptions()
         for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
@@ -100,6 +105,30 @@ class FileBrowserTest:
         rows = self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-key='{key}']")
         return rows[0] if rows else None
 
+    def drop(self, name, data):
+        """Drops a file on the listing as a person dragging it from the desktop would."""
+        self.driver.execute_script("""
+            const [bytes, name, zone] = arguments;
+            const transfer = new DataTransfer();
+            transfer.items.add(new File([new Uint8Array(bytes)], name, {type: 'text/plain'}));
+            zone.dispatchEvent(new DragEvent('dragover', {dataTransfer: transfer, bubbles: true, cancelable: true}));
+            zone.dispatchEvent(new DragEvent('drop', {dataTransfer: transfer, bubbles: true, cancelable: true}));
+        """, list(data), name, self.driver.find_element(By.CSS_SELECTOR, ".fb-drop"))
+
+    def rest(self, method, path):
+        """The REST API from the page, with its session cookie and CSRF token."""
+        return self.driver.execute_async_script("""
+            const [method, path, done] = arguments;
+            const csrf = document.cookie.split('; ').find((c) => c.startsWith('gpuaas_csrf='));
+            fetch(path, {method, headers: {'X-CSRF-Token': csrf ? decodeURIComponent(csrf.slice(12)) : ''}})
+              .then(async (r) => done({status: r.status, body: await r.text()}));
+        """, method, path)
+
+    def console_accessors(self):
+        answer = self.rest("GET", f"/v1/storages/{self.args.storage}/accessors")
+        accessors = json.loads(answer["body"]).get("accessors", [])
+        return [a["access_key_id"] for a in accessors if a.get("description") == "console file browser"]
+
     def shot(self, name):
         self.shots += 1
         path = os.path.join(self.args.screenshots, f"file-browser-{self.shots:02d}-{name}.png")
@@ -129,8 +158,10 @@ class FileBrowserTest:
         assert not errors, f"the file browser shows an error: {errors}"
 
     def accessor(self):
-        saved = self.driver.execute_script(
-            "return sessionStorage.getItem('gpuaas.fileBrowser.accessor.' + arguments[0])", self.args.storage)
+        saved = self.driver.execute_script("""
+            const name = Object.keys(sessionStorage).find(
+              (k) => k.startsWith('gpuaas.fileBrowser.accessor.') && k.endsWith('/' + arguments[0]));
+            return name ? sessionStorage.getItem(name) : null;""", self.args.storage)
         assert saved, "the file browser kept no accessor in sessionStorage"
         return json.loads(saved)
 
@@ -175,14 +206,30 @@ class FileBrowserTest:
         self.until("big.bin listed", lambda: self.row("big.bin"), timeout=120)
         self.shot("big-uploaded")
 
+        self.step("a slow upload shows its progress, and Cancel leaves nothing behind")
+        self.driver.execute_cdp_cmd("Network.enable", {})
+        self.driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+            "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 4 * 1024 * 1024})
+        slow_path = os.path.join(self.work, "slow.bin")
+        with open(slow_path, "wb") as f:
+            f.write(big)
+        picker.send_keys(slow_path)
+        bar = self.wait(".fb-upload[data-key='slow.bin'] progress", timeout=10)
+        self.until("part of slow.bin sent", lambda: 0 < float(bar.get_attribute("value") or 0) < BIG_SIZE / 2)
+        status = self.driver.find_element(By.CSS_SELECTOR, ".fb-upload[data-key='slow.bin'] .fb-status").text
+        assert " of 20 MiB (" in status, status
+        self.shot("upload-progress")
+        self.driver.find_element(By.XPATH, "//div[@data-key='slow.bin']//button[normalize-space()='Cancel']").click()
+        self.until("slow.bin cancelled", lambda: self.driver.find_element(
+            By.CSS_SELECTOR, ".fb-upload[data-key='slow.bin'] .fb-status").text == "cancelled")
+        self.driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+            "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        self.until("its multipart upload aborted",
+                   lambda: "slow.bin" not in self.aws("s3api", "list-multipart-uploads", "--bucket", storage))
+        assert not self.row("slow.bin"), "a cancelled upload is listed"
+
         self.step("upload a small file by drag and drop")
-        self.driver.execute_script("""
-            const [bytes, name, zone] = arguments;
-            const transfer = new DataTransfer();
-            transfer.items.add(new File([new Uint8Array(bytes)], name, {type: 'text/plain'}));
-            zone.dispatchEvent(new DragEvent('dragover', {dataTransfer: transfer, bubbles: true, cancelable: true}));
-            zone.dispatchEvent(new DragEvent('drop', {dataTransfer: transfer, bubbles: true, cancelable: true}));
-        """, list(SMALL), "small.txt", self.driver.find_element(By.CSS_SELECTOR, ".fb-drop"))
+        self.drop("small.txt", SMALL)
         self.until("small.txt listed", lambda: self.row("small.txt"), timeout=60)
         assert self.row("big.bin"), "big.bin is no longer listed"
         sizes = {key: self.row(key).find_element(By.CSS_SELECTOR, "td.num").text for key in ("big.bin", "small.txt")}
@@ -220,12 +267,23 @@ class FileBrowserTest:
         self.open_files_tab()
         self.until("listed again", lambda: self.row("small.txt"))
         assert self.accessor()["accessKeyId"] == minted, "a second accessor was minted"
-        count = self.driver.execute_async_script("""
-            const [storage, done] = arguments;
-            fetch(`/v1/storages/${storage}/accessors`).then((r) => r.json())
-              .then((a) => done((a.accessors || []).filter((x) => x.description === 'console file browser').length));
-        """, storage)
-        assert count == 1, f"{count} accessors for the file browser"
+        assert self.console_accessors() == [minted], self.console_accessors()
+
+        self.step("its accessor deleted (on the Accessors tab), the page takes a new one by itself")
+        deleted = self.rest("DELETE", f"/v1/storages/{storage}/accessors/{minted}")
+        assert deleted["status"] == 200, deleted
+        self.wait(".fb-toolbar button").click()  # Refresh
+        self.until("a new accessor", lambda: self.accessor()["accessKeyId"] != minted)
+        self.until("listed with it", lambda: self.row("small.txt"))
+        assert not self.driver.find_elements(By.CSS_SELECTOR, ".fb-error:not([hidden])"), self.page_error()
+        assert self.console_accessors() == [self.accessor()["accessKeyId"]], self.console_accessors()
+
+        self.step("a name S3 refuses: the upload says why")
+        long_name = "n" * 300 + ".txt"
+        self.drop(long_name, b"x")
+        failed = self.wait(".fb-upload.failed .fb-status")
+        assert "InvalidArgument" in failed.text and "255" in failed.text, failed.text
+        self.shot("upload-error")
 
         self.step("delete big.bin after the confirmation")
         self.row("big.bin").find_element(By.CSS_SELECTOR, "button.fb-delete").click()

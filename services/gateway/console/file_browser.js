@@ -4,11 +4,12 @@
 // confirmation. Bytes go straight between the browser and the S3 endpoint (s3.js); the gateway
 // only hands out a short-lived accessor for the storage and says where S3 is (/api/config).
 //
-//   mountFileBrowser(element, { storageId, api, signal })
+//   mountFileBrowser(element, { storageId, api, signal, owner })
 //
 // `api` is the console's api.js module, or any object with get(path) and post(path, body)
 // returning the parsed JSON answer (throwing on errors); `signal` (optional) aborts uploads in
-// progress when the page goes away.
+// progress when the page goes away; `owner` (optional, e.g. "user@tenant") keeps one signed-in
+// person's saved accessor from another's who later signs in in the same browser tab.
 import { h, mount } from './dom.js';
 import { button, confirm, toast } from './ui.js';
 import { bytes, time } from './format.js';
@@ -31,8 +32,8 @@ function s3Endpoint(api) {
 
 // The storage's accessor for this browser tab: kept in sessionStorage until close to its
 // expiry, so opening the tab again does not mint another key.
-async function accessorFor(storageId, api, renew) {
-  const slot = `gpuaas.fileBrowser.accessor.${storageId}`;
+async function accessorFor(storageId, owner, api, renew) {
+  const slot = `gpuaas.fileBrowser.accessor.${owner}/${storageId}`;
   const saved = JSON.parse(sessionStorage.getItem(slot) || 'null');
   if (!renew && saved && saved.expires - Date.now() > RENEW_MARGIN_MS) return { ...saved, saved: true };
   const answer = await api.post(`/v1/storages/${encodeURIComponent(storageId)}/accessors`, {
@@ -49,11 +50,11 @@ async function accessorFor(storageId, api, renew) {
 
 // Runs op(credentials); when S3 no longer takes a saved key (deleted on the Accessors tab,
 // expired), once more with a new one.
-function s3Session(storageId, api) {
+function s3Session(storageId, owner, api) {
   let current = null;
   function credentials(renew = false) {
     if (!current || renew) {
-      current = Promise.all([s3Endpoint(api), accessorFor(storageId, api, renew)])
+      current = Promise.all([s3Endpoint(api), accessorFor(storageId, owner, api, renew)])
         .then(([endpoint, accessor]) => ({ endpoint, ...accessor }));
       current.catch(() => { current = null; });
     }
@@ -70,6 +71,7 @@ function s3Session(storageId, api) {
   };
 }
 
+// "a/b/c.txt" -> "c.txt"; a folder "a/b/" -> "b/".
 const baseName = (key) => key.slice(key.replace(/\/$/, '').lastIndexOf('/') + 1);
 
 function breadcrumbs(bucket, prefix, go) {
@@ -89,9 +91,9 @@ function loadStyle() {
   document.head.append(h('link#file-browser-css', { rel: 'stylesheet', href: 'file_browser.css' }));
 }
 
-export function mountFileBrowser(element, { storageId, api, signal }) {
+export function mountFileBrowser(element, { storageId, api, signal, owner = '' }) {
   loadStyle();
-  const run = s3Session(storageId, api);
+  const run = s3Session(storageId, owner, api);
   let prefix = '';
   let nextToken = '';
   let uploading = 0;
@@ -164,7 +166,7 @@ export function mountFileBrowser(element, { storageId, api, signal }) {
   function folderRow(folder) {
     const open = (e) => { e.preventDefault(); prefix = folder; list(); };
     return h('tr.fb-folder', { 'data-key': folder },
-      h('td', h('a.fb-name', { href: '#', onclick: open }, baseName(folder) + '/')),
+      h('td', h('a.fb-name', { href: '#', onclick: open }, baseName(folder))),
       h('td.num', ''), h('td', ''), h('td', ''));
   }
 
@@ -213,7 +215,7 @@ export function mountFileBrowser(element, { storageId, api, signal }) {
     try {
       await run((c) => s3.uploadFile(c, storageId, key, file, (sent) => {
         bar.value = sent;
-        status.textContent = `${bytes(sent)} of ${bytes(file.size)}`;
+        status.textContent = `${bytes(sent)} of ${bytes(file.size)} (${Math.floor((100 * sent) / Math.max(file.size, 1))} %)`;
       }, cancel.signal));
       row.classList.add('done');
       status.textContent = `uploaded, ${bytes(file.size)}`;

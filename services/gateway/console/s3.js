@@ -7,6 +7,7 @@
 // the console's origin with CORS headers (gpuaas-storage --s3-cors-origins).
 
 export const PART_SIZE = 8 * 1024 * 1024;
+export const PARALLEL_PARTS = 4;
 
 // An S3 error document (<Error><Code>...), or a request that never got an answer (code
 // "NetworkError": the endpoint is down, or it does not allow this page's origin).
@@ -211,20 +212,35 @@ export async function abortMultipartUpload(credentials, bucket, key, uploadId) {
   await call(credentials, 'DELETE', bucket, key, { uploadId });
 }
 
-// Uploads `file` to `key`: one PUT up to PART_SIZE, else a multipart upload in PART_SIZE parts
-// one after the other, aborted when a part fails or `signal` aborts (so no parts are left on
-// the server). onProgress(bytes sent so far).
+// Uploads `file` to `key`: one PUT up to PART_SIZE, else a multipart upload in PART_SIZE parts,
+// PARALLEL_PARTS at a time (a browser opens at most six connections to a host), aborted when a
+// part fails or `signal` aborts, so no parts are left on the server. onProgress(bytes sent).
 export async function uploadFile(credentials, bucket, key, file, onProgress = () => {}, signal) {
   if (file.size <= PART_SIZE) return putObject(credentials, bucket, key, file, onProgress, signal);
   const uploadId = await createMultipartUpload(credentials, bucket, key);
-  try {
-    const parts = [];
-    for (let offset = 0; offset < file.size; offset += PART_SIZE) {
-      const partNumber = parts.length + 1;
-      const etag = await uploadPart(credentials, bucket, key, uploadId, partNumber,
-        file.slice(offset, offset + PART_SIZE), (sent) => onProgress(offset + sent), signal);
-      parts.push({ partNumber, etag });
+  // One failed part stops the others.
+  const stop = new AbortController();
+  signal?.addEventListener('abort', () => stop.abort(), { once: true });
+  const count = Math.ceil(file.size / PART_SIZE);
+  const sent = new Array(count).fill(0);
+  const parts = [];
+  let next = 0;
+  async function sendParts() {
+    while (next < count && !stop.signal.aborted) {
+      const index = next++;
+      const blob = file.slice(index * PART_SIZE, (index + 1) * PART_SIZE);
+      const etag = await uploadPart(credentials, bucket, key, uploadId, index + 1, blob, (n) => {
+        sent[index] = n;
+        onProgress(sent.reduce((a, b) => a + b, 0));
+      }, stop.signal);
+      parts[index] = { partNumber: index + 1, etag };
     }
+  }
+  let failure = null;  // the first, not the others' AbortErrors it caused
+  try {
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_PARTS, count) }, () =>
+      sendParts().catch((error) => { failure ??= error; stop.abort(); })));
+    if (failure || stop.signal.aborted) throw failure || new DOMException('upload cancelled', 'AbortError');
     await completeMultipartUpload(credentials, bucket, key, uploadId, parts);
   } catch (error) {
     abortMultipartUpload(credentials, bucket, key, uploadId).catch(() => {});
