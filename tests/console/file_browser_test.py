@@ -188,8 +188,17 @@ class FileBrowserTest:
         with open(big_path, "wb") as f:
             f.write(big)
 
-        self.step("log in and open the Files tab")
+        self.step("log in; s3.js signs AWS's published presigned-URL example as AWS does")
         self.login()
+        url = self.driver.execute_async_script("""
+            const done = arguments[0];
+            import('./s3.js').then((s3) => s3.presign({
+              endpoint: 'https://examplebucket.s3.amazonaws.com', accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
+              secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+            }, 'GET', 'test.txt', '', {}, 86400, new Date('2013-05-24T00:00:00Z'))).then(done, (e) => done(String(e)));
+        """)
+        # docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html
+        assert url.endswith("&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"), url
         self.open_files_tab()
         self.wait(".fb-empty")
         self.shot("empty")
@@ -231,6 +240,10 @@ class FileBrowserTest:
         self.step("upload a small file by drag and drop")
         self.drop("small.txt", SMALL)
         self.until("small.txt listed", lambda: self.row("small.txt"), timeout=60)
+        odd = "été & co+(1) ✓.txt"
+        self.drop(odd, SMALL[:100])
+        self.until("a name with spaces, +, & and UTF-8 listed", lambda: self.row(odd), timeout=60)
+        assert self.aws("s3", "cp", f"s3://{storage}/{odd}", "-", binary=True) == SMALL[:100]
         assert self.row("big.bin"), "big.bin is no longer listed"
         sizes = {key: self.row(key).find_element(By.CSS_SELECTOR, "td.num").text for key in ("big.bin", "small.txt")}
         assert sizes["big.bin"] == "20 MiB", sizes
