@@ -11,10 +11,11 @@ link and compares the bytes, reads both back with the AWS CLI using the accessor
 (same bytes), checks that reopening the tab reuses that accessor and that the page takes a new
 one by itself when that one is deleted, sees S3's refusal of a file name next to the upload,
 deletes the large file after the confirmation and sees it gone (in the page and for the AWS
-CLI). Screenshots go to --screenshots.
+CLI); then a viewer signs in in the same tab and is told why the files are not shown (the
+member's saved key is not used). Screenshots go to --screenshots.
 
   file_browser_test.py --url http://127.0.0.1:PORT/ --user alice --password-file F \
-      --storage files-1 --screenshots DIR
+      --storage files-1 --viewer vera --viewer-password-file F --screenshots DIR
 """
 import argparse
 import hashlib
@@ -42,6 +43,8 @@ def parse_args():
     p.add_argument("--user", default="alice")
     p.add_argument("--password-file", required=True)
     p.add_argument("--storage", required=True, help="a READY storage of the user's tenant")
+    p.add_argument("--viewer", required=True, help="a viewer of the same tenant")
+    p.add_argument("--viewer-password-file", required=True)
     p.add_argument("--screenshots", required=True, help="directory for the PNGs")
     return p.parse_args()
 
@@ -136,17 +139,17 @@ class FileBrowserTest:
         self.driver.save_screenshot(path)
         print(f"screenshot: {path}")
 
-    def login(self):
-        with open(self.args.password_file) as f:
+    def login(self, user, password_file):
+        with open(password_file) as f:
             password = f.read().strip()
         self.driver.get(self.base + "#/login")
-        self.wait("#f-user_name").send_keys(self.args.user)
+        self.wait("#f-user_name").send_keys(user)
         self.wait("#f-password").send_keys(password)
         self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
         choice = self.driver.find_elements(By.CSS_SELECTOR, ".tenant-choice")
         if choice:
             choice[0].click()
-        self.until("logged in", lambda: self.args.user in self.wait(".topbar .user").text)
+        self.until("logged in", lambda: user in self.wait(".topbar .user").text)
 
     def open_files_tab(self):
         self.driver.get(self.base + f"#/storages/{self.args.storage}")
@@ -189,7 +192,7 @@ class FileBrowserTest:
             f.write(big)
 
         self.step("log in; s3.js signs AWS's published presigned-URL example as AWS does")
-        self.login()
+        self.login(self.args.user, self.args.password_file)
         url = self.driver.execute_async_script("""
             const done = arguments[0];
             import('./s3.js').then((s3) => s3.presign({
@@ -308,6 +311,17 @@ class FileBrowserTest:
         listed = self.aws("s3", "ls", f"s3://{storage}/")
         assert "big.bin" not in listed and "small.txt" in listed, listed
         self.shot("after-delete")
+
+        self.step("a viewer in the same browser tab: not the member's key, and the reason shown")
+        self.driver.find_element(By.XPATH, "//button[normalize-space()='Log out']").click()
+        self.wait("#f-user_name")
+        self.login(self.args.viewer, self.args.viewer_password_file)
+        self.driver.get(self.base + f"#/storages/{storage}")
+        self.wait("button[data-tab='files']").click()
+        error = self.wait(".fb-error")
+        assert "member" in error.text, error.text
+        assert not self.row("small.txt"), "the viewer sees files through the member's saved key"
+        self.shot("viewer")
         self.step("ok")
 
 

@@ -24,7 +24,9 @@ const LINK_SECONDS = 3600;
 let endpointPromise = null;
 function s3Endpoint(api) {
   endpointPromise ??= api.get('/api/config').then((config) => {
-    if (!config.s3_endpoint) throw new Error('The gateway does not say where the S3 endpoint is (/api/config has no s3_endpoint).');
+    if (!config.s3_endpoint) {
+      throw new Error('the gateway does not say where the S3 endpoint is (/api/config has no s3_endpoint)');
+    }
     return config.s3_endpoint.replace(/\/+$/, '');
   }).catch((error) => { endpointPromise = null; throw error; });
   return endpointPromise;
@@ -35,7 +37,9 @@ function s3Endpoint(api) {
 async function accessorFor(storageId, owner, api, renew) {
   const slot = `gpuaas.fileBrowser.accessor.${owner}/${storageId}`;
   const saved = JSON.parse(sessionStorage.getItem(slot) || 'null');
-  if (!renew && saved && saved.expires - Date.now() > RENEW_MARGIN_MS) return { ...saved, saved: true };
+  if (!renew && saved && saved.expires - Date.now() > RENEW_MARGIN_MS) {
+    return { ...saved, saved: true };
+  }
   const answer = await api.post(`/v1/storages/${encodeURIComponent(storageId)}/accessors`, {
     ttl: `${ACCESSOR_TTL_SECONDS}s`, description: 'console file browser',
   });
@@ -71,6 +75,15 @@ function s3Session(storageId, owner, api) {
   };
 }
 
+// The gateway's refusal to mint the key, in the words of what the person tried.
+function explain(error) {
+  if (error.code === 7) {  // PERMISSION_DENIED
+    return new Error('the file browser works with an S3 key of this storage, and creating one takes ' +
+      'the member role or above');
+  }
+  return error;
+}
+
 // "a/b/c.txt" -> "c.txt"; a folder "a/b/" -> "b/".
 const baseName = (key) => key.slice(key.replace(/\/$/, '').lastIndexOf('/') + 1);
 
@@ -104,10 +117,11 @@ export function mountFileBrowser(element, { storageId, api, signal, owner = '' }
   const picker = h('input.fb-picker', { type: 'file', multiple: true, hidden: true,
     onchange: () => { uploadAll(picker.files); picker.value = ''; } });
   const crumbSlot = h('div.fb-crumb-slot');
-  const drop = h('div.fb-drop', listing, h('p.fb-drop-hint.muted', 'Drop files here to upload them to this folder.'));
+  const drop = h('div.fb-drop', listing,
+    h('p.fb-drop-hint.muted', 'Drop files here to upload them to this folder.'));
   mount(element, h('div.file-browser',
-    h('div.fb-toolbar', crumbSlot,
-      h('div.actions', button('Refresh', () => list()), button('Upload files', () => picker.click(), 'primary'), picker)),
+    h('div.fb-toolbar', crumbSlot, h('div.actions',
+      button('Refresh', () => list()), button('Upload files', () => picker.click(), 'primary'), picker)),
     errorBox, uploads, drop));
 
   function showError(what, error) {
@@ -142,7 +156,7 @@ export function mountFileBrowser(element, { storageId, api, signal, owner = '' }
       showError('', null);
       drawListing(rows, more);
     } catch (error) {
-      showError('Could not list the files', error);
+      showError('Could not list the files', explain(error));
       if (!more) mount(listing);
     }
   }
@@ -184,7 +198,8 @@ export function mountFileBrowser(element, { storageId, api, signal, owner = '' }
   }
 
   async function remove(key) {
-    if (!await confirm(`Delete ${baseName(key)}?`, `${key} is removed from the storage. This cannot be undone.`)) return;
+    const text = `${key} is removed from the storage. This cannot be undone.`;
+    if (!await confirm(`Delete ${baseName(key)}?`, text)) return;
     try {
       await run((c) => s3.deleteObject(c, storageId, key));
       toast(`Deleted ${baseName(key)}`);
@@ -196,17 +211,18 @@ export function mountFileBrowser(element, { storageId, api, signal, owner = '' }
 
   function uploadAll(files) {
     const target = prefix;
-    // One file after another: parts already go one by one at full speed.
+    // One file after another: a large file's parts already fill the connections.
     let chain = Promise.resolve();
     for (const file of Array.from(files)) chain = chain.then(() => upload(file, target));
   }
 
   async function upload(file, target) {
+    if (signal?.aborted) return;
     const key = target + file.name;
     const cancel = new AbortController();
     signal?.addEventListener('abort', () => cancel.abort(), { once: true });
     const bar = h('progress', { max: Math.max(file.size, 1), value: 0 });
-    const status = h('span.fb-status.muted', 'waiting');
+    const status = h('span.fb-status.muted', 'starting');
     const cancelButton = button('Cancel', () => cancel.abort(), 'small');
     const row = h('div.fb-upload', { 'data-key': key },
       h('span.fb-upload-name', key), bar, status, cancelButton);
@@ -215,7 +231,8 @@ export function mountFileBrowser(element, { storageId, api, signal, owner = '' }
     try {
       await run((c) => s3.uploadFile(c, storageId, key, file, (sent) => {
         bar.value = sent;
-        status.textContent = `${bytes(sent)} of ${bytes(file.size)} (${Math.floor((100 * sent) / Math.max(file.size, 1))} %)`;
+        const percent = Math.floor((100 * sent) / Math.max(file.size, 1));
+        status.textContent = `${bytes(sent)} of ${bytes(file.size)} (${percent} %)`;
       }, cancel.signal));
       row.classList.add('done');
       status.textContent = `uploaded, ${bytes(file.size)}`;
