@@ -79,9 +79,8 @@ bool CorsPolicy::AnswerPreflight(const http::HttpRequest& req, http::HttpRespons
     return false;
   }
   std::vector<std::string> allowed;
-  for (absl::string_view name :
-       absl::StrSplit(req.get_header_value("Access-Control-Request-Headers"), ',',
-                      absl::SkipWhitespace())) {
+  for (absl::string_view name : absl::StrSplit(
+           req.get_header_value("Access-Control-Request-Headers"), ',', absl::SkipWhitespace())) {
     std::string lower = absl::AsciiStrToLower(absl::StripAsciiWhitespace(name));
     if (AllowedRequestHeader(lower)) {
       allowed.push_back(std::move(lower));

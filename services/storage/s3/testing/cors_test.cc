@@ -1,11 +1,12 @@
 // CORS for the web console's file browser: a listed origin's preflights are answered and its
 // page may read the answers (errors too); any other origin gets no CORS header at all, and a
 // server without origins behaves as before.
+#include "services/storage/s3/cors.h"
+
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "services/storage/s3/cors.h"
 #include "services/storage/s3/testing/raw_client.h"
 #include "services/storage/s3/testing/test_stack.h"
 
@@ -124,12 +125,12 @@ TEST(S3CorsOffTest, WithoutOriginsNothingChanges) {
 
 TEST(CorsOriginTest, TakesOnlyWhatBrowsersSendAsOrigin) {
   for (absl::string_view good : {"http://127.0.0.1:8090", "https://console.example.com",
-                                "http://[::1]:8090", "http://localhost"}) {
+                                 "http://[::1]:8090", "http://localhost"}) {
     EXPECT_TRUE(CheckCorsOrigin(good).ok()) << good;
   }
-  for (absl::string_view bad : {"*", "null", "", "127.0.0.1:8090", "http://", "http://a/",
-                               "http://a/path", "ftp://a", "http://Console.example",
-                               "http://a:", "http://user@a", " http://a"}) {
+  for (absl::string_view bad :
+       {"*", "null", "", "127.0.0.1:8090", "http://", "http://a/", "http://a/path", "ftp://a",
+        "http://Console.example", "http://a:", "http://user@a", " http://a"}) {
     absl::Status status = CheckCorsOrigin(bad);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
   }
