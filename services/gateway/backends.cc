@@ -68,15 +68,16 @@ grpc::Status Backends::Call(const MethodDescriptor& method, const Message& reque
   const std::string path = MethodPath(method);
   return grpc::internal::BlockingUnaryCall<Message, Message>(
       const_cast<grpc::Channel*>(channel),
-      grpc::internal::RpcMethod(path.c_str(), grpc::internal::RpcMethod::NORMAL_RPC),
-      &ctx, request, response.get());
+      grpc::internal::RpcMethod(path.c_str(), grpc::internal::RpcMethod::NORMAL_RPC), &ctx, request,
+      response.get());
 }
 
 absl::StatusOr<std::unique_ptr<Backends::Stream>> Backends::OpenStream(
     const MethodDescriptor& method, const Message& request, grpc::ClientContext& ctx) const {
   const grpc::Channel* channel = ChannelFor(method);
   if (channel == nullptr) {
-    return absl::UnavailableError(absl::StrCat("no backend serves ", method.service()->full_name()));
+    return absl::UnavailableError(
+        absl::StrCat("no backend serves ", method.service()->full_name()));
   }
   return std::make_unique<MessageStream>(*channel, method, request, ctx);
 }

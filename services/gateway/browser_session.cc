@@ -38,8 +38,7 @@ std::string CsrfTokenFor(absl::string_view access_token) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(access_token.data(), access_token.size(), digest, &size, EVP_sha256(), nullptr);
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), 16));
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), 16));
 }
 
 std::vector<std::string> SessionCookies(absl::string_view access_token,

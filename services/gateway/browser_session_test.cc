@@ -8,7 +8,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-http::HttpRequest Request(std::string method, std::initializer_list<std::pair<std::string, std::string>> headers) {
+http::HttpRequest Request(std::string method,
+                          std::initializer_list<std::pair<std::string, std::string>> headers) {
   http::HttpRequest req;
   req.method = std::move(method);
   req.target = "/v1/instances";
@@ -63,7 +64,8 @@ TEST(BrowserSessionTest, AnotherSitesPageCannotUseTheCookieEvenToRead) {
 TEST(BrowserSessionTest, CookiesAreHttpOnlyStrictAndSecureOverTls) {
   auto cookies = SessionCookies("tok", "ref", {.secure = true});
   ASSERT_EQ(cookies.size(), 3u);
-  EXPECT_THAT(cookies[0], HasSubstr("gpuaas_session=tok; HttpOnly; Path=/; SameSite=Strict; Secure"));
+  EXPECT_THAT(cookies[0],
+              HasSubstr("gpuaas_session=tok; HttpOnly; Path=/; SameSite=Strict; Secure"));
   EXPECT_THAT(cookies[1], HasSubstr("Path=/api/session"));
   EXPECT_THAT(cookies[2], HasSubstr("gpuaas_csrf=" + CsrfTokenFor("tok")));
   EXPECT_THAT(cookies[2], ::testing::Not(HasSubstr("HttpOnly")));

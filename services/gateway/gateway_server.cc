@@ -1,8 +1,10 @@
 #include "services/gateway/gateway_server.h"
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "libs/common/logging.h"
 #include "services/gateway/request_transcoder.h"
@@ -177,19 +179,30 @@ void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res
       path.size() < target.size() ? target.substr(path.size() + 1) : absl::string_view();
   res.set_header("X-Content-Type-Options", "nosniff");
 
-  absl::StatusOr<std::string> body = ReadBody(reader, options_.max_body_bytes);
+  size_t declared = 0;
+  const bool too_big = absl::SimpleAtoi(req.get_header_value("Content-Length"), &declared) &&
+                       declared > options_.max_body_bytes;
+  absl::StatusOr<std::string> body =
+      too_big ? absl::StatusOr<std::string>(absl::InvalidArgumentError(
+                    absl::StrCat("body: larger than ", options_.max_body_bytes, " bytes")))
+              : ReadBody(reader, options_.max_body_bytes);
   if (!body.ok()) {
     Fail(res, body.status());
+    // Past the limit it is 413, and the rest of the body is never read.
+    if (body.status().code() == absl::StatusCode::kInvalidArgument) res.status = 413;
   } else if (path == "/healthz") {
     // The process serves; whether the services behind it do is each call's answer.
     Answer(res, 200, R"({"status":"SERVING"})");
+  } else if (path == "/api/config" && req.method == "GET") {
+    Answer(res, 200, nlohmann::json{{"s3_endpoint", options_.s3_endpoint}}.dump());
   } else if (SessionEndpoints::Serves(path)) {
     sessions_.Handle(req, path, *body, transport_->tls(), res);
   } else if (std::optional<RouteMatch> match = routes_.Find(req.method, path)) {
     ServeRest(req, *match, query, *body, res);
   } else if (routes_.HasPath(path)) {
     // No CORS preflight is answered either: no other site's page may call this API.
-    Fail(res, absl::InvalidArgumentError(absl::StrCat(req.method, " ", path, ": method not allowed")));
+    Fail(res,
+         absl::InvalidArgumentError(absl::StrCat(req.method, " ", path, ": method not allowed")));
     res.status = 405;
   } else if (const StaticFile* file = FindStaticFile(std::string_view(path.data(), path.size()));
              file != nullptr && (req.method == "GET" || req.method == "HEAD")) {

@@ -11,10 +11,10 @@
 #include <string>
 #include <thread>
 
-#include "absl/strings/string_view.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "libs/common/clock.h"
@@ -43,6 +43,9 @@ struct GatewayOptions {
   // A comment line goes down every open event stream this often, so a client that left is
   // noticed (its call is then cancelled) and proxies keep the connection.
   absl::Duration stream_keepalive = absl::Seconds(15);
+  // What the console needs to know that no API says: the S3 endpoint's URL as browsers reach it
+  // (the file browser sends presigned requests there). Served at /api/config.
+  std::string s3_endpoint;
 };
 
 class GatewayServer final {
@@ -57,7 +60,8 @@ class GatewayServer final {
 
  private:
   struct OpenStream;
-  void Handle(const http::HttpRequest& req, http::HttpResponse& res, const http::ContentReader* body);
+  void Handle(const http::HttpRequest& req, http::HttpResponse& res,
+              const http::ContentReader* body);
   void ServeRest(const http::HttpRequest& req, const RouteMatch& match, absl::string_view query,
                  absl::string_view body, http::HttpResponse& res);
   void ServeStream(const std::string& client, const RouteMatch& match,

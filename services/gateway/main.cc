@@ -11,6 +11,7 @@
 #include "libs/common/clock.h"
 #include "libs/common/logging.h"
 #include "libs/http/http_transport.h"
+#include "libs/rpc/metrics_endpoint.h"
 #include "libs/service/env_options.h"
 #include "libs/service/lifecycle.h"
 #include "libs/service/process_flags.h"
@@ -30,6 +31,7 @@ struct GatewayFlags {
   gpuaas::service::ProcessFlags process;
   gpuaas::service::PeerFlags peers;
   bool secure_cookies = false;
+  std::string s3_endpoint = "http://127.0.0.1:9000";
   absl::Duration header_timeout = absl::Seconds(15);
   absl::Duration body_timeout = absl::Seconds(30);
   absl::Duration call_timeout = absl::Seconds(30);
@@ -49,6 +51,9 @@ void DefineFlags(CLI::App& app, GatewayFlags& f) {
   options.Add("--stock-addr", f.peers.stock_addr, "the stock service");
   options.Add("--storage-addr", f.peers.storage_addr, "the storage service");
   options.Add("--instance-addr", f.peers.instance_addr, "the instance service");
+  options.Add(
+      "--s3-endpoint", f.s3_endpoint,
+      "the storage service's S3 endpoint as browsers reach it (the console's file browser)");
   options.Add("--secure-cookies", f.secure_cookies,
               "mark the console's cookies Secure without --tls-cert (TLS ends in front of us)");
   options.Add("--header-timeout", f.header_timeout,
@@ -105,22 +110,29 @@ int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
   gpuaas::client::AuthClient auth(auth_channel);
 
   gateway::GatewayOptions options{
-       .tls_cert_file = f.process.tls.cert_file,
-       .tls_key_file = f.process.tls.key_file,
-       .secure_cookies = f.secure_cookies,
-       .threads = f.process.workers,
-       .limits = {.max_connections_per_client = f.max_connections_per_client,
-                  .header_timeout = f.header_timeout,
-                  .body_idle_timeout = f.body_timeout},
-       .call_timeout = f.call_timeout,
-       .max_streams = f.max_streams,
-       .max_streams_per_client = f.max_streams_per_client};
+      .tls_cert_file = f.process.tls.cert_file,
+      .tls_key_file = f.process.tls.key_file,
+      .secure_cookies = f.secure_cookies,
+      .threads = f.process.workers,
+      .limits = {.max_connections_per_client = f.max_connections_per_client,
+                 .header_timeout = f.header_timeout,
+                 .body_idle_timeout = f.body_timeout},
+      .call_timeout = f.call_timeout,
+      .max_streams = f.max_streams,
+      .max_streams_per_client = f.max_streams_per_client,
+      .s3_endpoint = f.s3_endpoint};
   if (absl::Status s =
           gpuaas::http::ParseListen("--listen", f.process.listen, options.host, options.port);
       !s.ok()) {
     return fail(s);
   }
   gateway::GatewayServer server(options, *routes, backends, auth, clock);
+  absl::StatusOr<std::unique_ptr<gpuaas::rpc::MetricsEndpoint>> metrics =
+      gpuaas::service::StartMetrics(f.process, {});
+  if (!metrics.ok()) {
+    log->critical("metrics: {}", metrics.status().ToString());
+    return 1;
+  }
   if (absl::Status s = server.Start(); !s.ok()) {
     log->critical("{}", s.ToString());
     return 1;

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace gpuaas::gateway {
 
@@ -22,7 +22,8 @@ class PathTemplate final {
 
   // The field paths `path` binds, each with its percent-decoded segment, when `path` (no query
   // string) matches; nothing when it does not.
-  bool Match(absl::string_view path, std::vector<std::pair<std::string, std::string>>& bindings) const;
+  bool Match(absl::string_view path,
+             std::vector<std::pair<std::string, std::string>>& bindings) const;
 
   // The field paths of the variables, in order.
   std::vector<std::string> Variables() const;

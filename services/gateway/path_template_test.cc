@@ -35,8 +35,8 @@ TEST(PathTemplateTest, AVariableDecodesItsSegmentAndNeverTakesAnotherVerb) {
 }
 
 TEST(PathTemplateTest, RefusesWhatOurRulesDoNotUse) {
-  for (const char* bad : {"v1/x", "/v1/{name=tenants/*}", "/v1/**", "/v1//x", "/v1/{a}b",
-                          "/v1/{}", "/v1/x:"}) {
+  for (const char* bad :
+       {"v1/x", "/v1/{name=tenants/*}", "/v1/**", "/v1//x", "/v1/{a}b", "/v1/{}", "/v1/x:"}) {
     auto t = PathTemplate::Parse(bad);
     EXPECT_FALSE(t.ok()) << bad;
     if (!t.ok()) {

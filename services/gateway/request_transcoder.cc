@@ -24,7 +24,8 @@ absl::StatusOr<nlohmann::json> ScalarJson(const FieldDescriptor& field, absl::st
   if (field.cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
     if (value == "true" || value == "1") return true;
     if (value == "false" || value == "0") return false;
-    return absl::InvalidArgumentError(absl::StrCat(name, ": want true or false, got \"", value, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": want true or false, got \"", value, "\""));
   }
   if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
     const std::string& type = field.message_type()->full_name();
@@ -64,15 +65,17 @@ bool DecodeQueryPart(absl::string_view in, std::string& out) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseQuery(absl::string_view query) {
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseQuery(
+    absl::string_view query) {
   std::vector<std::pair<std::string, std::string>> out;
   for (absl::string_view part : absl::StrSplit(query, '&', absl::SkipEmpty())) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(part, absl::MaxSplits('=', 1));
     std::string key;
     std::string value;
     if (!DecodeQueryPart(kv.first, key) || !DecodeQueryPart(kv.second, value)) {
-      return absl::InvalidArgumentError(absl::StrCat("query parameter ", kv.first,
-                                                     ": malformed percent escape"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("query parameter ", kv.first, ": malformed percent escape"));
     }
     out.emplace_back(std::move(key), std::move(value));
   }

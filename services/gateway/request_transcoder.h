@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "services/gateway/route_table.h"
 
 namespace gpuaas::gateway {
@@ -22,14 +22,16 @@ namespace gpuaas::gateway {
 // field may come as a query parameter (`page_size=10`, `filter.state=STATE_RUNNING`,
 // `tags=a&tags=b` for a repeated one) unless the body carries it. INVALID_ARGUMENT naming the
 // parameter or the body's problem.
-absl::StatusOr<std::unique_ptr<google::protobuf::Message>> TranscodeRequest(
-    const RouteMatch& match, absl::string_view query, absl::string_view body);
+absl::StatusOr<std::unique_ptr<google::protobuf::Message>> TranscodeRequest(const RouteMatch& match,
+                                                                            absl::string_view query,
+                                                                            absl::string_view body);
 
 // `message` as JSON.
 std::string MessageToJson(const google::protobuf::Message& message);
 
 // The query string's pairs, `+` and percent escapes decoded. INVALID_ARGUMENT on a malformed
 // escape.
-absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseQuery(absl::string_view query);
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseQuery(
+    absl::string_view query);
 
 }  // namespace gpuaas::gateway

@@ -58,26 +58,28 @@ TEST_F(RequestTranscoderTest, QueryParametersFillTheRest) {
 }
 
 TEST_F(RequestTranscoderTest, ThePathWinsOverTheBody) {
-  auto req = Transcode<instance::v1::StopInstanceRequest>(
-      "POST", "/v1/instances/ins-path:stop", "", R"({"instance_id": "ins-body"})");
+  auto req = Transcode<instance::v1::StopInstanceRequest>("POST", "/v1/instances/ins-path:stop", "",
+                                                          R"({"instance_id": "ins-body"})");
   ASSERT_TRUE(req.ok()) << req.status();
   EXPECT_EQ(req->instance_id(), "ins-path");
 }
 
 TEST_F(RequestTranscoderTest, BadInputNamesWhatIsWrong) {
-  auto unknown = Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances", "colour=red", "");
+  auto unknown =
+      Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances", "colour=red", "");
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("query parameter colour"));
   auto bad_number =
       Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances", "page_size=ten", "");
   EXPECT_THAT(bad_number.status().message(), HasSubstr("page_size"));
-  auto bad_field = Transcode<stock::v1::CreateStocksRequest>("POST", "/stocks", "",
-                                                             R"({"spec": "a100.1x"})");
+  auto bad_field =
+      Transcode<stock::v1::CreateStocksRequest>("POST", "/stocks", "", R"({"spec": "a100.1x"})");
   EXPECT_EQ(bad_field.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad_field.status().message(), HasSubstr("spec"));
   auto not_json = Transcode<stock::v1::CreateStocksRequest>("POST", "/stocks", "", "{number: 1");
   EXPECT_EQ(not_json.status().code(), absl::StatusCode::kInvalidArgument);
-  auto body_on_get = Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances", "", "{}");
+  auto body_on_get =
+      Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances", "", "{}");
   EXPECT_THAT(body_on_get.status().message(), HasSubstr("takes no body"));
   auto query_with_star_body =
       Transcode<stock::v1::CreateStocksRequest>("POST", "/stocks", "number=3", "{}");

@@ -65,8 +65,8 @@ absl::StatusOr<Route> MakeRoute(const MethodDescriptor& method, const google::ap
   if (!rule.response_body().empty()) {
     return bad("response_body is not supported");
   }
-  return Route{.http_method = verb, .path = *std::move(path), .body = rule.body(),
-               .method = &method};
+  return Route{
+      .http_method = verb, .path = *std::move(path), .body = rule.body(), .method = &method};
 }
 
 }  // namespace
@@ -114,9 +114,9 @@ absl::StatusOr<RouteTable> RouteTable::FromServices(
           return route.status();
         }
         if (!seen.insert(absl::StrCat(route->http_method, " ", route->path.Shape())).second) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              method.full_name(), ": ", route->http_method, " ", route->path.text(),
-              " is already served by another method"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(method.full_name(), ": ", route->http_method, " ", route->path.text(),
+                           " is already served by another method"));
         }
         table.routes_.push_back(*std::move(route));
       }

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "services/gateway/path_template.h"
 
 namespace gpuaas::gateway {
@@ -56,7 +56,7 @@ class RouteTable final {
 
 // The field at `path` ("instance.instance_id") of `message`; null when there is none or a
 // segment before the last is not a singular message.
-const google::protobuf::FieldDescriptor* FindFieldByPath(const google::protobuf::Descriptor& message,
-                                                         absl::string_view path);
+const google::protobuf::FieldDescriptor* FindFieldByPath(
+    const google::protobuf::Descriptor& message, absl::string_view path);
 
 }  // namespace gpuaas::gateway

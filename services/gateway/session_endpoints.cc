@@ -112,9 +112,11 @@ void SessionEndpoints::Refresh(const http::HttpRequest& req, absl::string_view b
     if (it != recent_.end()) {
       answer = it->second;
     } else {
-      absl::StatusOr<authpb::RefreshResponse> tokens = auth_.Refresh(refresh, client::CallContext());
+      absl::StatusOr<authpb::RefreshResponse> tokens =
+          auth_.Refresh(refresh, client::CallContext());
       if (!tokens.ok()) {
-        for (const std::string& c : ClearedSessionCookies(cookies_)) res.set_header("Set-Cookie", c);
+        for (const std::string& c : ClearedSessionCookies(cookies_))
+          res.set_header("Set-Cookie", c);
         return Fail(tokens.status(), res);
       }
       answer = {tokens->access_token(), tokens->refresh_token(), now};
@@ -125,7 +127,8 @@ void SessionEndpoints::Refresh(const http::HttpRequest& req, absl::string_view b
 }
 
 void SessionEndpoints::Logout(const http::HttpRequest& req, http::HttpResponse& res) {
-  if (std::optional<std::string> token = CookieValue(req, kRefreshCookie); token && !token->empty()) {
+  if (std::optional<std::string> token = CookieValue(req, kRefreshCookie);
+      token && !token->empty()) {
     authpb::LogoutRequest logout;
     logout.set_refresh_token(*token);
     // Ended already or never valid: the cookies go either way.

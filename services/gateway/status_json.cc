@@ -39,9 +39,8 @@ int HttpStatusOf(grpc::StatusCode code) {
 }
 
 std::string StatusJson(grpc::StatusCode code, const std::string& message) {
-  return nlohmann::json{{"code", static_cast<int>(code)},
-                        {"message", message},
-                        {"details", nlohmann::json::array()}}
+  return nlohmann::json{
+      {"code", static_cast<int>(code)}, {"message", message}, {"details", nlohmann::json::array()}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
