@@ -12,14 +12,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # shellcheck source=../devstack/stack_lib.sh
 source "$src/tests/devstack/stack_lib.sh"
-# The gateway's port too, chosen with the others.
-eval "stack_$(declare -f choose_ports)"
-choose_ports() { stack_choose_ports; free_ports 1; export GPUAAS_GATEWAY_PORT=$port; }
 
 start_stack "$tmp/up.log"
 cat "$tmp/up.log"
-url=$(grep -Eo 'console: https?://[^ ]+' "$tmp/up.log" | head -n1 | cut -d' ' -f2) || true
-[ -n "$url" ] || fail "up printed no console URL"
+# up prints the console's URL and records it in stack.env, beside the other addresses.
+url=$(. "$state/stack.env" && echo "${GPUAAS_CONSOLE_URL:-}")
+[ -n "$url" ] || fail "up recorded no GPUAAS_CONSOLE_URL in stack.env (no gateway built?)"
+grep -qF "$url" "$tmp/up.log" || fail "up did not print the console URL $url"
 
 walk=$tmp/walk
 mkdir -p "$walk/home"

@@ -18,10 +18,19 @@ import sys
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
+
+# Renews the session as api.js does, from the page; answers the HTTP status.
+RENEW_SESSION = """
+const done = arguments[arguments.length - 1];
+const csrf = (document.cookie.split('; ').find((c) => c.startsWith('gpuaas_csrf=')) || '').slice(12);
+fetch('/api/session:refresh', {
+  method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': csrf}, body: '{}',
+}).then((r) => done(r.status), (e) => done(String(e)));
+"""
 
 
 def parse_args():
@@ -82,7 +91,9 @@ class Journey:
 
     def until(self, what, predicate, timeout=20):
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.5).until(lambda d: predicate())
+            # Pages redraw as the state changes: an element read a moment ago may be gone.
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.5,
+                                 ignored_exceptions=[StaleElementReferenceException]).until(lambda d: predicate())
         except TimeoutException:
             raise AssertionError(f"{what}: not within {timeout} s") from None
 
@@ -115,8 +126,9 @@ class Journey:
         self.shots.append(path)
 
     def state_of(self, instance_id):
-        rows = self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-id='{instance_id}'] .badge")
-        return rows[0].get_attribute("data-state") if rows else None
+        return self.driver.execute_script(
+            "const b = document.querySelector(`tr[data-id='${arguments[0]}'] .badge`);"
+            "return b ? b.dataset.state : null;", instance_id)
 
     def login(self, user, password_file):
         with open(password_file) as f:
@@ -142,6 +154,12 @@ class Journey:
         self.login(a.user, a.password_file)
         self.wait_text("main h1", "Instances")
         self.shot("instances-empty")
+        # What the console does on a 401 once the 15-minute access token expires: the refresh
+        # cookie must reach /api/session:refresh.
+        self.step("the session renews")
+        status = self.driver.execute_async_script(RENEW_SESSION)
+        assert status == 200, f"POST /api/session:refresh answered {status}"
+        self.wait_text("main h1", "Instances")
 
         self.step("create a storage")
         self.go("/storages")
@@ -227,10 +245,10 @@ class Journey:
         self.step("stop it and see its cost")
         self.click_button("Stop")
         self.until("nb-1 STOPPED", lambda: self.state_in_header() == "STOPPED", 120)
-        amount = self.wait(".cost .amount", timeout=30)
-        assert any(c.isdigit() for c in amount.text), f"cost {amount.text!r}"
+        amount = self.until("a cost", lambda: self.wait(".cost .amount", timeout=30).text, 30)
+        assert any(c.isdigit() for c in amount), f"cost {amount!r}"
         self.shot("instance-stopped-cost")
-        print(f"cost so far: {amount.text}", flush=True)
+        print(f"cost so far: {amount}", flush=True)
 
         self.step("delete it")
         self.click_button("Delete")
@@ -261,8 +279,8 @@ class Journey:
         self.wait("#f-user_name")
 
     def state_in_header(self):
-        badges = self.driver.find_elements(By.CSS_SELECTOR, "main h1 .badge")
-        return badges[0].get_attribute("data-state") if badges else None
+        return self.driver.execute_script(
+            "const b = document.querySelector('main h1 .badge'); return b ? b.dataset.state : null;")
 
     def reload_header(self):
         self.driver.refresh()

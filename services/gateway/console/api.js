@@ -140,3 +140,10 @@ export function requestId() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
+
+// What the gateway says that no API does ({"s3_endpoint"}), read once.
+let configAnswer = null;
+export function config() {
+  if (!configAnswer) configAnswer = get('/api/config').catch(() => ({}));
+  return configAnswer;
+}

@@ -106,11 +106,13 @@ async function accessorsTab(panel, storage, canDrive, signal) {
           description: v.description, read_only: v.read_only,
           ttl: `${Math.round(Number(v.ttl_hours || 24) * 3600)}s`, request_id: api.requestId(),
         });
+        const { s3_endpoint: endpoint } = await api.config();
         mount(top, secretBox('Your S3 keys', [
           ['Access key id', created.access_key_id],
           ['Secret access key', created.secret_access_key],
           ['Bucket', storage.storage_id],
-        ], () => top.replaceChildren()));
+          endpoint && ['Endpoint', endpoint],
+        ].filter(Boolean), () => top.replaceChildren()));
         load();
       },
     })));
