@@ -118,11 +118,18 @@ function(gpuaas_test name)
   endif()
 endfunction()
 
-# gpuaas_proto_library(NAME PROTOS... [DEPS...] [GRPC] [ROOT dir]) -> generated code in its own
-# target. Protos are named relative to ROOT (default proto/), so imports read
-# "gpuaas/auth/v1/auth.proto".
+# google/api/annotations.proto and http.proto (google.api.http, the REST mapping of RPCs), from
+# Debian's golang-github-grpc-ecosystem-grpc-gateway-dev.
+set(GPUAAS_GOOGLEAPIS_ROOT
+    /usr/share/gocode/src/github.com/grpc-ecosystem/grpc-gateway/third_party/googleapis)
+
+# gpuaas_proto_library(NAME PROTOS... [DEPS...] [GRPC] [ROOT dir] [INCLUDES dir...]) ->
+# generated code in its own target. Protos are named relative to ROOT (default proto/), so imports
+# read "gpuaas/auth/v1/auth.proto". INCLUDES are the ROOTs of other libraries' protos that these
+# import (e.g. GPUAAS_GOOGLEAPIS_ROOT for google/api/annotations.proto); list those libraries in
+# DEPS too.
 function(gpuaas_proto_library name)
-  cmake_parse_arguments(ARG "GRPC" "ROOT" "PROTOS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "GRPC" "ROOT" "PROTOS;DEPS;INCLUDES" ${ARGN})
   if(NOT ARG_ROOT)
     set(ARG_ROOT ${PROJECT_SOURCE_DIR}/proto)
   endif()
@@ -137,11 +144,15 @@ function(gpuaas_proto_library name)
       list(APPEND generated ${out}/${dir}/${stem}.grpc.pb.cc ${out}/${dir}/${stem}.grpc.pb.h)
       set(plugin_args --grpc_out=${out} --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>)
     endif()
+    set(include_args)
+    foreach(dir ${ARG_INCLUDES})
+      list(APPEND include_args -I ${dir})
+    endforeach()
     add_custom_command(
       OUTPUT ${generated}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
       COMMAND protobuf::protoc --cpp_out=${out} ${plugin_args}
-              -I ${ARG_ROOT} -I /usr/include ${proto}
+              -I ${ARG_ROOT} ${include_args} -I /usr/include ${proto}
       DEPENDS ${ARG_ROOT}/${proto} protobuf::protoc
       WORKING_DIRECTORY ${ARG_ROOT}
       COMMENT "protoc ${proto}")

@@ -1,5 +1,6 @@
 #include "services/agent/container_setup.h"
 
+#include <openssl/evp.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "libs/common/status_macros.h"
@@ -20,6 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace pb = ::gpuaas::instance::v1;
+
+std::string Sha256Hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(digest), length));
+}
 
 // The image store, and who may use what is in it. The cache is the node's: an image a tenant
 // pulled with its registry login stays, and another tenant naming the same digest would get
@@ -51,7 +60,7 @@ class StoreImages final : public ContainerImages {
       login =
           RegistryLogin{w.registry_credentials().username(), w.registry_credentials().password()};
     }
-    if (!MayUse(w.tenant_id(), hex)) GPUAAS_RETURN_IF_ERROR(Verify(ref, login));
+    if (!MayUse(w.tenant_id(), hex)) GPUAAS_RETURN_IF_ERROR(Verify(ref, hex, login));
     int last_layers = -1;
     GPUAAS_ASSIGN_OR_RETURN(
         PulledImage pulled,
@@ -87,8 +96,12 @@ class StoreImages final : public ContainerImages {
     std::ofstream(AccessFile(hex), std::ios::app) << tenant << "\n";
   }
 
-  // The registry serves this tenant the manifest (with its login, or none).
-  absl::Status Verify(const std::string& ref, const std::optional<RegistryLogin>& login) {
+  // The registry serves this tenant the manifest that the digest names (with its login, or
+  // none). Its bytes are hashed here: skopeo 1.9 does not check that what a registry returns
+  // for a digest reference has that digest, so a tenant's own registry could otherwise vouch
+  // for any image in the node's cache, another tenant's private one included.
+  absl::Status Verify(const std::string& ref, const std::string& hex,
+                      const std::optional<RegistryLogin>& login) {
     const fs::path dir = fs::path(root_) / "verify" / std::to_string(++verifications_);
     std::error_code ec;
     fs::create_directories(dir, ec);
@@ -103,7 +116,14 @@ class StoreImages final : public ContainerImages {
       if (auth.ok()) options.auth_file = *auth;
       status = auth.status();
     }
-    if (status.ok()) status = SkopeoInspectRaw(options, ref).status();
+    if (status.ok()) {
+      absl::StatusOr<std::string> manifest = SkopeoInspectRaw(options, ref);
+      status = manifest.status();
+      if (status.ok() && Sha256Hex(*manifest) != hex) {
+        status = absl::PermissionDeniedError(
+            absl::StrCat("unauthorized: the registry's manifest for ", ref, " is not that digest"));
+      }
+    }
     fs::remove_all(dir, ec);
     return status;
   }
@@ -160,7 +180,7 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
                                             .tls_verify = setup.registry_tls_verify,
                                             .pull_timeout = setup.pull_timeout}));
   *store = std::move(opened);
-  GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork());
+  GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork(setup.lan_allowed));
   // What a node that lost its workloads' shims at once (a crash) left behind.
   DropUnheldForwards();
   ContainerOptions options;

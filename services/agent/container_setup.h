@@ -24,6 +24,8 @@ struct ContainerSetup {
   int64_t image_cache_bytes = 50LL << 30;
   bool registry_tls_verify = true;
   absl::Duration pull_timeout = absl::Minutes(30);
+  // Networks in the node's LAN ranges that workloads with egress may reach (PrepareNodeNetwork).
+  std::vector<std::string> lan_allowed;
   // Where the driver is and how MIG instances are found.
   GpuHost gpu_host;
   std::shared_ptr<const MigResolver> mig;

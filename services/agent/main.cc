@@ -78,6 +78,7 @@ struct AgentFlags {
   std::string image_cache_size = "50Gi";
   bool registry_tls_verify = true;
   absl::Duration pull_timeout = absl::Minutes(30);
+  std::vector<std::string> workload_lan_allow;
   std::string imageless = "container";
   std::string utilization_file;
   absl::Duration keep_finished = absl::Hours(1);
@@ -159,6 +160,10 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--registry-tls-verify", f.registry_tls_verify,
               "verify registries' TLS certificates (off for the loopback registry of the dev "
               "stack and the tests)");
+  options.Add("--workload-lan-allow", f.workload_lan_allow,
+              "a network (a.b.c.d/n, or an address) in the node's LAN ranges (link-local, "
+              "10/8, 172.16/12, 192.168/16, 100.64/10) that workloads with egress may reach, "
+              "e.g. an internal package mirror; repeatable. Workloads reach none of the rest");
   options.Add("--utilization-file", f.utilization_file,
               "simulated GPUs take the utilization this file pins, one '<gpu uuid or index> "
               "<percent>' per line");
@@ -216,7 +221,8 @@ absl::StatusOr<agent::ContainerOptions> ContainerOptions(
     std::shared_ptr<agent::ImageStore>* store) {
   agent::ContainerSetup setup{.image_root = f.image_root,
                               .registry_tls_verify = f.registry_tls_verify,
-                              .pull_timeout = f.pull_timeout};
+                              .pull_timeout = f.pull_timeout,
+                              .lan_allowed = f.workload_lan_allow};
   GPUAAS_ASSIGN_OR_RETURN(setup.image_cache_bytes,
                           gpuaas::ParseBytes("--image-cache-size", f.image_cache_size));
   std::vector<agent::GpuInfo> infos;

@@ -126,6 +126,9 @@ absl::Status Auth::Login(const pb::LoginRequest& req, pb::LoginResponse& out) {
 
 absl::Status Auth::Refresh(const pb::RefreshRequest& req, pb::RefreshResponse& out) {
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("refresh_token", req.refresh_token()));
+  if (!req.tenant_id().empty()) {
+    GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
+  }
   std::optional<IdSecret> parts = ParseIdSecret(req.refresh_token());
   if (!parts) return BadRefreshToken();
 
@@ -153,6 +156,16 @@ absl::Status Auth::Refresh(const pb::RefreshRequest& req, pb::RefreshResponse& o
       repo_.RevokeChain(tx, r->chain_id);
       verdict = BadRefreshToken();
       return absl::OkStatus();
+    }
+    // A switch to a tenant the user is not in leaves the session as it was: the token stays
+    // unspent, the answer NOT_FOUND (as Login's).
+    if (!req.tenant_id().empty() && req.tenant_id() != r->tenant_id) {
+      absl::StatusOr<Grant> g = ResolveGrant(tx, *user, req.tenant_id());
+      if (!g.ok()) {
+        verdict = g.status();
+        return absl::OkStatus();
+      }
+      r->tenant_id = req.tenant_id();
     }
     // Roles may have changed since login: the new token carries the current one.
     absl::StatusOr<Grant> g = ResolveGrant(tx, *user, r->tenant_id);

@@ -47,6 +47,10 @@ struct ReconcilerOptions {
   // A failed step retries after initial_backoff, doubling per attempt up to max_backoff.
   absl::Duration initial_backoff = absl::Milliseconds(500);
   absl::Duration max_backoff = absl::Seconds(30);
+  // A claim answered NO_CAPACITY is tried this many more times (with the backoff above) before
+  // the instance fails NO_CAPACITY: a stock released a moment later, or a stock service
+  // replica that has just started and not yet heard from every node, fails no instance.
+  int no_capacity_retries = 3;
   // A node unheard of for this long is lost.
   absl::Duration node_timeout = absl::Seconds(30);
   // Deleted instances stay as tombstones this long (watchers learn of the deletion), then

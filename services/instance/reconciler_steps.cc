@@ -85,6 +85,10 @@ Reconciler::Outcome Reconciler::Claim(db::Tx& tx, const WorkRow& row, absl::Stat
     return Outcome::kDone;
   }
   if (absl::IsResourceExhausted(stock.status())) {
+    if (row.attempts < options_.no_capacity_retries) {
+      why = stock.status();
+      return Outcome::kRetry;
+    }
     repo_.Fail(tx, row.instance_id, pb::REASON_NO_CAPACITY, std::string(stock.status().message()));
     return Outcome::kDone;
   }

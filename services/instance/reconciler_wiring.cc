@@ -38,6 +38,12 @@ void AddBackHalfFlags(CLI::App& app, std::string_view service_name, BackHalfFlag
       ->envname(env("NODE_TIMEOUT_SECONDS"))
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
+  app.add_option("--no-capacity-retries", f.no_capacity_retries,
+                 "a claim that finds no free stock is tried this many more times (0.5 s, 1 s, "
+                 "2 s, ... apart) before the instance fails NO_CAPACITY")
+      ->envname(env("NO_CAPACITY_RETRIES"))
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str();
   app.add_option("--report-interval-seconds", f.report_interval_seconds,
                  "how often agents must report (keep it well under --node-timeout-seconds)")
       ->envname(env("REPORT_INTERVAL_SECONDS"))
@@ -132,6 +138,7 @@ absl::StatusOr<std::unique_ptr<BackHalf>> BackHalf::Create(
                      .hook = b->hook_.get()},
       ReconcilerOptions{.workers = f.reconciler_workers,
                         .call_timeout = call_timeout,
+                        .no_capacity_retries = f.no_capacity_retries,
                         .node_timeout = absl::Seconds(f.node_timeout_seconds),
                         .tombstone_retention = absl::Hours(f.tombstone_retention_hours),
                         .listen_dsn = common.db_dsn});

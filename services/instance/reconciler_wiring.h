@@ -53,6 +53,7 @@ struct BackHalfFlags {
   int reconciler_workers = 4;
   double call_timeout_seconds = 5;
   double node_timeout_seconds = 30;
+  int no_capacity_retries = 3;
   double report_interval_seconds = 10;
   double stop_grace_seconds = 10;
   double busy_gpu_percent = 5;
@@ -65,7 +66,8 @@ struct BackHalfFlags {
 };
 
 // --stock-addr, --storage-addr, --api-key-file, --reconciler-workers, --call-timeout-seconds,
-// --node-timeout-seconds, --report-interval-seconds, --stop-grace-seconds, --busy-gpu-percent,
+// --node-timeout-seconds, --no-capacity-retries, --report-interval-seconds, --stop-grace-seconds,
+// --busy-gpu-percent,
 // --workload-pids, --workload-open-files, --secret-key-file, each with its
 // GPUAAS_<SERVICE>_<FLAG> environment fallback.
 void AddBackHalfFlags(CLI::App& app, std::string_view service_name, BackHalfFlags& flags);

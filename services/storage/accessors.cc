@@ -93,10 +93,15 @@ absl::Status Accessors::DeleteAccessor(const authz::Principal& p,
                                        const pb::DeleteAccessorRequest& req,
                                        pb::DeleteAccessorResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateAccessKeyId("access_key_id", req.access_key_id()));
+  if (!req.storage_id().empty()) {
+    GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
+  }
   GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "deleting an accessor"));
   return pool_.RunInTransaction("storage.delete_accessor", [&](db::Tx& tx) -> absl::Status {
-    if (!repo_.DeleteAccessor(tx, scope, req.access_key_id())) return AccessorNotFound();
+    if (!repo_.DeleteAccessor(tx, scope, req.storage_id(), req.access_key_id())) {
+      return AccessorNotFound();
+    }
     out.Clear();
     return absl::OkStatus();
   });

@@ -107,7 +107,9 @@ class Repository final {
   std::vector<pb::Accessor> ListAccessors(db::Tx& tx, const std::string& tenant,
                                           const std::string& storage_id,
                                           const service::PageRequest& page);
-  bool DeleteAccessor(db::Tx& tx, const std::string& tenant, const std::string& access_key_id);
+  // Only an accessor of `storage_id` when it is set (the REST path names the storage).
+  bool DeleteAccessor(db::Tx& tx, const std::string& tenant, const std::string& storage_id,
+                      const std::string& access_key_id);
   // The key of a READY storage's accessor (expired ones too); nullopt otherwise.
   std::optional<SealedKey> FindAccessKey(db::Tx& tx, const std::string& access_key_id);
 

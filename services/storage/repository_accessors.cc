@@ -68,10 +68,11 @@ std::vector<pb::Accessor> Repository::ListAccessors(db::Tx& tx, const std::strin
 }
 
 bool Repository::DeleteAccessor(db::Tx& tx, const std::string& tenant,
-                                const std::string& access_key_id) {
+                                const std::string& storage_id, const std::string& access_key_id) {
   constexpr std::string_view kDeleteAccessor =
-      "DELETE FROM storage.accessors WHERE access_key_id = $1 AND ($2 = '' OR tenant_id = $2)";
-  return tx.Exec(kDeleteAccessor, access_key_id, tenant).affected_rows() == 1;
+      "DELETE FROM storage.accessors WHERE access_key_id = $1 AND ($2 = '' OR tenant_id = $2) "
+      "AND ($3 = '' OR storage_id = $3)";
+  return tx.Exec(kDeleteAccessor, access_key_id, tenant, storage_id).affected_rows() == 1;
 }
 
 std::optional<SealedKey> Repository::FindAccessKey(db::Tx& tx, const std::string& access_key_id) {

@@ -165,12 +165,7 @@ TEST_F(AuthRpcTest, LoginWhoAmIRefreshLogout) {
   stack_->CreateTenant("personal-dan");
   stack_->CreateTenant("team");
   std::string dan = stack_->CreateUser("dan", "personal-dan", common::v1::ROLE_TENANT_ADMIN);
-  pb::AddMemberRequest add;
-  add.set_tenant_id("team");
-  add.set_user_id(dan);
-  add.set_role(common::v1::ROLE_VIEWER);
-  pb::Membership m;
-  ASSERT_RPC_OK(stub().AddMember(AuthStack::Ctx(admin_).get(), add, &m));
+  stack_->AddMember("team", dan, common::v1::ROLE_VIEWER);
 
   // Without a tenant the token acts for the first membership; with one, for that tenant.
   pb::LoginRequest login;
@@ -208,6 +203,73 @@ TEST_F(AuthRpcTest, LoginWhoAmIRefreshLogout) {
   refresh.set_refresh_token(refreshed.refresh_token());
   EXPECT_EQ(stub().Refresh(AuthStack::Ctx().get(), refresh, &refreshed).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// The web console's tenant switch: Refresh with tenant_id moves the session to another tenant
+// of the user, with the user's role there.
+TEST_F(AuthRpcTest, RefreshSwitchesTenant) {
+  stack_->CreateTenant("home");
+  stack_->CreateTenant("team");
+  stack_->CreateTenant("elsewhere");
+  std::string fay = stack_->CreateUser("fay", "home", common::v1::ROLE_TENANT_ADMIN);
+  stack_->AddMember("team", fay, common::v1::ROLE_VIEWER);
+  pb::LoginRequest login;
+  login.set_user_name("fay");
+  login.set_password(AuthStack::PasswordOf("fay"));
+  pb::LoginResponse tokens;
+  ASSERT_RPC_OK(stub().Login(AuthStack::Ctx().get(), login, &tokens));
+  ASSERT_EQ(tokens.tenant_id(), "home");
+
+  pb::RefreshRequest refresh;
+  refresh.set_refresh_token(tokens.refresh_token());
+  refresh.set_tenant_id("team");
+  pb::RefreshResponse switched;
+  ASSERT_RPC_OK(stub().Refresh(AuthStack::Ctx().get(), refresh, &switched));
+  EXPECT_EQ(switched.tenant_id(), "team");
+  EXPECT_EQ(switched.role(), common::v1::ROLE_VIEWER);
+  pb::WhoAmIResponse me;
+  ASSERT_RPC_OK(stub().WhoAmI(AuthStack::Ctx(switched.access_token()).get(), {}, &me));
+  EXPECT_EQ(me.tenant_id(), "team");
+  EXPECT_EQ(me.role(), common::v1::ROLE_VIEWER);
+
+  // Not a member (or no such tenant): NOT_FOUND, and the token presented is not spent.
+  refresh.set_refresh_token(switched.refresh_token());
+  pb::RefreshResponse refused;
+  for (const char* tenant : {"elsewhere", "no-such-tenant"}) {
+    refresh.set_tenant_id(tenant);
+    EXPECT_EQ(stub().Refresh(AuthStack::Ctx().get(), refresh, &refused).error_code(),
+              grpc::StatusCode::NOT_FOUND)
+        << tenant;
+  }
+  refresh.set_tenant_id("Not A Tenant!");
+  EXPECT_EQ(stub().Refresh(AuthStack::Ctx().get(), refresh, &refused).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  // Later refreshes stay in the tenant switched to; the refresh token rotates as usual.
+  refresh.clear_tenant_id();
+  pb::RefreshResponse stayed;
+  ASSERT_RPC_OK(stub().Refresh(AuthStack::Ctx().get(), refresh, &stayed));
+  EXPECT_EQ(stayed.tenant_id(), "team");
+  EXPECT_EQ(stayed.role(), common::v1::ROLE_VIEWER);
+  refresh.set_tenant_id("home");
+  refresh.set_refresh_token(stayed.refresh_token());
+  pb::RefreshResponse back;
+  ASSERT_RPC_OK(stub().Refresh(AuthStack::Ctx().get(), refresh, &back));
+  EXPECT_EQ(back.tenant_id(), "home");
+  EXPECT_EQ(back.role(), common::v1::ROLE_TENANT_ADMIN);
+  refresh.set_refresh_token(stayed.refresh_token());  // spent: the session is revoked
+  EXPECT_EQ(stub().Refresh(AuthStack::Ctx().get(), refresh, &refused).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  // A global role acts in any tenant, as at Login.
+  login.set_user_name("admin");
+  login.set_password(std::string(kAdminPassword));
+  ASSERT_RPC_OK(stub().Login(AuthStack::Ctx().get(), login, &tokens));
+  refresh.set_refresh_token(tokens.refresh_token());
+  refresh.set_tenant_id("elsewhere");
+  ASSERT_RPC_OK(stub().Refresh(AuthStack::Ctx().get(), refresh, &switched));
+  EXPECT_EQ(switched.tenant_id(), "elsewhere");
+  EXPECT_EQ(switched.role(), common::v1::ROLE_PLATFORM_ADMIN);
 }
 
 TEST_F(AuthRpcTest, ApiKeys) {

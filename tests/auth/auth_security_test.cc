@@ -71,12 +71,7 @@ TEST_F(AuthSecurityTest, ATokenActsForOneTenantEvenWhenTheUserBelongsToBoth) {
   stack_->CreateTenant("tenant-a");
   stack_->CreateTenant("tenant-b");
   std::string cy = stack_->CreateUser("cyrus", "tenant-a", common::v1::ROLE_TENANT_ADMIN);
-  pb::AddMemberRequest add;
-  add.set_tenant_id("tenant-b");
-  add.set_user_id(cy);
-  add.set_role(common::v1::ROLE_TENANT_ADMIN);
-  pb::Membership m;
-  ASSERT_TRUE(stub().AddMember(Ctx(admin_).get(), add, &m).ok());
+  stack_->AddMember("tenant-b", cy, common::v1::ROLE_TENANT_ADMIN);
 
   std::string token_a = stack_->Login("cyrus", AuthStack::PasswordOf("cyrus"), "tenant-a");
   pb::ListMembersRequest list_b;

@@ -88,6 +88,18 @@ std::string AuthStack::CreateUser(const std::string& user_name, const std::strin
   return resp.user_id();
 }
 
+void AuthStack::AddMember(const std::string& tenant_id, const std::string& user_id,
+                          common::v1::Role role) {
+  if (admin_token_.empty()) admin_token_ = AdminToken();
+  pb::AddMemberRequest req;
+  req.set_tenant_id(tenant_id);
+  req.set_user_id(user_id);
+  req.set_role(role);
+  pb::Membership resp;
+  grpc::Status s = stub_->AddMember(Ctx(admin_token_).get(), req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
 std::string AuthStack::CreateServiceUser(const std::string& user_name) {
   if (admin_token_.empty()) admin_token_ = AdminToken();
   pb::CreateUserRequest req;

@@ -207,6 +207,28 @@ TEST_F(InstanceReconcilerTest, NoStockOfTheSpecFailsNoCapacity) {
   EXPECT_TRUE(Usage("big").empty());
 }
 
+TEST_F(InstanceReconcilerTest, NoCapacityIsRetriedSoAStockPlacedMomentsLaterServes) {
+  stock::v1::CreateSpecRequest spec;
+  *spec.mutable_spec() = stock::testing::MakeSpec("a100.2x", "A100-80GB", 2);
+  stock::v1::Spec out;
+  grpc::Status s = stock_->stub().CreateSpec(Ctx(admin_).get(), spec, &out);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  Insert("late", {.spec_name = "a100.2x", .storage_id = "vol", .tmpl = WebTemplate()});
+  // Refused once (no stock of the spec yet), still PENDING.
+  ASSERT_TRUE(WaitFor("late", [](const WorkRow& r) { return r.attempts >= 1; }));
+  EXPECT_EQ(Row("late").state, pb::STATE_PENDING);
+  stock::v1::CreateStocksRequest place;
+  place.set_spec_name("a100.2x");
+  place.set_number(1);
+  place.set_operation_id("late-op");
+  stock::v1::CreateStocksResponse placed;
+  s = stock_->stub().CreateStocks(Ctx(admin_).get(), place, &placed);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(placed.placed(), 1);
+  ASSERT_TRUE(WaitForState("late", pb::STATE_RUNNING));
+  EXPECT_EQ(Row("late").reason, pb::REASON_UNSPECIFIED);
+}
+
 TEST_F(InstanceReconcilerTest, UnknownSpecFailsSpecError) {
   Insert("odd", {.spec_name = "no.such.spec"});
   ASSERT_TRUE(WaitForState("odd", pb::STATE_FAILED));

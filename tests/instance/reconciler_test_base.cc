@@ -138,6 +138,8 @@ ReconcilerOptions ReconcilerTest::Options() {
                            .call_timeout = absl::Seconds(5),
                            .initial_backoff = absl::Milliseconds(100),
                            .max_backoff = absl::Seconds(1),
+                           // About 4 s of retries: time for a test to free a stock.
+                           .no_capacity_retries = 8,
                            .node_timeout = absl::Seconds(30),
                            .listen_dsn = dsn()};
 }

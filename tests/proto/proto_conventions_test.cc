@@ -2,12 +2,17 @@
 // a comment on every service, RPC and field; enum values prefixed with their enum's name; a
 // request and a response message of its own for every RPC (standard methods may answer with
 // the resource they create, get, update or act on). Runs protoc itself to keep the comments.
+// The REST mapping (README "REST") is read from the compiled-in descriptors, as the gateway
+// reads it.
 #include <google/protobuf/descriptor.pb.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +20,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "google/api/annotations.pb.h"
+#include "tests/proto/http_bindings.h"
 
 namespace gpuaas {
 namespace {
@@ -33,10 +41,10 @@ FileDescriptorSet LoadProtos() {
     }
   }
   const fs::path out = fs::path(::testing::TempDir()) / "gpuaas_protos.pb";
-  const std::string cmd =
-      std::string(GPUAAS_PROTOC) + " -I" + root.string() +
-      " -I/usr/include --include_source_info --descriptor_set_out=" + out.string() + " " +
-      absl::StrJoin(files, " ");
+  const std::string cmd = std::string(GPUAAS_PROTOC) + " -I" + root.string() +
+                          " -I" GPUAAS_GOOGLEAPIS_ROOT
+                          " -I/usr/include --include_source_info --descriptor_set_out=" +
+                          out.string() + " " + absl::StrJoin(files, " ");
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   FileDescriptorSet set;
   std::ifstream in(out, std::ios::binary);
@@ -128,6 +136,206 @@ TEST(ProtoConventions, EveryRpcHasItsOwnRequestAndResponse) {
         }
       }
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// REST: the google.api.http rules.
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using rest::Binding;
+
+std::string Where(const Binding& b) { return b.rpc->full_name() + " " + b.method + " " + b.path; }
+
+bool IsListed(std::string_view service, auto& list) {
+  return std::find(list.begin(), list.end(), service) != list.end();
+}
+
+TEST(RestConventions, EveryPublicRpcHasAnHttpRule) {
+  for (std::string_view name : rest::kPublicServices) {
+    const google::protobuf::ServiceDescriptor* s = rest::Service(name);
+    ASSERT_NE(s, nullptr) << name;
+    for (int i = 0; i < s->method_count(); ++i) {
+      EXPECT_FALSE(rest::BindingsOf(*s->method(i)).empty())
+          << s->method(i)->full_name() << " has no google.api.http rule";
+    }
+  }
+}
+
+// Machines call these with their own credentials, never through the gateway.
+TEST(RestConventions, MachineServicesHaveNoHttpRule) {
+  for (std::string_view name : rest::kMachineServices) {
+    const google::protobuf::ServiceDescriptor* s = rest::Service(name);
+    ASSERT_NE(s, nullptr) << name;
+    for (int i = 0; i < s->method_count(); ++i) {
+      EXPECT_FALSE(s->method(i)->options().HasExtension(google::api::http))
+          << s->method(i)->full_name() << " is machine-only: no REST mapping";
+    }
+  }
+}
+
+// A new service must say which kind it is (and so whether the gateway serves it).
+TEST(RestConventions, EveryServiceIsPublicOrMachineOnly) {
+  const FileDescriptorSet protos = LoadProtos();
+  for (const FileDescriptorProto& f : protos.file()) {
+    for (const auto& s : f.service()) {
+      const std::string name = f.package() + "." + s.name();
+      EXPECT_TRUE(IsListed(name, rest::kPublicServices) || IsListed(name, rest::kMachineServices))
+          << name
+          << ": add it to kPublicServices or kMachineServices (tests/proto/http_bindings.h)";
+    }
+  }
+}
+
+// The field a dotted path ("storage.storage_id") names in `message`; nullptr when there is none.
+const FieldDescriptor* FieldAt(const Descriptor& message, const std::string& path) {
+  const Descriptor* m = &message;
+  const FieldDescriptor* field = nullptr;
+  for (const std::string& part : std::vector<std::string>(absl::StrSplit(path, '.'))) {
+    if (m == nullptr) return nullptr;
+    field = m->FindFieldByName(part);
+    if (field == nullptr || field->is_repeated()) return nullptr;
+    m = field->message_type();
+  }
+  return field;
+}
+
+TEST(RestConventions, PathsAreTemplatesOfRequestFields) {
+  // Literals: lowerCamelCase collections (the seeds' "gpu-instances" aside); variables name a
+  // singular scalar field of the request, without patterns ("{name=**}") the gateway would
+  // have to support.
+  const std::regex literal("[a-z][A-Za-z0-9]*|gpu-instances");
+  for (const Binding& b : rest::PublicBindings()) {
+    std::optional<rest::PathTemplate> t = rest::ParsePath(b.path);
+    ASSERT_TRUE(t.has_value()) << Where(b);
+    if (!t->verb.empty()) {
+      EXPECT_TRUE(std::regex_match(t->verb, literal)) << Where(b) << ": verb";
+    }
+    for (const std::string& segment : t->segments) {
+      std::optional<std::string> var = rest::VariableOf(segment);
+      if (!var) {
+        EXPECT_TRUE(std::regex_match(segment, literal)) << Where(b) << ": " << segment;
+        continue;
+      }
+      const FieldDescriptor* field = FieldAt(*b.rpc->input_type(), *var);
+      ASSERT_NE(field, nullptr) << Where(b) << ": no field " << *var << " in "
+                                << b.rpc->input_type()->full_name();
+      EXPECT_NE(field->cpp_type(), FieldDescriptor::CPPTYPE_MESSAGE) << Where(b) << ": " << *var;
+    }
+  }
+}
+
+TEST(RestConventions, BodyIsEverythingOrOneMessageField) {
+  for (const Binding& b : rest::PublicBindings()) {
+    if (b.method == "GET") {
+      EXPECT_EQ(b.body, "") << Where(b) << ": GET has no body";
+      continue;
+    }
+    if (b.body.empty() || b.body == "*") continue;
+    const FieldDescriptor* field = b.rpc->input_type()->FindFieldByName(b.body);
+    ASSERT_NE(field, nullptr) << Where(b) << ": body names no field of the request";
+    EXPECT_EQ(field->cpp_type(), FieldDescriptor::CPPTYPE_MESSAGE) << Where(b);
+  }
+  for (std::string_view name : rest::kPublicServices) {
+    const google::protobuf::ServiceDescriptor* s = rest::Service(name);
+    ASSERT_NE(s, nullptr);
+    for (int i = 0; i < s->method_count(); ++i) {
+      const auto& rule = s->method(i)->options().GetExtension(google::api::http);
+      EXPECT_EQ(rule.response_body(), "") << s->method(i)->full_name() << ": the whole answer";
+    }
+  }
+}
+
+// Query parameters end up in access logs, browser history and Referer headers.
+TEST(RestConventions, SecretsAreNeverQueryParameters) {
+  const std::set<std::string> secrets = {"password", "secret", "refresh_token",
+                                         "registry_credentials"};
+  for (const Binding& b : rest::PublicBindings()) {
+    if (b.body == "*") continue;
+    const Descriptor& request = *b.rpc->input_type();
+    for (int i = 0; i < request.field_count(); ++i) {
+      const std::string& name = request.field(i)->name();
+      EXPECT_TRUE(name == b.body || !secrets.count(name))
+          << Where(b) << ": " << name << " would travel in the URL";
+    }
+  }
+}
+
+TEST(RestConventions, ServerStreamsAreGetsAndClientStreamsAreNotMapped) {
+  for (const Binding& b : rest::PublicBindings()) {
+    EXPECT_FALSE(b.rpc->client_streaming()) << Where(b);
+    if (b.rpc->server_streaming()) {
+      EXPECT_EQ(b.method, "GET") << Where(b)
+                                 << ": the gateway serves streams as server-sent events";
+    }
+  }
+}
+
+// Two bindings collide when one request could match both: same method, same verb, and at each
+// segment the same literal or a variable on either side.
+bool Collide(const rest::PathTemplate& a, const rest::PathTemplate& b) {
+  if (a.verb != b.verb || a.segments.size() != b.segments.size()) return false;
+  for (size_t i = 0; i < a.segments.size(); ++i) {
+    if (rest::VariableOf(a.segments[i]) || rest::VariableOf(b.segments[i])) continue;
+    if (a.segments[i] != b.segments[i]) return false;
+  }
+  return true;
+}
+
+TEST(RestConventions, NoTwoBindingsCollide) {
+  const std::vector<Binding> bindings = rest::PublicBindings();
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    std::optional<rest::PathTemplate> a = rest::ParsePath(bindings[i].path);
+    ASSERT_TRUE(a.has_value());
+    for (size_t j = i + 1; j < bindings.size(); ++j) {
+      if (bindings[i].method != bindings[j].method) continue;
+      std::optional<rest::PathTemplate> b = rest::ParsePath(bindings[j].path);
+      ASSERT_TRUE(b.has_value());
+      EXPECT_FALSE(Collide(*a, *b)) << Where(bindings[i]) << " and " << Where(bindings[j]);
+    }
+  }
+}
+
+// The seeds' HTTP API as written (issue 24), beside the /v1 paths; nothing else is unversioned.
+struct SeedEndpoint {
+  std::string method;
+  std::string path;
+  std::string rpc;
+};
+const std::vector<SeedEndpoint>& SeedEndpoints() {
+  static const auto* seeds = new std::vector<SeedEndpoint>{
+      {"POST", "/stocks", "gpuaas.stock.v1.StockService.CreateStocks"},
+      {"DELETE", "/stocks", "gpuaas.stock.v1.StockService.DeleteStocks"},
+      {"POST", "/gpu-instances", "gpuaas.instance.v1.InstanceService.CreateInstance"},
+      {"GET", "/gpu-instances/{instance_id}", "gpuaas.instance.v1.InstanceService.GetInstance"},
+      {"DELETE", "/gpu-instances/{instance_id}",
+       "gpuaas.instance.v1.InstanceService.DeleteInstance"},
+      {"POST", "/storages", "gpuaas.storage.v1.StorageService.CreateStorage"},
+      {"GET", "/storages/{storage_id}", "gpuaas.storage.v1.StorageService.GetStorage"},
+      {"DELETE", "/storages/{storage_id}", "gpuaas.storage.v1.StorageService.DeleteStorage"},
+      {"POST", "/storages/{storage_id}/accessors",
+       "gpuaas.storage.v1.StorageService.CreateAccessor"},
+      {"GET", "/storages/{storage_id}/accessors", "gpuaas.storage.v1.StorageService.ListAccessors"},
+      {"DELETE", "/storages/{storage_id}/accessors/{access_key_id}",
+       "gpuaas.storage.v1.StorageService.DeleteAccessor"},
+  };
+  return *seeds;
+}
+
+TEST(RestConventions, PathsAreVersionedBesideTheSeedsEndpoints) {
+  std::map<std::pair<std::string, std::string>, const Binding*> by_route;
+  for (const Binding& b : rest::PublicBindings()) by_route[{b.method, b.path}] = &b;
+  std::set<std::pair<std::string, std::string>> seeds;
+  for (const SeedEndpoint& seed : SeedEndpoints()) {
+    seeds.insert({seed.method, seed.path});
+    auto it = by_route.find({seed.method, seed.path});
+    ASSERT_NE(it, by_route.end()) << "seed endpoint " << seed.method << " " << seed.path;
+    EXPECT_EQ(it->second->rpc->full_name(), seed.rpc) << seed.method << " " << seed.path;
+    EXPECT_TRUE(it->second->additional) << seed.path << ": an additional binding of the /v1 path";
+  }
+  for (const auto& [route, b] : by_route) {
+    EXPECT_TRUE(absl::StartsWith(route.second, "/v1/") || seeds.count(route)) << Where(*b);
   }
 }
 

@@ -31,6 +31,7 @@
 #include "libs/testing/eventually.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
+#include "tests/common/child_process.h"
 #include "tests/images/test_registry.h"
 #include "tests/platform/platform_stack.h"
 #include "tests/proxy/proxy_process.h"
@@ -500,6 +501,101 @@ TEST_F(ContainerImageAttackTest, AnotherTenantCannotRunATenantsPrivateImageByIts
       << stolen.message();
   // The victim's instance is untouched.
   EXPECT_TRUE(Running(stack_->WaitInstance(victim_, "own", Running)));
+}
+
+// Mallory's own registry, which answers a request for any manifest with the bytes of the
+// manifest `upstream_path` names on the open registry (an image of mallory's own, public), and
+// claims them as the digest asked for. Each request's path goes to `requests`.
+constexpr char kLyingRegistry[] = R"(
+import http.server, sys, urllib.request
+port, upstream, requests = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+accept = ", ".join(["application/vnd.oci.image.index.v1+json",
+                    "application/vnd.oci.image.manifest.v1+json",
+                    "application/vnd.docker.distribution.manifest.list.v2+json",
+                    "application/vnd.docker.distribution.manifest.v2+json"])
+with urllib.request.urlopen(urllib.request.Request(upstream, headers={"Accept": accept})) as r:
+    manifest, media_type = r.read(), r.headers["Content-Type"]
+
+class Liar(http.server.BaseHTTPRequestHandler):
+    def answer(self, body):
+        with open(requests, "a") as f:
+            f.write(self.command + " " + self.path + "\n")
+        if self.path.rstrip("/") == "/v2":
+            self.reply(200, b"{}", "application/json")
+        elif "/manifests/" in self.path:
+            self.reply(200, manifest, media_type, self.path.rsplit("/", 1)[1], body)
+        else:
+            self.reply(404, b"{}", "application/json")
+    def reply(self, code, data, media_type, digest=None, body=True):
+        self.send_response(code)
+        self.send_header("Content-Type", media_type)
+        self.send_header("Content-Length", str(len(data)))
+        if digest:
+            self.send_header("Docker-Content-Digest", digest)
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
+    def do_GET(self):
+        self.answer(True)
+    def do_HEAD(self):
+        self.answer(False)
+    def log_message(self, *args):
+        pass
+
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Liar).serve_forever()
+)";
+
+// Mallory names the victim's pinned digest on a registry of mallory's own, which vouches for it:
+// it serves the manifest of mallory's public image (another digest) for any reference, with the
+// digest asked for in its headers. The agent hashes what the registry served before lending its
+// cache, so the instance fails and never runs the victim's image; the victim's runs on.
+TEST_F(ContainerImageAttackTest, ATenantsOwnRegistryCannotVouchForAnotherTenantsPrivateImage) {
+  instancepb::Image image;
+  grpc::Status s = CreateImage(victim_, "own", tiny_.tag_reference, registry_.password, &image);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  const instancepb::Instance own = Run(victim_, "own", kServe, 8080, "own:1");
+  ASSERT_EQ(own.ports_size(), 1);
+
+  absl::StatusOr<images_testing::TestRegistry> open = images_testing::OpenTestRegistry();
+  ASSERT_TRUE(open.ok()) << open.status();
+  absl::StatusOr<images_testing::RegistryImage> public_image = open->Image("webui-demo");
+  ASSERT_TRUE(public_image.ok()) << public_image.status();
+  ASSERT_NE(public_image->digest, tiny_.digest);
+  const std::string& ref = public_image->digest_reference;
+  const size_t at = ref.find('@');
+  const std::string upstream =
+      absl::StrCat("http://", open->address, "/v2/",
+                   ref.substr(open->address.size() + 1, at - open->address.size() - 1),
+                   "/manifests/", ref.substr(at + 1));
+  const int port = gpuaas::testing::FreePort();
+  const fs::path script = dir_.path() / "lying_registry.py";
+  const fs::path requests = dir_.path() / "lying_registry.requests";
+  std::ofstream(script) << kLyingRegistry;
+  gpuaas::testing::ChildProcess liar(
+      {"/usr/bin/python3", script.string(), std::to_string(port), upstream, requests.string()},
+      (dir_.path() / "lying_registry.log").string());
+  ASSERT_TRUE(Eventually([&] { return NodeConnects("127.0.0.1", port); }, absl::Seconds(10)))
+      << Shell("cat " + (dir_.path() / "lying_registry.log").string());
+
+  const std::string victims_digest =
+      image.oci_digest_reference().substr(image.oci_digest_reference().find('@'));
+  s = CreateImage(mallory_, "vouched",
+                  absl::StrCat("127.0.0.1:", port, "/gpuaas/tiny", victims_digest), "");
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(Create(mallory_, "vouched", kServe, 8080, "vouched:1").ok());
+  // Settled either way: running would be the victim's image, from the node's cache.
+  const instancepb::Instance vouched = stack_->WaitInstance(
+      mallory_, "vouched", [](const instancepb::Instance& i) { return Failed(i) || Running(i); });
+  ASSERT_TRUE(Failed(vouched)) << vouched.DebugString();
+  EXPECT_EQ(vouched.reason(), instancepb::REASON_IMAGE_PULL_FAILED) << vouched.DebugString();
+  EXPECT_TRUE(absl::StrContains(vouched.message(), "not that digest")) << vouched.message();
+  // The agent did ask mallory's registry, which answered: the digest check refused it.
+  EXPECT_TRUE(absl::StrContains(Shell("cat " + requests.string()),
+                                "/manifests/" + victims_digest.substr(1)))
+      << Shell("cat " + requests.string());
+  // The victim's instance is untouched and still serves.
+  EXPECT_TRUE(Running(stack_->WaitInstance(victim_, "own", Running)));
+  EXPECT_TRUE(NodeConnects("127.0.0.1", own.ports(0).host_port()));
 }
 
 // A wrong digest fails at the agent's pull (IMAGE_PULL_FAILED, not found); a missing tag and a

@@ -132,6 +132,29 @@ TEST_F(StorageAccessorsTest, DeleteRevokesAtOnce) {
   EXPECT_THAT(bad.error_message(), StartsWith("access_key_id:"));
 }
 
+// DELETE /v1/storages/{storage_id}/accessors/{access_key_id}: the path's storage must be the
+// accessor's.
+TEST_F(StorageAccessorsTest, DeleteNamingAStorageTakesOnlyItsAccessors) {
+  ASSERT_TRUE(CreateStorage(member_, "datasets", "ssd-1g").ok());
+  pb::CreateAccessorResponse created;
+  ASSERT_TRUE(CreateAccessor(member_, "models", &created).ok());
+  pb::DeleteAccessorRequest del;
+  del.set_access_key_id(created.access_key_id());
+  del.set_storage_id("datasets");
+  pb::DeleteAccessorResponse out;
+  EXPECT_EQ(storage_->stub().DeleteAccessor(Ctx(member_).get(), del, &out).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(storage_->directory().FindAccessKey(created.access_key_id()).ok());
+  del.set_storage_id("Bad_Storage");
+  grpc::Status bad = storage_->stub().DeleteAccessor(Ctx(member_).get(), del, &out);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(bad.error_message(), StartsWith("storage_id:"));
+  del.set_storage_id("models");
+  ASSERT_TRUE(storage_->stub().DeleteAccessor(Ctx(member_).get(), del, &out).ok());
+  EXPECT_THAT(storage_->directory().FindAccessKey(created.access_key_id()),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
 TEST_F(StorageAccessorsTest, DeletingTheStorageTakesItsKeys) {
   pb::CreateAccessorResponse created;
   ASSERT_TRUE(CreateAccessor(member_, "models", &created).ok());

@@ -28,12 +28,18 @@ absl::Status CheckPorts(const std::map<int, int>& host_port_to_port) {
 
 std::string NetnsPath(const std::string& dir) { return dir + "/netns"; }
 
-absl::Status PrepareNodeNetwork() {
+absl::Status PrepareNodeNetwork(const std::vector<std::string>& lan_allowed) {
+  std::vector<std::string> networks;
+  for (const std::string& text : lan_allowed) {
+    GPUAAS_ASSIGN_OR_RETURN(std::string network,
+                            network_internal::Ipv4Network("lan_allowed", text));
+    networks.push_back(std::move(network));
+  }
   // The workloads' links are routed. A node that did not forward before now forwards between
   // all its interfaces (the chains judge only what involves a workload).
   GPUAAS_RETURN_IF_ERROR(network_internal::WriteProcFile("/proc/sys/net/ipv4/ip_forward", "1"));
   return network_internal::RunTool({std::string(network_internal::kNftPath), "-f", "-"},
-                                   network_internal::NodeRules());
+                                   network_internal::NodeRules(networks));
 }
 
 absl::Status CreateWorkloadNetwork(const std::string& dir,

@@ -2,12 +2,12 @@
 // pair whose other end is gpw<n> on the node (a /30 of 10.222.0.0/16 each), and nothing
 // running. The node's nftables (a table of ours, node_rules.cc) DNAT each declared host port to
 // the workload's address (route_localnet on gpw<n>, so 127.0.0.1 works too), masquerade its
-// egress, refuse every new connection from it to the node (input: loopback, any node address,
-// so the services, the agent, the database) and into it but through its host ports (forward,
-// and output for the node's own processes); for a workload without egress, every new
-// connection it starts. The namespace belongs to the node's user namespace, so a container
-// joining it from its own user namespace has no capability over it (no raw sockets, no
-// interface or route changes).
+// egress (refused to the LAN ranges but what the operator allows), refuse every new connection from
+// it to the node (input: loopback, any node address, so the services, the agent, the database) and
+// into it but through its host ports (forward, and output for the node's own processes); for a
+// workload without egress, every new connection it starts. The namespace belongs to the node's user
+// namespace, so a container joining it from its own user namespace has no capability over it (no
+// raw sockets, no interface or route changes).
 //
 // Costs, measured on a 2-core VM: ~15 ms to create (three tool runs), ~0.3 MB of kernel memory
 // and no CPU idle. IPv4 only (Linux cannot DNAT ::1 to another address). PrepareNodeNetwork
@@ -24,6 +24,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -31,8 +32,12 @@ namespace gpuaas::agent {
 
 // The node's part, once per agent start: our nftables table (its chains refilled atomically,
 // its workloads' forwards kept; no other table is touched) and IPv4 forwarding on. Idempotent.
-// Blocks on nft. Error: FAILED_PRECONDITION with nft's message.
-absl::Status PrepareNodeNetwork();
+// A workload's egress reaches no link-local, private or carrier-grade NAT address (the node's
+// LAN, other nodes, a cloud's metadata service) but in the networks of `lan_allowed`
+// ("a.b.c.d/n", or an address; e.g. an internal package mirror); the table is the node's, so
+// the last call's list holds for every workload. Blocks on nft. Errors: INVALID_ARGUMENT
+// naming lan_allowed and the bad network; FAILED_PRECONDITION with nft's message.
+absl::Status PrepareNodeNetwork(const std::vector<std::string>& lan_allowed = {});
 
 // A network namespace for one workload at NetnsPath(dir) (runc joins that path), each host
 // port (TCP, every node IPv4 address) forwarded to the port inside. `dir` must exist. Calling

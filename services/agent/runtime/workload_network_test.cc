@@ -252,6 +252,20 @@ TEST_F(WorkloadNetworkTest, PrepareIsIdempotentAndLeavesOtherTablesAlone) {
                                         " delete table inet ", other)));
 }
 
+// The allowed networks go into an nft script: only what parses as one gets there.
+TEST_F(WorkloadNetworkTest, ABadAllowedLanNetworkIsAClearError) {
+  for (const std::string bad : {"10.0.0.0/33", "10.1.2.3/8", "mirror.internal",
+                                "10.0.0.0/8 }; "
+                                "flush ruleset; add element inet t s { 1.2.3.4"}) {
+    EXPECT_THAT(PrepareNodeNetwork({bad}),
+                gpuaas::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                          ::testing::HasSubstr("lan_allowed")))
+        << bad;
+  }
+  EXPECT_OK(PrepareNodeNetwork({"10.1.0.0/16", "10.1.2.0/24", "192.168.7.5"}));
+  EXPECT_OK(PrepareNodeNetwork());
+}
+
 TEST_F(WorkloadNetworkTest, BadPortsAndATakenHostPortAreClearErrorsLeavingNothing) {
   const std::string dir = NewDir();
   EXPECT_THAT(CreateWorkloadNetwork(dir, {{0, 8080}}, false),

@@ -47,8 +47,9 @@ std::string FindTool(const char* name) {
   return "";
 }
 
-// Runs a tool to completion; FAILED_PRECONDITION when it fails (its output goes to the log).
-absl::Status RunTool(const char* name, std::vector<std::string> args) {
+// Runs a tool to completion; FAILED_PRECONDITION when it exits above `max_ok_exit` (its output
+// goes to the log).
+absl::Status RunTool(const char* name, std::vector<std::string> args, int max_ok_exit = 0) {
   const std::string path = FindTool(name);
   if (path.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(name, ": not installed (e2fsprogs)"));
@@ -90,7 +91,7 @@ absl::Status RunTool(const char* name, std::vector<std::string> args) {
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) <= max_ok_exit) {
     return absl::OkStatus();
   }
   // The output names host paths and devices: for the log, never for a client.
@@ -175,6 +176,14 @@ absl::StatusOr<ImageSizes> ReadImageSizes(const std::string& image) {
   return sizes;
 }
 
+// Grows the file system of `image`, attached to no loop device, to the image's size. resize2fs
+// refuses a file system mounted since its last check, and every volume's is once it has lived
+// longer than the second of its mkfs: e2fsck checks it first (exit 1: it fixed something).
+absl::Status ResizeDetachedImage(const std::string& image) {
+  GPUAAS_RETURN_IF_ERROR(RunTool("e2fsck", {"-f", "-p", image}, /*max_ok_exit=*/1));
+  return RunTool("resize2fs", {image});
+}
+
 // Waits briefly for the loop device that served `image` to clear itself (autoclear, once the
 // last mount of its file system is gone); false when it stays: another mount holds it.
 bool LoopReleased(const std::string& image) {
@@ -237,7 +246,7 @@ absl::Status CheckLoopFilesystemUsable() {
     return absl::FailedPreconditionError(
         absl::StrCat(kLoopControl, " is missing: no loop devices", use_directory));
   }
-  for (const char* tool : {"mkfs.ext4", "resize2fs"}) {
+  for (const char* tool : {"mkfs.ext4", "e2fsck", "resize2fs"}) {
     if (FindTool(tool).empty()) {
       return absl::FailedPreconditionError(
           absl::StrCat(tool, " is missing (install e2fsprogs)", use_directory));
@@ -278,7 +287,7 @@ absl::Status MountFilesystemImage(const std::string& image, const std::string& m
     // Nothing uses the file system: finish a growth that had to wait for that. Failing, the
     // volume serves at its old size rather than not at all.
     if (FilesystemGrowthPending(image)) {
-      (void)RunTool("resize2fs", {image});  // logs its output when failing
+      (void)ResizeDetachedImage(image);  // logs the tool's output when failing
     }
     GPUAAS_ASSIGN_OR_RETURN(attached, AttachLoop(image, device));
   }
@@ -327,7 +336,7 @@ absl::StatusOr<bool> GrowFilesystemImage(const std::string& image, const std::st
     }
   }
   if (device.empty()) {
-    GPUAAS_RETURN_IF_ERROR(RunTool("resize2fs", {image}));
+    GPUAAS_RETURN_IF_ERROR(ResizeDetachedImage(image));
     return true;
   }
   if (MayResizeOnline()) {

@@ -45,7 +45,7 @@ bool FilesystemGrowthPending(const std::string& image);
 // so no other mount, e.g. a workload's bind mount, holds it) resizes the image, then mounts it
 // again. False: the file system is in use and keeps its size; the image is grown already, so the
 // next mount with nothing holding it, or the next call, finishes the growth. Errors:
-// FAILED_PRECONDITION (resize2fs failed; its output is in the log).
+// FAILED_PRECONDITION (e2fsck or resize2fs failed; its output is in the log).
 absl::StatusOr<bool> GrowFilesystemImage(const std::string& image, const std::string& mount_point,
                                          int64_t bytes, bool may_unmount);
 

@@ -1,22 +1,59 @@
 #include "services/agent/runtime/internal/node_rules.h"
 
+#include <arpa/inet.h>
+
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace gpuaas::agent::network_internal {
+namespace {
+
+// Where a workload's egress may not go unless the operator allows it: link-local (a cloud's
+// metadata service at 169.254.169.254 hands out the node's credentials), the private ranges and
+// carrier-grade NAT's (the node's LAN, other nodes, internal services). The node's own
+// addresses are refused on input already.
+constexpr char kLanRanges[] =
+    "169.254.0.0/16, 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10";
+
+}  // namespace
+
+absl::StatusOr<std::string> Ipv4Network(const std::string& field, const std::string& text) {
+  const size_t slash = text.find('/');
+  const std::string address = text.substr(0, slash);
+  int prefix = 32;
+  in_addr parsed{};
+  if (inet_pton(AF_INET, address.c_str(), &parsed) != 1 ||
+      (slash != std::string::npos &&
+       (!absl::SimpleAtoi(text.substr(slash + 1), &prefix) || prefix < 0 || prefix > 32))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: \"%s\" is not an IPv4 network (a.b.c.d/n, or an address)", field, text));
+  }
+  const uint32_t host_bits = prefix == 32 ? 0 : 0xffffffffu >> prefix;
+  if ((ntohl(parsed.s_addr) & host_bits) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: \"%s\" has bits set beyond its /%d", field, text, prefix));
+  }
+  return absl::StrCat(address, "/", prefix);
+}
 
 // Each workload's host end is gpw<n> (its namespace's end is eth0), and what arrives from one
 // is the workload's own traffic. Nothing new from a workload to the
 // node (input), nor into a workload but through a declared port (forward, and output for the
 // node's own processes); egress masqueraded behind the node, refused for the workloads in
-// veth_no_egress; host ports DNATed to the workload's address (veth_ports), from loopback too
-// (route_localnet on the host end, the source masqueraded). Refused at once (a TCP reset, an
-// ICMP error), not dropped: the workload sees a refusal instead of a timeout.
-std::string NodeRules() {
+// veth_no_egress, and for the others refused to the LAN ranges (veth_lan) but what the
+// operator allows (veth_lan_allowed); host ports DNATed to the workload's address (veth_ports),
+// from loopback too (route_localnet on the host end, the source masqueraded). Refused at once (a
+// TCP reset, an ICMP error), not dropped: the workload sees a refusal instead of a timeout.
+std::string NodeRules(const std::vector<std::string>& lan_allowed) {
   const std::string kRefuseTcp = "meta l4proto tcp counter reject with tcp reset";
   const std::string kRefuse = "counter reject with icmpx admin-prohibited";
+  const std::string kToLan =
+      "iifname \"gpw*\" ct state != { established, related } ip daddr @veth_lan "
+      "ip daddr != @veth_lan_allowed ";
   struct Chain {
     const char* name;
     const char* hook;
@@ -47,15 +84,26 @@ std::string NodeRules() {
         "oifname \"gpw*\" ct status dnat accept", absl::StrCat("oifname \"gpw*\" ", kRefuseTcp),
         absl::StrCat("oifname \"gpw*\" ", kRefuse),
         absl::StrCat("iifname @veth_no_egress ", kRefuseTcp),
-        absl::StrCat("iifname @veth_no_egress ", kRefuse)}},
+        absl::StrCat("iifname @veth_no_egress ", kRefuse),
+        // Whatever is not a reply (new, invalid or untracked), so that nothing reaches the LAN.
+        absl::StrCat(kToLan, kRefuseTcp), absl::StrCat(kToLan, kRefuse)}},
   };
   // Added where missing, each chain flushed and refilled, in one transaction: never a moment
   // without the rules, and the workloads' map and set elements stay (an agent restart).
   std::string text = absl::StrFormat(
       "add table inet %1$s\n"
       "add map inet %1$s veth_ports { type inet_service : ipv4_addr . inet_service; }\n"
-      "add set inet %1$s veth_no_egress { type ifname; }\n",
-      kNodeTable);
+      "add set inet %1$s veth_no_egress { type ifname; }\n"
+      "add set inet %1$s veth_lan { type ipv4_addr; flags interval; auto-merge; }\n"
+      "flush set inet %1$s veth_lan\n"
+      "add element inet %1$s veth_lan { %2$s }\n"
+      "add set inet %1$s veth_lan_allowed { type ipv4_addr; flags interval; auto-merge; }\n"
+      "flush set inet %1$s veth_lan_allowed\n",
+      kNodeTable, kLanRanges);
+  if (!lan_allowed.empty()) {
+    absl::StrAppend(&text, "add element inet ", kNodeTable, " veth_lan_allowed { ",
+                    absl::StrJoin(lan_allowed, ", "), " }\n");
+  }
   for (const Chain& chain : chains) {
     absl::StrAppend(&text, "add chain inet ", kNodeTable, " ", chain.name, " { ", chain.hook,
                     " }\n", "flush chain inet ", kNodeTable, " ", chain.name, "\n");

@@ -3,13 +3,22 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
 
 namespace gpuaas::agent::network_internal {
 
 inline constexpr char kNodeTable[] = "gpuaas_workload_network";
 inline constexpr char kNftPath[] = "/usr/sbin/nft";
 
-// An `nft -f` script that adds the table, its map and set where missing and refills each chain.
-std::string NodeRules();
+// `text` ("a.b.c.d/n", or an address alone: /32) as nftables takes it. INVALID_ARGUMENT
+// naming `field` when it is not an IPv4 network or has bits set beyond its prefix.
+absl::StatusOr<std::string> Ipv4Network(const std::string& field, const std::string& text);
+
+// An `nft -f` script that adds the table, its maps and sets where missing and refills each
+// chain. `lan_allowed`: networks from Ipv4Network that workloads with egress may reach although
+// they are in the node's LAN ranges.
+std::string NodeRules(const std::vector<std::string>& lan_allowed);
 
 }  // namespace gpuaas::agent::network_internal

@@ -263,14 +263,17 @@ absl::Status Shell(const std::string& command) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Outside> Outside::Make() {
-  // A /30 of 198.18.0.0/15 (benchmarking, never routed) per pid and per outside of the process:
-  // parallel tests never share one, nor does a test with the one before it (deleting a
-  // namespace finishes in the background).
+absl::StatusOr<Outside> Outside::Make(OutsideRange range) {
+  // A /30 of the range per pid and per outside of the process: parallel tests never share one,
+  // nor does a test with the one before it (deleting a namespace finishes in the background).
   static std::atomic<uint32_t> made{0};
   const uint32_t n = made++ % 8;
-  const uint32_t block = (static_cast<uint32_t>(getpid()) % 4096) * 8 + n;
-  const uint32_t base = (198u << 24) | (18u << 16) | (block << 2);
+  const auto [network, pids] =
+      range == OutsideRange::kLan         ? std::pair{(10u << 24) | (224u << 16), 4096u}
+      : range == OutsideRange::kLinkLocal ? std::pair{(169u << 24) | (254u << 16), 2048u}
+                                          : std::pair{(198u << 24) | (18u << 16), 4096u};
+  const uint32_t block = (static_cast<uint32_t>(getpid()) % pids) * 8 + n;
+  const uint32_t base = network | (block << 2);
   auto dotted = [](uint32_t a) {
     return absl::StrFormat("%d.%d.%d.%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
   };
@@ -293,6 +296,14 @@ Outside::Outside(Outside&& other) noexcept
       address_(std::move(other.address_)),
       node_address_(std::move(other.node_address_)) {
   other.name_.clear();
+}
+
+std::string Outside::network() const {
+  in_addr a{};
+  inet_pton(AF_INET, address_.c_str(), &a);
+  a.s_addr = htonl(ntohl(a.s_addr) & ~3u);
+  char text[INET_ADDRSTRLEN];
+  return absl::StrCat(inet_ntop(AF_INET, &a, text, sizeof text), "/30");
 }
 
 Outside::~Outside() {

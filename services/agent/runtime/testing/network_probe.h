@@ -60,17 +60,23 @@ int FreePort();
 // those of workloads' links (gpw*) and of Outsides (gpo*), which other tests make and remove.
 std::vector<std::string> NodeAddresses();
 
-// A stand-in for the internet: a network namespace joined to the node by a veth pair, each end
-// with an address of a /30 of 198.18.0.0/15 chosen by the test's pid (up to 8 per process).
+// Where an Outside's /30 is: the internet (198.18.0.0/15, benchmarking, never routed), a
+// host on the node's LAN (10.224.0.0/15) or a link-local one (169.254.0.0/16, a cloud's
+// metadata service).
+enum class OutsideRange { kInternet, kLan, kLinkLocal };
+
+// A stand-in for a host beyond the node: a network namespace joined to the node by a veth pair,
+// each end with an address of a /30 of `range` chosen by the test's pid (up to 8 per process).
 class Outside final {
  public:
-  static absl::StatusOr<Outside> Make();
+  static absl::StatusOr<Outside> Make(OutsideRange range = OutsideRange::kInternet);
   Outside(Outside&& other) noexcept;
   Outside& operator=(Outside&&) = delete;
   ~Outside();
-  // The namespace's path (for Listener::Open) and its address as the node sees it.
+  // The namespace's path (for Listener::Open) and its address as the node sees it; its /30.
   std::string netns() const { return "/run/netns/" + name_; }
   const std::string& address() const { return address_; }
+  std::string network() const;
   // The node's end of the link: one of the node's addresses.
   const std::string& node_address() const { return node_address_; }
 
