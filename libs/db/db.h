@@ -76,13 +76,16 @@ class Pool final {
   // COMMITTED) and commits when it returns OK; rolls back otherwise and returns its status.
   // Statements run under PoolOptions::statement_timeout unless `fn` sets its own with SET
   // LOCAL (never plain SET: that would outlive the transaction on a pooled connection). Retries the
-  // whole of `fn` on serialization failure, deadlock and broken connection (exceptions only, never
-  // a Status `fn` returns), each attempt on a fresh connection with exponential backoff; never on
-  // in_doubt. So `fn` may run more than once: it must reset anything it captures and make no calls
-  // outside the database. `name` labels logs only. Blocks. Errors: UNAVAILABLE (database
-  // unreachable or pool exhausted for acquire_timeout), ABORTED (conflict left after retries),
-  // DEADLINE_EXCEEDED (statement timeout), UNKNOWN (connection lost during COMMIT: the outcome is
-  // unknown), others as MapException.
+  // whole of `fn` on serialization failure, deadlock, broken connection and read-only node (a
+  // standby the connection reached before a failover) (exceptions only, never a Status `fn`
+  // returns), each attempt on a fresh connection with exponential backoff; never on in_doubt.
+  // A lost connection also drops the pool's idle ones, so after a failover the next attempt
+  // connects afresh (a multi-host DSN with target_session_attrs=read-write finds the new
+  // primary). So `fn` may run more than once: it must reset anything it captures and make no
+  // calls outside the database. `name` labels logs only. Blocks. Errors: UNAVAILABLE (database
+  // unreachable, read-only after retries, or pool exhausted for acquire_timeout), ABORTED
+  // (conflict left after retries), DEADLINE_EXCEEDED (statement timeout), UNKNOWN (connection
+  // lost during COMMIT: the outcome is unknown), others as MapException.
   absl::Status RunInTransaction(std::string_view name, const std::function<absl::Status(Tx&)>& fn,
                                 bool serializable = false, RetryOptions retry = {});
 
@@ -109,7 +112,8 @@ class Pool final {
 // Maps an exception thrown by libpqxx (or anything else) to a Status, per design:
 // unique_violation → ALREADY_EXISTS, check_violation → INVALID_ARGUMENT,
 // foreign_key_violation → FAILED_PRECONDITION, serialization_failure / deadlock → ABORTED,
-// broken_connection / too_many_connections / cannot_connect → UNAVAILABLE,
+// broken_connection / too_many_connections / cannot_connect / read_only_sql_transaction
+// (25006: a standby) → UNAVAILABLE,
 // query_canceled (57014) → DEADLINE_EXCEEDED, in_doubt_error → UNKNOWN, other → INTERNAL.
 // The message names the constraint where there is one, never the SQL or its parameters.
 absl::Status MapException(const std::exception& e);

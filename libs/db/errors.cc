@@ -54,6 +54,8 @@ bool IsConnectionLost(const std::exception& e) {
   return state.starts_with("08") || IsServerShutdown(state);
 }
 
+bool IsReadOnlyNode(const std::exception& e) { return SqlState(e) == "25006"; }
+
 bool IsStalePreparedStatement(const std::exception& e) {
   return SqlState(e) == "0A000" &&
          std::string_view(e.what()).find("cached plan must not change result type") !=
@@ -67,7 +69,7 @@ bool IsRetryable(const std::exception& e) {
   if (dynamic_cast<const pqxx::deadlock_detected*>(&e) != nullptr) return true;
   std::string_view state = SqlState(e);
   if (state == "40001" || state == "40P01") return true;
-  return IsConnectionLost(e) || IsStalePreparedStatement(e);
+  return IsConnectionLost(e) || IsReadOnlyNode(e) || IsStalePreparedStatement(e);
 }
 
 }  // namespace internal
@@ -95,6 +97,9 @@ absl::Status MapException(const std::exception& e) {
   }
   if (internal::IsConnectionLost(e)) {
     return absl::UnavailableError(absl::StrCat("database unavailable: ", FirstLine(e)));
+  }
+  if (internal::IsReadOnlyNode(e)) {
+    return absl::UnavailableError("database unavailable: the server is a read-only standby");
   }
   if (dynamic_cast<const pqxx::unique_violation*>(&e) != nullptr || state == "23505") {
     return absl::AlreadyExistsError(

@@ -103,6 +103,9 @@ TEST(MapExceptionTest, MapsClientSideErrors) {
               StatusIs(absl::StatusCode::kDeadlineExceeded));
   EXPECT_THAT(MapException(pqxx::sql_error("terminating", "SELECT 1", "57P01")),
               StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(MapException(pqxx::sql_error("cannot execute UPDATE in a read-only transaction",
+                                           "UPDATE t SET x = 1", "25006")),
+              StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(MapException(pqxx::conversion_error("bad int")),
               StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(MapException(std::runtime_error("boom")), StatusIs(absl::StatusCode::kInternal));

@@ -43,7 +43,10 @@ Attempt RunOnce(Pool::Impl::Lease& lease, std::string_view name,
     work.commit();
     return {absl::OkStatus(), false};
   } catch (const std::exception& e) {
-    const bool lost = internal::IsConnectionLost(e) || !lease.conn().is_open();
+    // A demoted node counts as lost: this connection, and its idle siblings that reached the
+    // same node, must make way for connections to the new primary.
+    const bool lost =
+        internal::IsConnectionLost(e) || internal::IsReadOnlyNode(e) || !lease.conn().is_open();
     if (lost || internal::IsStalePreparedStatement(e)) lease.MarkBroken();
     absl::Status status = MapException(e);
     // A connection lost before COMMIT rolled the transaction back; in_doubt (lost during

@@ -68,5 +68,17 @@ TEST_F(RestartTest, StaleIdleConnectionsAreReplacedTransparently) {
   WarmUp(*pool_, 4);
 }
 
+// A backend that dies under the pool (pg_terminate_backend here; a primary killed by a failover
+// drill is the same to the client): the next transaction succeeds, on a fresh connection.
+TEST_F(RestartTest, TerminatedBackendsAreReplacedWithoutAnError) {
+  WarmUp(*pool_, 4);
+  ASSERT_OK(ExecWithoutTransaction(cluster_->dsn(),
+                                   "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                   "WHERE backend_type = 'client backend' "
+                                   "AND pid <> pg_backend_pid()"));
+  EXPECT_OK(Ping(*pool_));
+  WarmUp(*pool_, 4);
+}
+
 }  // namespace
 }  // namespace gpuaas::db

@@ -15,6 +15,7 @@ namespace {
 
 using ::gpuaas::testing::IsOkAndHolds;
 using ::gpuaas::testing::StatusIs;
+using ::testing::HasSubstr;
 
 class RetryTest : public ::gpuaas::testing::PgTest {
  protected:
@@ -153,6 +154,47 @@ TEST_F(RetryTest, ConstraintViolationsAreNotRetried) {
                                       }),
               StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_EQ(calls, 1);
+}
+
+// A connection that reached a node before Patroni demoted it fails every write with 25006;
+// plain SET makes the pooled connection's session read-only in the same way.
+absl::Status MakeSessionReadOnly(Pool& pool) {
+  return pool.RunInTransaction("demote", [](Tx& tx) {
+    tx.ExecScript("SET default_transaction_read_only = on");
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Deposit(Pool& pool, int& calls, RetryOptions retry = {}) {
+  return pool.RunInTransaction(
+      "deposit",
+      [&](Tx& tx) {
+        ++calls;
+        tx.Exec("UPDATE accounts SET balance = balance + 1 WHERE id = 1");
+        return absl::OkStatus();
+      },
+      /*serializable=*/false, retry);
+}
+
+TEST_F(RetryTest, ConnectionOnAReadOnlyNodeIsReplacedByTheRetry) {
+  ASSERT_OK_AND_ASSIGN(auto pool, MakePool(/*size=*/1));
+  ASSERT_OK(MakeSessionReadOnly(*pool));
+  int calls = 0;
+  EXPECT_OK(Deposit(*pool, calls));
+  EXPECT_EQ(calls, 2);
+  EXPECT_THAT(Total(), IsOkAndHolds(201));
+}
+
+TEST_F(RetryTest, ReadOnlyNodeLeftAfterRetriesIsUnavailable) {
+  ASSERT_OK_AND_ASSIGN(auto pool, MakePool(/*size=*/1));
+  ASSERT_OK(MakeSessionReadOnly(*pool));
+  int calls = 0;
+  EXPECT_THAT(Deposit(*pool, calls, {.max_attempts = 1}),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("read-only")));
+  EXPECT_EQ(calls, 1);
+  // The read-only connection was dropped rather than pooled again.
+  EXPECT_OK(Deposit(*pool, calls));
+  EXPECT_EQ(calls, 2);
 }
 
 }  // namespace

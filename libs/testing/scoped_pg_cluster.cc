@@ -3,16 +3,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "libs/testing/shell_output.h"
 
 #ifndef GPUAAS_PG_CLUSTER_SCRIPT
 #error "GPUAAS_PG_CLUSTER_SCRIPT must name tools/pg-cluster (set by libs/testing/CMakeLists.txt)"
@@ -87,19 +85,7 @@ absl::Status ScopedPgCluster::Restart() {
 
 absl::StatusOr<std::string> ScopedPgCluster::RunScript(const std::string& args) {
   // dir_ comes from mkdtemp and holds no quote, so single quotes suffice.
-  const std::string cmd = absl::StrCat("'", ScriptPath(), "' ", args);
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return absl::InternalError(absl::StrCat("popen failed: ", cmd));
-  std::string out;
-  std::array<char, 512> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int rc = pclose(pipe);
-  if (rc != 0) {
-    return absl::InternalError(
-        absl::StrCat("`", cmd, "` exited with ", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc));
-  }
-  return out;
+  return ShellOutput(absl::StrCat("'", ScriptPath(), "' ", args));
 }
 
 }  // namespace gpuaas::testing

@@ -62,8 +62,8 @@ trap 'exit 143' TERM INT HUP
 
 mkdir -p "$checkout/tools"
 chmod 700 "$tmp" "$parent"
-for tool in gpuaas pg-cluster pg-service-role install-deps install-images gen-certs agent-credentials \
-    registry; do
+for tool in gpuaas pg-cluster pg-ha pg-common.sh pg-service-role install-deps install-images gen-certs \
+    agent-credentials registry; do
   cp "$src/tools/$tool" "$checkout/tools/"
 done
 cp -r "$src/tools/images" "$checkout/tools/"
@@ -107,15 +107,20 @@ choose_ports() {
   free_ports 1; export GPUAAS_GATEWAY_PORT=$port
   free_ports 3; export GPUAAS_AGENT_PORT=$port
   free_ports 3; export GPUAAS_AGENT_METRICS_PORT=$port
+  # up --ha's: the second PostgreSQL node, etcd (client, peer), Patroni's REST APIs.
+  free_ports 1; export GPUAAS_PG_PORT2=$port
+  free_ports 2; export GPUAAS_ETCD_PORT=$port
+  free_ports 2; export GPUAAS_PATRONI_PORT=$port
 }
 
-# start_stack LOG: `up` on free ports; another process may take a port between our check and
-# the bind, so up to three sets of ports are tried.
+# start_stack LOG [UP_FLAGS...]: `up` on free ports; another process may take a port between our
+# check and the bind, so up to three sets of ports are tried.
 start_stack() {
   local log=$1 attempt
+  shift
   for attempt in 1 2 3; do
     choose_ports
-    if (cd "$tmp" && "$gpuaas" up) >"$log" 2>&1; then
+    if (cd "$tmp" && "$gpuaas" up "$@") >"$log" 2>&1; then
       return 0
     fi
     cat "$log" >&2

@@ -5,8 +5,11 @@ import { svg, h } from './dom.js';
 const colors = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#4b5563'];
 
 // series: [{label, points: [{t: ms, v: number}]}]; max: the y axis' top (else the data's);
-// unit: appended to values; span: the seconds the x axis covers, ending now.
-export function lineChart({ title, series, max, unit = '', span = 180 }) {
+// unit: appended to values. The x axis ends now and reaches back to the oldest point (one
+// minute at least, ten at most), so the lines fill the chart from the first readings on.
+export function lineChart({ title, series, max, unit = '' }) {
+  const oldest = Math.min(...series.flatMap((s) => s.points.map((p) => p.t)), Date.now());
+  const span = Math.min(Math.max((Date.now() - oldest) / 1000 * 1.05, 60), 600);
   const width = 480;
   const height = 160;
   const pad = { left: 44, right: 8, top: 10, bottom: 22 };
@@ -31,7 +34,7 @@ export function lineChart({ title, series, max, unit = '', span = 180 }) {
     });
   });
   const axis = [
-    svg('text', { x: pad.left, y: height - 6, class: 'axis' }, `${Math.round(span / 60)} min ago`),
+    svg('text', { x: pad.left, y: height - 6, class: 'axis' }, span < 90 ? `${Math.round(span)} s ago` : `${Math.round(span / 60)} min ago`),
     svg('text', { x: width - pad.right, y: height - 6, 'text-anchor': 'end', class: 'axis' }, 'now'),
   ];
   const chart = svg('svg', {

@@ -31,7 +31,7 @@ export default async function nodesPage(root, params, signal) {
     const { items } = await api.listAll('/v1/nodes', 'nodes', {}, signal);
     mount(list, table([
       { label: 'Node', cell: (n) => h('span', h('strong', n.node_id), h('div.muted.small', `${n.cpu} CPU · ${n.memory} · agent ${n.agent_version || '—'}`)) },
-      { label: 'State', cell: (n) => h('span', badge(n.state, 'NODE_STATE_'), n.cordoned && h('span.badge.busy', 'Cordoned')) },
+      { label: 'State', cell: (n) => h('span', badge(n.state, 'NODE_STATE_'), n.cordoned && h('span.badge.warn', 'Cordoned')) },
       { label: 'GPUs (health, last XID)', cell: (n) => {
         const healthy = (n.gpus || []).filter((g) => g.healthy).length;
         return h('div', h('div.small', `${healthy} of ${(n.gpus || []).length} healthy`), gpus(n));

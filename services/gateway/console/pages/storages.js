@@ -17,13 +17,13 @@ export default async function storagesPage(root, params, signal) {
   mount(root, header('Storages', 'Volumes for models, datasets and notebooks; they outlive instances.',
     canCreate && button('New storage', () => showForm(), 'primary')), formSlot, body);
 
-  const [storages, specs] = await Promise.all([
-    api.listAll('/v1/storages', 'storages', {}, signal),
-    api.listAll('/v1/storageSpecs', 'specs', {}, signal),
-  ]);
+  // The form may open before the list arrives: it waits for the specs alone.
+  const specsLoaded = api.listAll('/v1/storageSpecs', 'specs', {}, signal);
+  const storages = await api.listAll('/v1/storages', 'storages', {}, signal);
 
-  function showForm() {
+  async function showForm() {
     if (formSlot.firstChild) return;
+    const specs = await specsLoaded;
     mount(formSlot, card('New storage', form({
       fields: [
         { name: 'name', label: 'Name', placeholder: 'SD models', hint: 'For people.' },
