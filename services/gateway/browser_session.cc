@@ -13,6 +13,11 @@
 namespace gpuaas::gateway {
 namespace {
 
+// The refresh cookie goes to the session endpoints only. Not "/api/session": a cookie path
+// matches a request path only up to a "/", so browsers would not send it to
+// /api/session:refresh (RFC 6265 5.1.4).
+constexpr absl::string_view kRefreshCookiePath = "/api/";
+
 std::string CookieAttributes(const CookieOptions& options, absl::string_view path) {
   return absl::StrCat("; Path=", path, "; SameSite=Strict", options.secure ? "; Secure" : "");
 }
@@ -47,7 +52,7 @@ std::vector<std::string> SessionCookies(absl::string_view access_token,
   return {
       absl::StrCat(kSessionCookie, "=", access_token, "; HttpOnly", CookieAttributes(options, "/")),
       absl::StrCat(kRefreshCookie, "=", refresh_token, "; HttpOnly",
-                   CookieAttributes(options, "/api/session")),
+                   CookieAttributes(options, kRefreshCookiePath)),
       absl::StrCat(kCsrfCookie, "=", CsrfTokenFor(access_token), CookieAttributes(options, "/")),
   };
 }
@@ -56,7 +61,7 @@ std::vector<std::string> ClearedSessionCookies(const CookieOptions& options) {
   return {
       absl::StrCat(kSessionCookie, "=; Max-Age=0; HttpOnly", CookieAttributes(options, "/")),
       absl::StrCat(kRefreshCookie, "=; Max-Age=0; HttpOnly",
-                   CookieAttributes(options, "/api/session")),
+                   CookieAttributes(options, kRefreshCookiePath)),
       absl::StrCat(kCsrfCookie, "=; Max-Age=0", CookieAttributes(options, "/")),
   };
 }

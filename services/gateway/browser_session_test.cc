@@ -66,7 +66,7 @@ TEST(BrowserSessionTest, CookiesAreHttpOnlyStrictAndSecureOverTls) {
   ASSERT_EQ(cookies.size(), 3u);
   EXPECT_THAT(cookies[0],
               HasSubstr("gpuaas_session=tok; HttpOnly; Path=/; SameSite=Strict; Secure"));
-  EXPECT_THAT(cookies[1], HasSubstr("Path=/api/session"));
+  EXPECT_THAT(cookies[1], HasSubstr("Path=/api/;"));  // reaches /api/session:refresh too
   EXPECT_THAT(cookies[2], HasSubstr("gpuaas_csrf=" + CsrfTokenFor("tok")));
   EXPECT_THAT(cookies[2], ::testing::Not(HasSubstr("HttpOnly")));
   EXPECT_THAT(SessionCookies("tok", "ref", {})[0], ::testing::Not(HasSubstr("Secure")));

@@ -1,0 +1,342 @@
+#!/usr/bin/python3
+"""The seed's journey through the web console in headless Chromium (Selenium).
+
+A tenant user logs in, creates a storage (first with a bad id: the error shows next to the
+field), an accessor (its secret shown once) and resizes the storage; creates a Jupyter instance,
+watches it reach RUNNING in the list, opens its detail page, clicks Open and sees Jupyter's page
+in the new tab, sees its logs and a metrics chart, stops it and sees its cost, deletes it, gets
+"not found" for another tenant's instance id, creates an API key and sees the members; then a
+platform admin creates stock for a spec, cordons a node and sees the specs and tenants.
+Each page is saved as a PNG in --screenshots, and the paths are printed.
+
+  console_journey.py --url http://127.0.0.1:PORT/ --user alice --password-file F \
+      --admin-password-file F --other-instance ID --screenshots DIR
+"""
+import argparse
+import os
+import sys
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+# Renews the session as api.js does, from the page; answers the HTTP status.
+RENEW_SESSION = """
+const done = arguments[arguments.length - 1];
+const csrf = (document.cookie.split('; ').find((c) => c.startsWith('gpuaas_csrf=')) || '').slice(12);
+fetch('/api/session:refresh', {
+  method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': csrf}, body: '{}',
+}).then((r) => done(r.status), (e) => done(String(e)));
+"""
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", required=True, help="the console's URL")
+    p.add_argument("--user", default="alice")
+    p.add_argument("--password-file", required=True)
+    p.add_argument("--admin-user", default="admin")
+    p.add_argument("--admin-password-file", required=True)
+    p.add_argument("--spec", default="h100.1x", help="the spec the instance runs on")
+    p.add_argument("--image", default="jupyter", help="the catalog image the instance runs")
+    p.add_argument("--storage-spec", default="standard-10g")
+    p.add_argument("--resize-spec", default="standard-100g", help="the bigger storage spec to resize to")
+    p.add_argument("--stock-spec", default="a100.1x", help="the spec the admin places stock of")
+    p.add_argument("--cordon-node", default="sim-t4-1")
+    p.add_argument("--other-instance", required=True, help="an instance id of another tenant")
+    p.add_argument("--screenshots", required=True, help="directory for the PNGs")
+    p.add_argument("--run-timeout", type=float, default=300, help="seconds to reach RUNNING")
+    return p.parse_args()
+
+
+class Journey:
+    def __init__(self, args):
+        self.args = args
+        self.shots = []
+        os.makedirs(args.screenshots, exist_ok=True)
+        options = webdriver.ChromeOptions()
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
+                     "--disable-gpu"):
+            options.add_argument(flag)
+        options.binary_location = "/usr/bin/chromium"
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver") \
+            if hasattr(webdriver, "ChromeService") else None
+        self.driver = webdriver.Chrome(options=options, service=service) if service \
+            else webdriver.Chrome(options=options)
+        self.driver.set_page_load_timeout(60)
+        self.base = args.url if args.url.endswith("/") else args.url + "/"
+
+    # --- helpers -------------------------------------------------------------------------------
+    def step(self, text):
+        print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+    def wait(self, css, timeout=20, visible=True):
+        condition = EC.visibility_of_element_located if visible else EC.presence_of_element_located
+        try:
+            return WebDriverWait(self.driver, timeout).until(condition((By.CSS_SELECTOR, css)))
+        except TimeoutException:
+            raise AssertionError(f"no {css} after {timeout} s on {self.driver.current_url}") from None
+
+    def wait_text(self, css, text, timeout=20):
+        try:
+            WebDriverWait(self.driver, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
+        except TimeoutException:
+            found = [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, css)]
+            raise AssertionError(f"{css} never showed {text!r} in {timeout} s; it shows {found}") from None
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def until(self, what, predicate, timeout=20):
+        try:
+            # Pages redraw as the state changes: an element read a moment ago may be gone.
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.5,
+                                 ignored_exceptions=[StaleElementReferenceException]).until(lambda d: predicate())
+        except TimeoutException:
+            raise AssertionError(f"{what}: not within {timeout} s") from None
+
+    def click(self, css):
+        self.wait(css).click()
+
+    def click_button(self, text, scope="main"):
+        xpath = f"//{scope}//button[normalize-space()='{text}'] | //{scope}//a[normalize-space()='{text}']"
+        try:
+            button = WebDriverWait(self.driver, 20).until(EC.element_to_be_clickable((By.XPATH, xpath)))
+        except TimeoutException:
+            raise AssertionError(f"no button {text!r} on {self.driver.current_url}") from None
+        button.click()
+
+    def fill(self, name, value):
+        field = self.wait(f"#f-{name}")
+        field.clear()
+        field.send_keys(value)
+
+    def choose(self, name, value):
+        Select(self.wait(f"#f-{name}")).select_by_value(value)
+
+    def go(self, route):
+        self.driver.get(self.base + "#" + route)
+
+    def shot(self, name):
+        path = os.path.join(self.args.screenshots, f"{len(self.shots) + 1:02d}-{name}.png")
+        time.sleep(0.3)  # let transitions and the toast settle
+        self.driver.save_screenshot(path)
+        self.shots.append(path)
+
+    def state_of(self, instance_id):
+        return self.driver.execute_script(
+            "const b = document.querySelector(`tr[data-id='${arguments[0]}'] .badge`);"
+            "return b ? b.dataset.state : null;", instance_id)
+
+    def login(self, user, password_file):
+        with open(password_file) as f:
+            password = f.read().strip()
+        self.go("/login")
+        self.fill("user_name", user)
+        self.fill("password", password)
+        self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+        # A user in several tenants picks one; the first is the oldest membership.
+        choice = self.driver.find_elements(By.CSS_SELECTOR, ".tenant-choice")
+        if choice:
+            choice[0].click()
+        self.wait_text(".topbar .user", user)
+
+    # --- the journey ---------------------------------------------------------------------------
+    def tenant_part(self):
+        a = self.args
+        self.step("login page")
+        self.go("/login")
+        self.wait("#f-user_name")
+        self.shot("login")
+        self.step(f"log in as {a.user}")
+        self.login(a.user, a.password_file)
+        self.wait_text("main h1", "Instances")
+        self.shot("instances-empty")
+        # What the console does on a 401 once the 15-minute access token expires: the refresh
+        # cookie must reach /api/session:refresh.
+        self.step("the session renews")
+        status = self.driver.execute_async_script(RENEW_SESSION)
+        assert status == 200, f"POST /api/session:refresh answered {status}"
+        self.wait_text("main h1", "Instances")
+
+        self.step("create a storage")
+        self.go("/storages")
+        self.click_button("New storage")
+        self.fill("name", "Notebooks")
+        self.fill("storage_id", "Bad_Id!")
+        self.choose("spec_name", a.storage_spec)
+        self.click_button("Create storage")
+        # The server's INVALID_ARGUMENT names the field: the form shows it next to that field.
+        self.wait_text("#e-storage_id", "storage_id")
+        self.shot("storage-new-field-error")
+        self.fill("storage_id", "notebooks")
+        self.click_button("Create storage")
+        self.wait_text("main h1", "Notebooks")
+        self.until("the storage turns READY", lambda: self.state_in_header() == "READY" or self.reload_header())
+        self.shot("storage-detail")
+        self.driver.find_element(By.CSS_SELECTOR, "[data-tab=accessors]").click()
+        self.click_button("New accessor")
+        self.fill("description", "console test")
+        self.click_button("Create accessor")
+        secret = self.wait(".secret-value")
+        assert self.driver.find_elements(By.CSS_SELECTOR, ".secret-row")[1].text, "no secret shown"
+        self.shot("accessor-secret")
+        assert secret.text.startswith("GK"), f"access key id {secret.text!r}"
+        self.click_button("Done")
+
+        self.step("resize it")
+        self.click_button("Resize")
+        self.choose("spec_name", a.resize_spec)
+        self.click("main form button[type=submit]")
+        self.driver.find_element(By.CSS_SELECTOR, "[data-tab=overview]").click()
+        self.wait_text("main .facts", a.resize_spec)
+
+        self.step("create a Jupyter instance")
+        self.go("/instances/new")
+        self.fill("name", "nb-1")
+        assert self.wait("#f-instance_id").get_attribute("value") == "nb-1", "the id does not follow the name"
+        self.choose("spec_name", a.spec)
+        image = Select(self.wait("#f-image"))
+        jupyter = [o.get_attribute("value") for o in image.options
+                   if o.get_attribute("value").split(":")[0] == a.image]
+        assert jupyter, f"no {a.image} in the image list"
+        image.select_by_value(jupyter[0])
+        self.choose("storage_id", "notebooks")
+        self.wait(".quota")
+        self.shot("instance-new")
+        self.click_button("Create instance")
+        self.wait_text("main h1", "nb-1")
+
+        self.step("watch it reach RUNNING in the list")
+        self.go("/instances")
+        self.wait("tr[data-id='nb-1']")
+        self.until("nb-1 RUNNING in the list (live)", lambda: self.state_of("nb-1") == "RUNNING", a.run_timeout)
+        self.shot("instances-running")
+
+        self.step("open its detail page and Open it")
+        self.driver.find_element(By.CSS_SELECTOR, "tr[data-id='nb-1'] a").click()
+        self.wait_text("main h1", "nb-1")
+        self.shot("instance-detail")
+        main_window = self.driver.current_window_handle
+        self.until("Open is enabled", lambda: self.wait("#open").is_enabled())
+        self.click("#open")
+        self.until("a new tab", lambda: len(self.driver.window_handles) > 1)
+        tab = [w for w in self.driver.window_handles if w != main_window][0]
+        self.driver.switch_to.window(tab)
+        self.until("Jupyter's page in the new tab",
+                   lambda: "jupyter" in self.driver.page_source.lower() and self.driver.current_url.startswith("http"),
+                   60)
+        self.shot("jupyter")
+        print(f"the new tab: {self.driver.current_url} ({self.driver.title})", flush=True)
+        self.driver.close()
+        self.driver.switch_to.window(main_window)
+
+        self.step("metrics chart and logs")
+        self.wait(".charts svg.chart", timeout=30)
+        self.until("a line over time in the utilization chart (two readings)",
+                   lambda: self.driver.find_elements(By.CSS_SELECTOR, ".charts svg polyline"), 90)
+        self.shot("instance-metrics")
+        self.driver.find_element(By.CSS_SELECTOR, "[data-tab=logs]").click()
+        self.until("log output", lambda: self.wait("pre.logs").text.strip(), 60)
+        self.shot("instance-logs")
+
+        self.step("stop it and see its cost")
+        self.click_button("Stop")
+        self.until("nb-1 STOPPED", lambda: self.state_in_header() == "STOPPED", 120)
+        amount = self.until("a cost", lambda: self.wait(".cost .amount", timeout=30).text, 30)
+        assert any(c.isdigit() for c in amount), f"cost {amount!r}"
+        self.shot("instance-stopped-cost")
+        print(f"cost so far: {amount}", flush=True)
+
+        self.step("delete it")
+        self.click_button("Delete")
+        self.click_button("Delete", scope="dialog")
+        self.wait_text("main h1", "Instances")
+        self.until("nb-1 gone or deleting", lambda: self.state_of("nb-1") in (None, "DELETING"), 60)
+
+        self.step("another tenant's instance id is not found")
+        self.go(f"/instances/{a.other_instance}")
+        self.wait_text(".not-found h2", "not found")
+        self.shot("instance-not-found")
+        self.go("/instances/no-such-instance")
+        self.wait_text(".not-found h2", "not found")
+
+        self.step("API keys and members")
+        self.go("/api-keys")
+        self.click_button("New API key")
+        self.fill("name", "render-farm")
+        self.click_button("Create key")
+        self.wait(".secret-value")
+        self.shot("api-key-secret")
+        self.go("/members")
+        self.wait("tr[data-id]")
+        self.shot("members")
+
+        self.step("log out")
+        self.driver.find_element(By.CSS_SELECTOR, "#logout").click()
+        self.wait("#f-user_name")
+
+    def state_in_header(self):
+        return self.driver.execute_script(
+            "const b = document.querySelector('main h1 .badge'); return b ? b.dataset.state : null;")
+
+    def reload_header(self):
+        self.driver.refresh()
+        self.wait("main h1")
+        return False
+
+    def admin_part(self):
+        a = self.args
+        self.step(f"log in as {a.admin_user}")
+        self.login(a.admin_user, a.admin_password_file)
+        self.wait("nav .nav-title")
+
+        self.step(f"create stock of {a.stock_spec}")
+        self.go("/admin/stock")
+        self.choose("spec_name", a.stock_spec)
+        self.fill("number", "2")
+        before = self.count(a.stock_spec, 2)
+        self.click_button("Create stock")
+        self.until(f"{a.stock_spec} available grows by 2", lambda: self.count(a.stock_spec, 2) >= before + 2)
+        self.shot("stock")
+
+        self.step(f"cordon {a.cordon_node}")
+        self.go("/admin/nodes")
+        row = f"tr[data-id='{a.cordon_node}']"
+        self.wait(row)
+        self.driver.find_element(By.XPATH, f"//tr[@data-id='{a.cordon_node}']//button[.='Cordon']").click()
+        self.wait_text(row, "Cordoned")
+        self.shot("nodes")
+
+        for route, name in (("/admin/specs", "specs"), ("/admin/tenants", "tenants")):
+            self.go(route)
+            self.wait("tr[data-id]")
+            self.shot(name)
+
+    def count(self, spec, column):
+        cells = self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-id='{spec}'] td")
+        return int(cells[column - 1].text) if cells else 0
+
+    def run(self):
+        try:
+            self.tenant_part()
+            self.admin_part()
+        except Exception:
+            path = os.path.join(self.args.screenshots, "failure.png")
+            self.driver.save_screenshot(path)
+            print(f"FAILED on {self.driver.current_url}; screenshot {path}", file=sys.stderr)
+            for entry in self.driver.get_log("browser")[-30:]:
+                print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
+            raise
+        finally:
+            print("screenshots:")
+            for path in self.shots:
+                print(f"  {path}")
+            self.driver.quit()
+
+
+if __name__ == "__main__":
+    Journey(parse_args()).run()
+    print("console journey: PASS")
