@@ -26,9 +26,9 @@ constexpr std::array<std::string_view, 4> kReadPrefixes = {"Get", "List", "Watch
 // Reads named otherwise, and writes whose every request carries their idempotency key (the
 // proto comment of each says so: "Idempotent by spec name", "Revoking twice is OK", ...).
 constexpr std::array<std::string_view, 15> kNamedRepeatables = {
-    "WhoAmI",         "CheckAccessGrant", "ReadWorkloadLogs", "CreateSpec",      "ClaimStock",
-    "ReleaseStock",   "RegisterNode",     "CreateStorageSpec", "AttachStorage",  "DetachStorage",
-    "CreateInstance", "CreateImage",      "ReportWorkloads",  "ReportAccess",    "RevokeApiKey",
+    "WhoAmI",         "CheckAccessGrant", "ReadWorkloadLogs",  "CreateSpec",    "ClaimStock",
+    "ReleaseStock",   "RegisterNode",     "CreateStorageSpec", "AttachStorage", "DetachStorage",
+    "CreateInstance", "CreateImage",      "ReportWorkloads",   "ReportAccess",  "RevokeApiKey",
 };
 
 // The proto files of the services a gpuaas client calls, each reached through one of its

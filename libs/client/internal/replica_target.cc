@@ -68,8 +68,7 @@ std::optional<Resolved> Resolve(const std::string& host, const std::string& port
 
 bool IsReplicaList(std::string_view address) { return address.find(',') != std::string_view::npos; }
 
-absl::StatusOr<ReplicaTarget> ResolveReplicaList(std::string_view list_std,
-                                                 bool one_server_name) {
+absl::StatusOr<ReplicaTarget> ResolveReplicaList(std::string_view list_std, bool one_server_name) {
   const absl::string_view list(list_std.data(), list_std.size());  // Debian's abseil has its own
   std::vector<Resolved> resolved;
   std::string first_host;
@@ -85,9 +84,9 @@ absl::StatusOr<ReplicaTarget> ResolveReplicaList(std::string_view list_std,
     if (resolved.empty()) {
       first_host = host;
     } else if (one_server_name && host != first_host) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "address: replica \"", entry, "\" is on another host than \"", first_host,
-          "\": over TLS the replicas of one address must share a host name"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("address: replica \"", entry, "\" is on another host than \"", first_host,
+                       "\": over TLS the replicas of one address must share a host name"));
     }
     std::optional<Resolved> r = Resolve(host, port);
     if (!r || (!r->ipv4 && !r->ipv6)) {
@@ -99,8 +98,8 @@ absl::StatusOr<ReplicaTarget> ResolveReplicaList(std::string_view list_std,
     resolved.push_back(*std::move(r));
   }
   if (!all_ipv4 && !all_ipv6) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "address: the replicas of \"", list, "\" share no address family (IPv4 or IPv6)"));
+    return absl::InvalidArgumentError(absl::StrCat("address: the replicas of \"", list,
+                                                   "\" share no address family (IPv4 or IPv6)"));
   }
   std::vector<std::string> addresses;
   for (const Resolved& r : resolved) {
