@@ -108,13 +108,13 @@ choose_ports() {
   free_ports 3; export GPUAAS_AGENT_METRICS_PORT=$port
 }
 
-# start_stack LOG: `up` on free ports; another process may take a port between our check and
-# the bind, so up to three sets of ports are tried.
+# start_stack LOG [UP ARGS...]: `up` on free ports; another process may take a port between our
+# check and the bind, so up to three sets of ports are tried.
 start_stack() {
   local log=$1 attempt
   for attempt in 1 2 3; do
     choose_ports
-    if (cd "$tmp" && "$gpuaas" up) >"$log" 2>&1; then
+    if (cd "$tmp" && "$gpuaas" up "${@:2}") >"$log" 2>&1; then
       return 0
     fi
     cat "$log" >&2
