@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# ctest devstack_up_replicas: `tools/gpuaas up --replicas 2` (issue 25): two processes each of
-# auth, stock and instance, one of storage; stack.env and every peer name both replicas
-# ("a,b"). Then kill -9 the first replica of auth, stock and instance: gpuaasctl (through
+# ctest devstack_up_replicas: `tools/gpuaas up --replicas 2 --tls` (issue 25): two processes
+# each of auth, stock and instance, one of storage; stack.env and every peer name both replicas
+# ("a,b"), over mutual TLS (one server name checked on both replicas). Then kill -9 the first replica of auth, stock and instance: gpuaasctl (through
 # stack.env's lists) and the agents carry on with the second; `down` stops every replica.
 #   up_replicas.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
@@ -10,7 +10,7 @@ build=$2
 
 # shellcheck source=stack_lib.sh
 source "$(dirname "$0")/stack_lib.sh"
-start_stack "$tmp/up.log" --replicas 2
+start_stack "$tmp/up.log" --replicas 2 --tls
 cat "$tmp/up.log"
 step=100
 
