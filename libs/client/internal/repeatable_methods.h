@@ -8,8 +8,9 @@
 // (proto/README.md "Creates are idempotent": CreateSpec by name, ClaimStock by instance_id,
 // ...). Creates whose key is optional (request_id, operation_id) are repeated by their typed
 // client only when the request carries the key (internal/unary_call.h RepeatableUnaryCall).
-// A call that never reached a server (connection refused, stream refused) is retried by gRPC
-// itself whatever the method: that is its transparent retry, not this policy.
+// Not this policy's business: round robin never picks a replica whose connection is refused or
+// broken, and gRPC's transparent retry re-sends, whatever the method, a call the server never
+// saw (its stream never left the client, or was refused unprocessed: GOAWAY, REFUSED_STREAM).
 #pragma once
 
 #include <string>
