@@ -41,9 +41,8 @@ TEST_F(AuthReplicaKillDrillTest, KillNineOneReplicaUnderLoadFailsNoCall) {
        "--bootstrap-admin-password-file=" + (dir.path() / "admin-password").string()},
       dir.path());
   ASSERT_EQ(replicas.size(), 2u);
-  ASSERT_OK_AND_ASSIGN(
-      std::shared_ptr<grpc::Channel> channel,
-      client::OpenChannel(gpuaas::testing::AddressList(replicas), {}));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<grpc::Channel> channel,
+                       client::OpenChannel(gpuaas::testing::AddressList(replicas), {}));
   const client::AuthClient auth(channel, absl::Seconds(5));
   pb::LoginRequest login;
   login.set_user_name("admin");
