@@ -11,7 +11,8 @@ AuthClient::AuthClient(std::shared_ptr<grpc::ChannelInterface> channel,
 
 absl::StatusOr<authpb::Tenant> AuthClient::CreateTenant(const authpb::CreateTenantRequest& req,
                                                         const CallContext& call) const {
-  return internal::UnaryCall(*stub_, &Stub::CreateTenant, req, call, default_timeout_);
+  return internal::RepeatableUnaryCall(!req.request_id().empty(), *stub_, &Stub::CreateTenant, req,
+                                       call, default_timeout_);
 }
 
 absl::StatusOr<authpb::Tenant> AuthClient::GetTenant(const authpb::GetTenantRequest& req,
@@ -42,7 +43,8 @@ absl::StatusOr<authpb::DeleteTenantResponse> AuthClient::DeleteTenant(
 
 absl::StatusOr<authpb::User> AuthClient::CreateUser(const authpb::CreateUserRequest& req,
                                                     const CallContext& call) const {
-  return internal::UnaryCall(*stub_, &Stub::CreateUser, req, call, default_timeout_);
+  return internal::RepeatableUnaryCall(!req.request_id().empty(), *stub_, &Stub::CreateUser, req,
+                                       call, default_timeout_);
 }
 
 absl::StatusOr<authpb::User> AuthClient::GetUser(const authpb::GetUserRequest& req,
@@ -107,7 +109,8 @@ absl::StatusOr<authpb::WhoAmIResponse> AuthClient::WhoAmI(const authpb::WhoAmIRe
 
 absl::StatusOr<authpb::CreateApiKeyResponse> AuthClient::CreateApiKey(
     const authpb::CreateApiKeyRequest& req, const CallContext& call) const {
-  return internal::UnaryCall(*stub_, &Stub::CreateApiKey, req, call, default_timeout_);
+  return internal::RepeatableUnaryCall(!req.request_id().empty(), *stub_, &Stub::CreateApiKey, req,
+                                       call, default_timeout_);
 }
 
 absl::StatusOr<authpb::ListApiKeysResponse> AuthClient::ListApiKeys(

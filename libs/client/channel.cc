@@ -2,6 +2,8 @@
 
 #include <grpcpp/create_channel.h>
 
+#include "libs/client/internal/repeatable_methods.h"
+#include "libs/client/internal/replica_target.h"
 #include "libs/common/status_macros.h"
 
 namespace gpuaas::client {
@@ -14,7 +16,15 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenChannel(const std::string& ad
   if (!tls.server_name_override.empty()) {
     args.SetSslTargetNameOverride(tls.server_name_override);
   }
-  return grpc::CreateCustomChannel(address, credentials, args);
+  if (!internal::IsReplicaList(address)) {
+    return grpc::CreateCustomChannel(address, credentials, args);
+  }
+  const bool one_server_name = !tls.ca_file.empty() && tls.server_name_override.empty();
+  GPUAAS_ASSIGN_OR_RETURN(internal::ReplicaTarget replicas,
+                          internal::ResolveReplicaList(address, one_server_name));
+  args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, replicas.authority);
+  args.SetServiceConfigJSON(internal::ReplicaServiceConfig());
+  return grpc::CreateCustomChannel(replicas.target, credentials, args);
 }
 
 }  // namespace gpuaas::client

@@ -42,12 +42,14 @@ absl::StatusOr<stockpb::DeleteSpecResponse> StockClient::DeleteSpec(
 
 absl::StatusOr<stockpb::CreateStocksResponse> StockClient::CreateStocks(
     const stockpb::CreateStocksRequest& req, const CallContext& call) const {
-  return internal::UnaryCall(*stub_, &Stub::CreateStocks, req, call, default_timeout_);
+  return internal::RepeatableUnaryCall(!req.operation_id().empty(), *stub_, &Stub::CreateStocks,
+                                       req, call, default_timeout_);
 }
 
 absl::StatusOr<stockpb::DeleteStocksResponse> StockClient::DeleteStocks(
     const stockpb::DeleteStocksRequest& req, const CallContext& call) const {
-  return internal::UnaryCall(*stub_, &Stub::DeleteStocks, req, call, default_timeout_);
+  return internal::RepeatableUnaryCall(!req.operation_id().empty(), *stub_, &Stub::DeleteStocks,
+                                       req, call, default_timeout_);
 }
 
 absl::StatusOr<stockpb::ListStocksResponse> StockClient::ListStocks(

@@ -36,7 +36,8 @@ absl::StatusOr<storagepb::DeleteStorageSpecResponse> StorageClient::DeleteStorag
 
 absl::StatusOr<storagepb::Storage> StorageClient::CreateStorage(
     const storagepb::CreateStorageRequest& req, const CallContext& call) const {
-  return internal::UnaryCall(*stub_, &Stub::CreateStorage, req, call, default_timeout_);
+  return internal::RepeatableUnaryCall(!req.storage_id().empty() || !req.request_id().empty(),
+                                       *stub_, &Stub::CreateStorage, req, call, default_timeout_);
 }
 
 absl::StatusOr<storagepb::Storage> StorageClient::GetStorage(
@@ -77,7 +78,8 @@ absl::StatusOr<storagepb::DetachStorageResponse> StorageClient::DetachStorage(
 
 absl::StatusOr<storagepb::CreateAccessorResponse> StorageClient::CreateAccessor(
     const storagepb::CreateAccessorRequest& req, const CallContext& call) const {
-  return internal::UnaryCall(*stub_, &Stub::CreateAccessor, req, call, default_timeout_);
+  return internal::RepeatableUnaryCall(!req.request_id().empty(), *stub_, &Stub::CreateAccessor,
+                                       req, call, default_timeout_);
 }
 
 absl::StatusOr<storagepb::ListAccessorsResponse> StorageClient::ListAccessors(

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "libs/client/access_tokens.h"
 #include "libs/client/call_context.h"
@@ -44,6 +45,28 @@ absl::StatusOr<Resp> UnaryCall(Stub& stub, UnaryMethod<Stub, Req, Resp> method, 
     return rpc::FromGrpcStatus(status);
   }
   return resp;
+}
+
+// UnaryCall for a create idempotent by a key the request may leave empty (request_id,
+// operation_id): when `keyed`, an UNAVAILABLE answer is sent again (on a channel over replicas
+// the next attempt goes to the next replica), at most kRepeatAttempts times in all and within
+// the first attempt's deadline; without the key it is sent once (repeatable_methods.h).
+inline constexpr int kRepeatAttempts = 3;
+
+template <class Stub, class Req, class Resp>
+absl::StatusOr<Resp> RepeatableUnaryCall(bool keyed, Stub& stub,
+                                         UnaryMethod<Stub, Req, Resp> method, const Req& req,
+                                         const CallContext& call, absl::Duration default_timeout) {
+  const absl::Time deadline = call.Deadline(absl::Now(), default_timeout);
+  absl::StatusOr<Resp> answer = UnaryCall(stub, method, req, call, default_timeout);
+  for (int attempt = 1; keyed && attempt < kRepeatAttempts &&
+                        absl::IsUnavailable(answer.status()) && absl::Now() < deadline;
+       ++attempt) {
+    CallContext again = call;
+    again.set_timeout(deadline - absl::Now());
+    answer = UnaryCall(stub, method, req, again, default_timeout);
+  }
+  return answer;
 }
 
 // The callback API of a stub (StubInterface::async_interface) and a method's form there.

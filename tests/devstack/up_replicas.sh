@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ctest devstack_up_replicas: `tools/gpuaas up --replicas 2 --tls` (issue 25): two processes
+# each of auth, stock and instance, one of storage; stack.env and every peer name both replicas
+# ("a,b"), over mutual TLS (one server name checked on both replicas). Then kill -9 the first replica of auth, stock and instance: gpuaasctl (through
+# stack.env's lists) and the agents carry on with the second; `down` stops every replica.
+#   up_replicas.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1
+build=$2
+
+# shellcheck source=stack_lib.sh
+source "$(dirname "$0")/stack_lib.sh"
+start_stack "$tmp/up.log" --replicas 2 --tls
+cat "$tmp/up.log"
+step=100
+
+replicated=(auth stock instance)
+ports=("$GPUAAS_AUTH_PORT" "$GPUAAS_STOCK_PORT" "$GPUAAS_INSTANCE_PORT")
+status=$("$gpuaas" status) || { echo "$status"; fail "status exited non-zero"; }
+echo "$status"
+for i in 0 1 2; do
+  name=${replicated[$i]}
+  port=${ports[$i]}
+  for replica in "$name" "$name-2"; do
+    [ -f "$state/pids/$replica.pid" ] || fail "no $replica after up --replicas 2"
+    pids+=("$(cat "$state/pids/$replica.pid")")
+  done
+  grep -Eq "^$name-2 +pid [0-9]+ +127\.0\.0\.1:$((port + step)) +SERVING$" <<<"$status" \
+    || fail "status: $name-2 is not SERVING on $((port + step))"
+  grep -qx "GPUAAS_${name^^}_ADDR=127.0.0.1:$port,127.0.0.1:$((port + step))" "$state/stack.env" \
+    || fail "stack.env does not list both replicas of $name"
+done
+[ ! -f "$state/pids/storage-2.pid" ] || fail "storage runs twice on one data root"
+grep -qx "GPUAAS_STORAGE_ADDR=127.0.0.1:$GPUAAS_STORAGE_PORT" "$state/stack.env" \
+  || fail "stack.env: storage is not one address"
+pgdir=$(cat "$state/pg-dir")
+
+# The first replica of each dies at once; everything reaches the second.
+for name in "${replicated[@]}"; do
+  kill -KILL "$(cat "$state/pids/$name.pid")"
+done
+ctl=(env HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" "$build/tools/gpuaasctl/gpuaasctl")
+(cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
+  && "${ctl[@]}" specs list && "${ctl[@]}" images list && "${ctl[@]}" stocks summary) \
+  >"$tmp/after-kill.txt" 2>&1 || { cat "$tmp/after-kill.txt"; fail "gpuaasctl after the kill"; }
+grep -q a100.1x "$tmp/after-kill.txt" || fail "specs list after the kill lacks a100.1x"
+# The agents' heartbeats reach the surviving stock replica: past the node timeout (10 s) after
+# the kill every node is still READY, and stock is placed on them.
+sleep 12
+(cd "$checkout" && "${ctl[@]}" nodes list && "${ctl[@]}" stocks create --spec t4.1x -n 1) \
+  >"$tmp/nodes.txt" 2>&1 || { cat "$tmp/nodes.txt"; fail "nodes or stocks after the kill"; }
+cat "$tmp/nodes.txt"
+[ "$(grep -Ec "^sim-[^ ]+ +[^ ]+ +ready " "$tmp/nodes.txt")" = 3 ] || fail "not every node is READY after the kill"
+echo "after kill -9 of auth, stock and instance's first replicas: gpuaasctl, 3 agents and stock placement carry on"
+
+"$gpuaas" down >"$tmp/down.log" 2>&1 || { cat "$tmp/down.log"; fail "down"; }
+for pid in "${pids[@]}"; do
+  alive "$pid" && fail "process $pid still runs after down"
+done
+echo "down stopped every replica"

@@ -1,0 +1,83 @@
+// The replica kill drill (issue 25) for the stock service: two gpuaas-stock processes on one
+// database behind one address, "127.0.0.1:a,127.0.0.1:b", and a client::StockClient over it.
+// Four clients call steadily (GetSpec and ListStocks, which the channel's retry policy repeats;
+// CreateStocks and DeleteStocks with operation ids, which the typed client repeats); the first
+// replica gets SIGKILL in the middle (tests/common/replica_kill_drill.h). No call may fail, and
+// the survivor serves every call made after the kill. Prints the numbers bench/RESULTS.md
+// "Replica kill" quotes.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "libs/client/channel.h"
+#include "libs/client/stock_client.h"
+#include "libs/testing/service_dsn.h"
+#include "libs/testing/status_matchers.h"
+#include "libs/testing/temp_dir.h"
+#include "tests/common/replica_kill_drill.h"
+#include "tests/stock/stock_test_base.h"
+
+namespace gpuaas::stock::testing {
+namespace {
+
+using gpuaas::testing::KillDrillResult;
+using gpuaas::testing::ReplicaKillDrill;
+using gpuaas::testing::ReplicaProcess;
+using gpuaas::testing::TimedCall;
+
+using StockReplicaKillDrillTest = StockTest;
+
+TEST_F(StockReplicaKillDrillTest, KillNineOneReplicaUnderLoadFailsNoCall) {
+  gpuaas::testing::TempDir dir;
+  std::vector<ReplicaProcess> replicas =
+      gpuaas::testing::StartReplicas(GPUAAS_STOCK_BINARY, "stock",
+                                     {"--db-dsn=" + gpuaas::testing::ServiceDsn(dsn(), "stock"),
+                                      "--auth-addr=" + stack_->address()},
+                                     dir.path());
+  ASSERT_EQ(replicas.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(Register(SimulatedNode(absl::StrCat("n", i), 8, "A100-80GB", "64")).ok());
+  }
+  ASSERT_TRUE(CreateSpec(MakeSpec("a100.1x", "A100-80GB", 1)).ok());
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<grpc::Channel> channel,
+                       client::OpenChannel(gpuaas::testing::AddressList(replicas), {}));
+  const client::StockClient stock(channel, absl::Seconds(5));
+  const auto call = client::CallContext().set_bearer_token(admin_);
+
+  const KillDrillResult r =
+      ReplicaKillDrill(replicas).Run(4, [&](int client, int round, const TimedCall& timed) {
+        timed("GetSpec", [&] {
+          pb::GetSpecRequest req;
+          req.set_spec_name("a100.1x");
+          return stock.GetSpec(req, call).status();
+        });
+        timed("ListStocks", [&] {
+          pb::ListStocksRequest req;
+          req.set_spec_name("a100.1x");
+          return stock.ListStocks(req, call).status();
+        });
+        timed("CreateStocks", [&] {
+          pb::CreateStocksRequest req;
+          req.set_spec_name("a100.1x");
+          req.set_number(1);
+          req.set_allow_partial(true);
+          req.set_operation_id(absl::StrCat("create-", client, "-", round));
+          return stock.CreateStocks(req, call).status();
+        });
+        timed("DeleteStocks", [&] {
+          pb::DeleteStocksRequest req;
+          req.set_spec_name("a100.1x");
+          req.set_number(1);
+          req.set_operation_id(absl::StrCat("delete-", client, "-", round));
+          return stock.DeleteStocks(req, call).status();
+        });
+      });
+  std::printf("stock replica kill drill: %s\n", r.Summary().c_str());
+  gpuaas::testing::ExpectNoCallLost(r);
+  EXPECT_EQ(Overbooked(), std::vector<std::string>{});
+  EXPECT_EQ(replicas[1].process->Terminate(), 0);
+}
+
+}  // namespace
+}  // namespace gpuaas::stock::testing
