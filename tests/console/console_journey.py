@@ -319,10 +319,19 @@ class Journey:
         cells = self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-id='{spec}'] td")
         return int(cells[column - 1].text) if cells else 0
 
+    def check_browser_log(self):
+        """Fails on a script error or a Content-Security-Policy refusal the pages met so far."""
+        for entry in self.driver.get_log("browser"):
+            message = entry["message"]
+            if "Uncaught" in message or "Content Security Policy" in message:
+                raise AssertionError(f"the browser reported: {message}")
+
     def run(self):
         try:
             self.tenant_part()
+            self.check_browser_log()
             self.admin_part()
+            self.check_browser_log()
         except Exception:
             path = os.path.join(self.args.screenshots, "failure.png")
             self.driver.save_screenshot(path)
