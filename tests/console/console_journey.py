@@ -47,6 +47,9 @@ def parse_args():
     p.add_argument("--stock-spec", default="a100.1x", help="the spec the admin places stock of")
     p.add_argument("--cordon-node", default="sim-t4-1")
     p.add_argument("--other-instance", required=True, help="an instance id of another tenant")
+    p.add_argument("--tenant", default="studio-a", help="the tenant the user works in")
+    p.add_argument("--other-tenant", help="another tenant of the user (a viewer there) that holds "
+                   "--other-instance: the user switches to it and back")
     p.add_argument("--screenshots", required=True, help="directory for the PNGs")
     p.add_argument("--run-timeout", type=float, default=300, help="seconds to reach RUNNING")
     return p.parse_args()
@@ -130,17 +133,22 @@ class Journey:
             "const b = document.querySelector(`tr[data-id='${arguments[0]}'] .badge`);"
             "return b ? b.dataset.state : null;", instance_id)
 
-    def login(self, user, password_file):
+    def login(self, user, password_file, tenant=None):
         with open(password_file) as f:
             password = f.read().strip()
         self.go("/login")
         self.fill("user_name", user)
         self.fill("password", password)
         self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-        # A user in several tenants picks one; the first is the oldest membership.
-        choice = self.driver.find_elements(By.CSS_SELECTOR, ".tenant-choice")
-        if choice:
-            choice[0].click()
+        # A user in several tenants picks one.
+        try:
+            WebDriverWait(self.driver, 3).until(
+                lambda d: d.find_elements(By.CSS_SELECTOR, ".tenant-choice, .topbar .user"))
+        except TimeoutException:
+            pass
+        if tenant and self.driver.find_elements(By.CSS_SELECTOR, ".tenant-choice"):
+            self.shot("login-choose-tenant")
+            self.click(f".tenant-choice[data-tenant='{tenant}']")
         self.wait_text(".topbar .user", user)
 
     # --- the journey ---------------------------------------------------------------------------
@@ -151,7 +159,7 @@ class Journey:
         self.wait("#f-user_name")
         self.shot("login")
         self.step(f"log in as {a.user}")
-        self.login(a.user, a.password_file)
+        self.login(a.user, a.password_file, a.tenant)
         self.wait_text("main h1", "Instances")
         self.shot("instances-empty")
         # What the console does on a 401 once the 15-minute access token expires: the refresh
@@ -262,6 +270,17 @@ class Journey:
         self.shot("instance-not-found")
         self.go("/instances/no-such-instance")
         self.wait_text(".not-found h2", "not found")
+
+        if a.other_tenant:
+            self.step(f"switch to {a.other_tenant}, where that instance is, and back")
+            self.go("/instances")
+            Select(self.wait("#tenant-switch")).select_by_value(a.other_tenant)
+            self.wait(f"tr[data-id='{a.other_instance}']")
+            self.shot("tenant-switched")
+            Select(self.wait("#tenant-switch")).select_by_value(a.tenant)
+            self.until(f"back in {a.tenant}", lambda: self.driver.execute_script(
+                "return document.querySelector('#tenant-switch').value") == a.tenant
+                and not self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-id='{a.other_instance}']"))
 
         self.step("API keys and members")
         self.go("/api-keys")
