@@ -54,4 +54,5 @@ rm -rf "$shots"
   --stock-spec a100.1x --cordon-node sim-t4-1 --tenant studio-a --other-tenant studio-b \
   --other-instance secret-1 \
   --screenshots "$shots" \
-  || { tail -n 40 "$state/logs/gateway.log" 2>/dev/null; tail -n 20 "$state/logs/instance.log"; fail "the console journey"; }
+  || { tail -n 40 "$state/logs/gateway.log"; tail -n 20 "$state/logs/instance.log"
+       grep -h -i -E "error|fail" "$state"/logs/agent-*.log | tail -n 20; fail "the console journey"; }

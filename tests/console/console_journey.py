@@ -220,7 +220,7 @@ class Journey:
         self.step("watch it reach RUNNING in the list")
         self.go("/instances")
         self.wait("tr[data-id='nb-1']")
-        self.until("nb-1 RUNNING in the list (live)", lambda: self.state_of("nb-1") == "RUNNING", a.run_timeout)
+        self.until("nb-1 RUNNING in the list (live)", lambda: self.running("nb-1"), a.run_timeout)
         self.shot("instances-running")
 
         self.step("open its detail page and Open it")
@@ -297,6 +297,17 @@ class Journey:
         self.driver.find_element(By.CSS_SELECTOR, "#logout").click()
         self.wait("#f-user_name")
 
+    def running(self, instance_id):
+        """Whether the list shows the instance RUNNING; a FAILED one fails the test with its reason."""
+        state = self.state_of(instance_id)
+        if state == "FAILED":
+            instance = self.driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "fetch('/v1/instances/' + arguments[0]).then((r) => r.text()).then(done, (e) => done(String(e)));",
+                instance_id)
+            raise AssertionError(f"{instance_id} FAILED: {instance}")
+        return state == "RUNNING"
+
     def state_in_header(self):
         return self.driver.execute_script(
             "const b = document.querySelector('main h1 .badge'); return b ? b.dataset.state : null;")
@@ -320,6 +331,9 @@ class Journey:
         self.click_button("Create stock")
         self.until(f"{a.stock_spec} available grows by 2", lambda: self.count(a.stock_spec, 2) >= before + 2)
         self.shot("stock")
+        self.fill("number", "1")
+        self.click_button("Remove unclaimed")
+        self.until(f"one {a.stock_spec} stock removed", lambda: self.count(a.stock_spec, 2) == before + 1)
 
         self.step(f"cordon {a.cordon_node}")
         self.go("/admin/nodes")
@@ -329,10 +343,25 @@ class Journey:
         self.wait_text(row, "Cordoned")
         self.shot("nodes")
 
-        for route, name in (("/admin/specs", "specs"), ("/admin/tenants", "tenants")):
-            self.go(route)
-            self.wait("tr[data-id]")
-            self.shot(name)
+        self.step("create a spec")
+        self.go("/admin/specs")
+        self.click_button("New spec")
+        for field, value in (("spec_name", "l4.1x"), ("gpu_type", "L4"), ("cpu", "8"), ("memory", "32Gi"),
+                             ("disk", "200Gi"), ("price", "0.80"), ("description", "one L4")):
+            self.fill(field, value)
+        self.click_button("Create spec")
+        self.wait_text("tr[data-id='l4.1x']", "$0.80/h")
+        self.shot("specs")
+
+        self.step(f"raise {a.tenant}'s GPU quota")
+        self.go("/admin/tenants")
+        self.driver.find_element(By.XPATH, f"//tr[@data-id='{a.tenant}']//button[.='Edit quota']").click()
+        self.fill("max_gpus", "24")
+        self.click_button("Save quota")
+        self.until("the new quota in the list", lambda: self.driver.execute_script(
+            "const r = document.querySelector(`tr[data-id='${arguments[0]}']`);"
+            "return r && r.cells[1].textContent;", a.tenant) == "24")
+        self.shot("tenants")
 
     def count(self, spec, column):
         cells = self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-id='{spec}'] td")
