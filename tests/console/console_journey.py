@@ -355,6 +355,7 @@ class Journey:
 
         self.step(f"raise {a.tenant}'s GPU quota")
         self.go("/admin/tenants")
+        self.wait(f"tr[data-id='{a.tenant}']")
         self.driver.find_element(By.XPATH, f"//tr[@data-id='{a.tenant}']//button[.='Edit quota']").click()
         self.fill("max_gpus", "24")
         self.click_button("Save quota")
