@@ -16,10 +16,13 @@ namespace {
 
 constexpr absl::string_view kJson = "application/json";
 
-// The console's pages load only our own scripts and styles, and no other site may frame them.
-constexpr absl::string_view kConsoleCsp =
-    "default-src 'self'; img-src 'self' data:; connect-src 'self' http: https:; "
-    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+// The console's pages load only our own scripts and styles, talk only to us and to the S3
+// endpoint (the file browser), and no other site may frame them.
+std::string ConsoleCsp(const std::string& s3_endpoint) {
+  return absl::StrCat("default-src 'self'; img-src 'self' data:; connect-src 'self'",
+                      s3_endpoint.empty() ? "" : " ", s3_endpoint,
+                      "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+}
 
 void Answer(http::HttpResponse& res, int status, std::string body) {
   res.status = status;
@@ -208,7 +211,7 @@ void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res
              file != nullptr && (req.method == "GET" || req.method == "HEAD")) {
     res.status = 200;
     res.set_content(std::string(file->content), std::string(file->content_type));
-    res.set_header("Content-Security-Policy", std::string(kConsoleCsp));
+    res.set_header("Content-Security-Policy", ConsoleCsp(options_.s3_endpoint));
     res.set_header("X-Frame-Options", "DENY");
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("Cache-Control", "no-cache");

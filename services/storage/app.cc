@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
 #include "libs/common/logging.h"
@@ -12,6 +14,7 @@
 #include "services/storage/local/local_backend.h"
 #include "services/storage/local/loop_filesystem.h"
 #include "services/storage/migrations.h"
+#include "services/storage/s3/cors.h"
 
 namespace gpuaas::storage {
 namespace {
@@ -25,6 +28,17 @@ void ExpireUploads(Backend& backend, const Clock& clock, absl::Duration expiry) 
     Logger("storage")->info("dropped {} multipart uploads older than {}", *dropped,
                             absl::FormatDuration(expiry));
   }
+}
+
+// --s3-cors-origins: a comma list of exact origins; "" is none.
+absl::StatusOr<std::vector<std::string>> ParseCorsOrigins(absl::string_view list) {
+  std::vector<std::string> origins;
+  for (absl::string_view origin : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+    origin = absl::StripAsciiWhitespace(origin);
+    GPUAAS_RETURN_IF_ERROR(s3::CheckCorsOrigin(origin));
+    origins.emplace_back(origin);
+  }
+  return origins;
 }
 
 }  // namespace
@@ -62,6 +76,9 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
       .tls_cert_file = o.s3_tls_cert, .tls_key_file = o.s3_tls_key, .limits = o.s3_limits};
   GPUAAS_RETURN_IF_ERROR(
       http::ParseListen("--s3-listen", o.s3_listen, s3_options.host, s3_options.port));
+  auto cors_origins = ParseCorsOrigins(o.s3_cors_origins);
+  if (!cors_origins.ok()) return service::ConfigError("--s3-cors-origins", cors_origins.status());
+  s3_options.cors_origins = *std::move(cors_origins);
   auto pool = service::OpenDatabase(kIdentity, o.common, Migrations());
   if (!pool.ok()) return service::StartupError("database", pool.status());
   app->pool_ = *std::move(pool);

@@ -38,6 +38,7 @@ struct StorageAppOptions {
   std::string s3_tls_cert;
   std::string s3_tls_key;
   http::ConnectionLimits s3_limits;
+  std::string s3_cors_origins;  // comma list of web origins; see s3::CorsPolicy
   double upload_expiry_hours = 24 * 7;
   bool sync_writes = true;
   // "loop-ext4" (each storage its own file system: the kernel stops every writer at the size)

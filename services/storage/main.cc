@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
               "handshake too); a slower one is disconnected without holding a worker");
   options.Add("--s3-body-idle-timeout", f.s3_limits.body_idle_timeout,
               "how long an S3 request body may pause before the connection is closed");
+  options.Add("--s3-cors-origins", f.s3_cors_origins,
+              "web pages' origins (comma list, exact: http://127.0.0.1:8090) whose browser "
+              "requests the S3 endpoint answers with CORS headers, so the web console's file "
+              "browser can send presigned requests; empty: no CORS");
   app.add_option("--sync-writes", f.sync_writes,
                  "fsync every object and its directory before answering a write (off only where "
                  "the disk's cache survives power loss)")

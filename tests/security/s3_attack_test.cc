@@ -36,6 +36,8 @@ using storage::s3::testing::TestKey;
 
 // Short, so the stalled clients' disconnection is seen within the test.
 constexpr int kHeaderTimeoutSeconds = 5;
+// The web console's origin, the one page allowed to read S3's answers from a browser.
+constexpr char kConsoleOrigin[] = "http://127.0.0.1:8090";
 
 class S3AttackTest : public gpuaas::testing::PgTest {
  protected:
@@ -44,7 +46,8 @@ class S3AttackTest : public gpuaas::testing::PgTest {
     if (IsSkipped()) return;
     PlatformOptions options;
     options.agents = {};
-    options.storage_flags = {absl::StrCat("--s3-header-timeout=", kHeaderTimeoutSeconds, "s")};
+    options.storage_flags = {absl::StrCat("--s3-header-timeout=", kHeaderTimeoutSeconds, "s"),
+                             absl::StrCat("--s3-cors-origins=", kConsoleOrigin)};
     stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     const std::string endpoint = stack_->s3_endpoint();
     port_ = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
@@ -175,6 +178,45 @@ TEST_F(S3AttackTest, HeaderSignedRequestWithUnsignedAmzHeaderIsRefused) {
   reply = Send(port_, copy);
   EXPECT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(Get("/alpha-data/target.txt", key_).body, "source bytes");
+}
+
+// Another site's page holds a presigned URL (leaked in a chat, a log, a referrer) and runs in
+// a victim's browser: it may make the browser send the request, but without CORS headers for
+// its origin the browser neither sends a preflighted PUT nor lets the page read any answer.
+// (The URL works from curl anyway, as any presigned URL does: the signature is the grant.)
+TEST_F(S3AttackTest, AnotherSitesPageCannotReadS3AnswersInABrowser) {
+  ASSERT_EQ(Put("/alpha-data/private.txt", "private", key_).status, 200);
+  const std::string get_query =
+      PresignQuery(port_, "GET", "/alpha-data/private.txt", key_, absl::Now(), absl::Minutes(10));
+  auto from = [&](std::string_view origin, const std::string& method) {
+    RawRequest r;
+    r.method = method;
+    r.path = "/alpha-data/private.txt";
+    r.query = method == "GET" ? get_query : "";
+    r.headers = {{"Origin", std::string(origin)}};
+    if (method == "OPTIONS") {
+      r.headers.emplace_back("Access-Control-Request-Method", "PUT");
+      r.headers.emplace_back("Access-Control-Request-Headers", "content-type");
+    }
+    return Send(port_, r);
+  };
+  for (std::string_view evil : {"https://evil.example", "http://127.0.0.1:8091", "null"}) {
+    HttpReply preflight = from(evil, "OPTIONS");
+    EXPECT_NE(preflight.status, 200) << evil;
+    EXPECT_EQ(preflight.Header("access-control-allow-origin"), "") << evil;
+    HttpReply read = from(evil, "GET");
+    EXPECT_EQ(read.Header("access-control-allow-origin"), "") << evil;
+    EXPECT_EQ(read.Header("access-control-allow-credentials"), "") << evil;
+  }
+
+  // The console's page may.
+  HttpReply preflight = from(kConsoleOrigin, "OPTIONS");
+  EXPECT_EQ(preflight.status, 200);
+  EXPECT_EQ(preflight.Header("access-control-allow-origin"), kConsoleOrigin);
+  HttpReply read = from(kConsoleOrigin, "GET");
+  EXPECT_EQ(read.body, "private");
+  EXPECT_EQ(read.Header("access-control-allow-origin"), kConsoleOrigin);
+  EXPECT_EQ(read.Header("access-control-allow-credentials"), "");
 }
 
 TEST_F(S3AttackTest, KeyWithDotDotDoesNotLeaveTheBucket) {

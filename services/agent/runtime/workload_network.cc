@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "libs/common/files.h"
 #include "libs/common/held_port.h"
 #include "libs/common/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -38,8 +39,12 @@ absl::Status PrepareNodeNetwork(const std::vector<std::string>& lan_allowed) {
   // The workloads' links are routed. A node that did not forward before now forwards between
   // all its interfaces (the chains judge only what involves a workload).
   GPUAAS_RETURN_IF_ERROR(network_internal::WriteProcFile("/proc/sys/net/ipv4/ip_forward", "1"));
-  return network_internal::RunTool({std::string(network_internal::kNftPath), "-f", "-"},
-                                   network_internal::NodeRules(networks));
+  // The node's resolvers stay usable from workloads, as an image-less one reads this file.
+  absl::StatusOr<std::string> resolv_conf = ReadFile("/etc/resolv.conf");
+  return network_internal::RunTool(
+      {std::string(network_internal::kNftPath), "-f", "-"},
+      network_internal::NodeRules(
+          networks, network_internal::Ipv4Nameservers(resolv_conf.ok() ? *resolv_conf : "")));
 }
 
 absl::Status CreateWorkloadNetwork(const std::string& dir,

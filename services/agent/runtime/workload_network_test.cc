@@ -24,6 +24,7 @@
 #include "libs/testing/eventually.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
+#include "services/agent/runtime/internal/node_rules.h"
 #include "services/agent/runtime/testing/network_probe.h"
 
 namespace gpuaas::agent {
@@ -276,6 +277,31 @@ TEST_F(WorkloadNetworkTest, BadPortsAndATakenHostPortAreClearErrorsLeavingNothin
   EXPECT_THAT(CreateWorkloadNetwork(dir, {{taken.port(), 8080}}, false),
               gpuaas::testing::StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_TRUE(fs::is_empty(dir));
+}
+
+}  // namespace
+}  // namespace gpuaas::agent
+
+// The node's resolvers (usually on the LAN) keep answering workloads' DNS; nothing else of
+// them is reachable. An image-less workload reads the node's resolv.conf, so without this its
+// every name lookup waits on a refused LAN address.
+namespace gpuaas::agent {
+namespace {
+
+TEST(NodeRulesTest, TheNodesResolversTakeDnsAndNothingElseOfTheLan) {
+  using network_internal::Ipv4Nameservers;
+  EXPECT_EQ(Ipv4Nameservers("# comment\nnameserver 10.255.255.53\nnameserver ::1\n"
+                            "nameserver\tnot-an-address\nsearch example\nnameserver 192.168.1.1"),
+            (std::vector<std::string>{"10.255.255.53", "192.168.1.1"}));
+  const std::string rules = network_internal::NodeRules({}, {"10.255.255.53"});
+  EXPECT_NE(rules.find("veth_dns { 10.255.255.53 }"), std::string::npos) << rules;
+  const size_t dns = rules.find("@veth_dns meta l4proto { tcp, udp } th dport 53 accept");
+  const size_t lan = rules.find("ip daddr @veth_lan ip daddr != @veth_lan_allowed");
+  ASSERT_NE(dns, std::string::npos) << rules;
+  ASSERT_NE(lan, std::string::npos) << rules;
+  EXPECT_LT(dns, lan) << "DNS is let through before the LAN is refused";
+  // Workloads without egress get no DNS either: their refusal comes first.
+  EXPECT_LT(rules.find("iifname @veth_no_egress"), dns);
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ Dispatcher::Dispatcher(DispatcherOptions options, Directory& directory, Backend&
       clock_(clock),
       metrics_(metrics),
       authenticator_(directory, tokens, clock, options_.region, options_.max_clock_skew),
+      cors_(options_.cors_origins),
       next_request_id_(std::random_device{}() * uint64_t{0x9E3779B97F4A7C15}) {}
 
 void Dispatcher::Handle(const http::HttpRequest& req, http::HttpResponse& res,
@@ -106,6 +107,13 @@ void Dispatcher::Handle(const http::HttpRequest& req, http::HttpResponse& res,
   log.metrics = metrics_;
   res.set_header("x-amz-request-id", ctx.request_id);
   res.set_header("Server", "gpuaas");
+  // Before serving, so that error answers reach the console's page too.
+  cors_.AddResponseHeaders(req, res);
+  if (cors_.AnswerPreflight(req, res)) {
+    log.operation = "CorsPreflight";
+    log.status = res.status;
+    return;
+  }
 
   absl::Status status;
   try {

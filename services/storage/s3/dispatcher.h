@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "libs/authz/verifier.h"
@@ -13,6 +14,7 @@
 #include "libs/http/http_message.h"
 #include "services/storage/backend.h"
 #include "services/storage/s3/auth.h"
+#include "services/storage/s3/cors.h"
 #include "services/storage/s3/directory.h"
 #include "services/storage/s3/request_context.h"
 
@@ -23,6 +25,7 @@ class S3Metrics;
 struct DispatcherOptions {
   std::string region;
   absl::Duration max_clock_skew;
+  std::vector<std::string> cors_origins;  // see CorsPolicy
 };
 
 class Dispatcher final {
@@ -48,6 +51,7 @@ class Dispatcher final {
   const Clock& clock_;
   S3Metrics* metrics_;
   RequestAuthenticator authenticator_;
+  CorsPolicy cors_;
   std::atomic<uint64_t> next_request_id_;
 };
 

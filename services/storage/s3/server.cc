@@ -36,9 +36,9 @@ absl::Status Server::Start() {
   if (options_.metrics_registry != nullptr) {
     metrics_ = std::make_unique<S3Metrics>(*options_.metrics_registry);
   }
-  dispatcher_ =
-      std::make_unique<Dispatcher>(DispatcherOptions{options_.region, options_.max_clock_skew},
-                                   directory_, backend_, tokens_, clock_, metrics_.get());
+  dispatcher_ = std::make_unique<Dispatcher>(
+      DispatcherOptions{options_.region, options_.max_clock_skew, options_.cors_origins},
+      directory_, backend_, tokens_, clock_, metrics_.get());
   Dispatcher* dispatcher = dispatcher_.get();
   http_ = std::make_unique<http::HttpTransport>(
       http::HttpTransportOptions{.host = options_.host,

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -38,6 +39,9 @@ struct ServerOptions {
   absl::Duration max_clock_skew = absl::Minutes(15);
   int threads = 64;  // requests served at once; more wait for a thread
   http::ConnectionLimits limits;
+  // Web pages' origins that may send requests from a browser (the web console's, e.g.
+  // "http://127.0.0.1:8090"), each as CheckCorsOrigin (cors.h) takes it; empty: no CORS.
+  std::vector<std::string> cors_origins;
   // Not owned; null: no metrics.
   prometheus::Registry* metrics_registry = nullptr;
 };

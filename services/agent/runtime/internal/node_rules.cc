@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace gpuaas::agent::network_internal {
 namespace {
@@ -48,7 +49,22 @@ absl::StatusOr<std::string> Ipv4Network(const std::string& field, const std::str
 // operator allows (veth_lan_allowed); host ports DNATed to the workload's address (veth_ports),
 // from loopback too (route_localnet on the host end, the source masqueraded). Refused at once (a
 // TCP reset, an ICMP error), not dropped: the workload sees a refusal instead of a timeout.
-std::string NodeRules(const std::vector<std::string>& lan_allowed) {
+std::vector<std::string> Ipv4Nameservers(const std::string& text) {
+  std::vector<std::string> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::vector<absl::string_view> words =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    in_addr parsed{};
+    if (words.size() >= 2 && words[0] == "nameserver" &&
+        inet_pton(AF_INET, std::string(words[1]).c_str(), &parsed) == 1) {
+      out.emplace_back(words[1]);
+    }
+  }
+  return out;
+}
+
+std::string NodeRules(const std::vector<std::string>& lan_allowed,
+                      const std::vector<std::string>& resolvers) {
   const std::string kRefuseTcp = "meta l4proto tcp counter reject with tcp reset";
   const std::string kRefuse = "counter reject with icmpx admin-prohibited";
   const std::string kToLan =
@@ -85,6 +101,9 @@ std::string NodeRules(const std::vector<std::string>& lan_allowed) {
         absl::StrCat("oifname \"gpw*\" ", kRefuse),
         absl::StrCat("iifname @veth_no_egress ", kRefuseTcp),
         absl::StrCat("iifname @veth_no_egress ", kRefuse),
+        // DNS to the node's resolvers, which are usually on the LAN: workloads resolve names as
+        // the node does, and reach nothing else there.
+        "iifname \"gpw*\" ip daddr @veth_dns meta l4proto { tcp, udp } th dport 53 accept",
         // Whatever is not a reply (new, invalid or untracked), so that nothing reaches the LAN.
         absl::StrCat(kToLan, kRefuseTcp), absl::StrCat(kToLan, kRefuse)}},
   };
@@ -98,8 +117,14 @@ std::string NodeRules(const std::vector<std::string>& lan_allowed) {
       "flush set inet %1$s veth_lan\n"
       "add element inet %1$s veth_lan { %2$s }\n"
       "add set inet %1$s veth_lan_allowed { type ipv4_addr; flags interval; auto-merge; }\n"
-      "flush set inet %1$s veth_lan_allowed\n",
+      "flush set inet %1$s veth_lan_allowed\n"
+      "add set inet %1$s veth_dns { type ipv4_addr; }\n"
+      "flush set inet %1$s veth_dns\n",
       kNodeTable, kLanRanges);
+  if (!resolvers.empty()) {
+    absl::StrAppend(&text, "add element inet ", kNodeTable, " veth_dns { ",
+                    absl::StrJoin(resolvers, ", "), " }\n");
+  }
   if (!lan_allowed.empty()) {
     absl::StrAppend(&text, "add element inet ", kNodeTable, " veth_lan_allowed { ",
                     absl::StrJoin(lan_allowed, ", "), " }\n");

@@ -18,7 +18,12 @@ absl::StatusOr<std::string> Ipv4Network(const std::string& field, const std::str
 
 // An `nft -f` script that adds the table, its maps and sets where missing and refills each
 // chain. `lan_allowed`: networks from Ipv4Network that workloads with egress may reach although
-// they are in the node's LAN ranges.
-std::string NodeRules(const std::vector<std::string>& lan_allowed);
+// they are in the node's LAN ranges. `resolvers`: IPv4 addresses whose DNS (port 53) workloads
+// with egress may use wherever they are: the node's own resolvers, usually on the LAN.
+std::string NodeRules(const std::vector<std::string>& lan_allowed,
+                      const std::vector<std::string>& resolvers = {});
+
+// The IPv4 nameservers of a resolv.conf's `text` (IPv6 and malformed lines left out).
+std::vector<std::string> Ipv4Nameservers(const std::string& text);
 
 }  // namespace gpuaas::agent::network_internal

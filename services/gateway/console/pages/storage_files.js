@@ -1,10 +1,12 @@
-// The storage's "Files" tab. A placeholder: the file browser (listing, uploads in parts with
-// presigned URLs, downloads) is a separate piece that replaces this module's export; the
-// storage page calls filesTab(panel, storage, signal) whenever the tab opens.
-import { h, mount } from '../dom.js';
+// The storage's "Files" tab: the file browser (../file_browser.js), which lists, uploads (in
+// parts, with progress), downloads and deletes with presigned requests straight to S3.
+import * as api from '../api.js';
+import * as session from '../session.js';
+import { mountFileBrowser } from '../file_browser.js';
 
-export function filesTab(panel, storage) {
-  mount(panel, h('div.empty',
-    h('h2', 'File browser coming soon'),
-    h('p', `Until then, create an accessor and use any S3 client: the bucket is "${storage.storage_id}".`)));
+export function filesTab(panel, storage, signal) {
+  const who = session.current();
+  mountFileBrowser(panel, {
+    storageId: storage.storage_id, api, signal, owner: `${who?.user_id}@${who?.tenant_id}`,
+  });
 }
