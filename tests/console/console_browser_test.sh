@@ -45,8 +45,10 @@ done
 (cd "$checkout" && "${ctl[@]}" stocks summary) | grep -Eq "^h100\.1x +2 " \
   || { cat "$walk/stock.txt"; fail "no h100.1x stock"; }
 
+# The directory is shared with the other browser tests: only this journey's files go.
 shots=$build/console-screenshots
-rm -rf "$shots"
+mkdir -p "$shots"
+rm -f "$shots"/journey-*.png
 /usr/bin/python3 "$here/console_journey.py" --url "$url" \
   --user alice --password-file "$walk/alice.pw" \
   --admin-user admin --admin-password-file "$checkout/.gpuaas/admin-password" \

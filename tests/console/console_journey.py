@@ -123,7 +123,7 @@ class Journey:
         self.driver.get(self.base + "#" + route)
 
     def shot(self, name):
-        path = os.path.join(self.args.screenshots, f"{len(self.shots) + 1:02d}-{name}.png")
+        path = os.path.join(self.args.screenshots, f"journey-{len(self.shots) + 1:02d}-{name}.png")
         time.sleep(0.3)  # let transitions and the toast settle
         self.driver.save_screenshot(path)
         self.shots.append(path)
@@ -382,7 +382,7 @@ class Journey:
             self.admin_part()
             self.check_browser_log()
         except Exception:
-            path = os.path.join(self.args.screenshots, "failure.png")
+            path = os.path.join(self.args.screenshots, "journey-failure.png")
             self.driver.save_screenshot(path)
             print(f"FAILED on {self.driver.current_url}; screenshot {path}", file=sys.stderr)
             for entry in self.driver.get_log("browser")[-30:]:
