@@ -2,8 +2,9 @@
 # ctest console_browser: the seed's journey through the web console in headless Chromium
 # (console_journey.py) against a dev stack that `tools/gpuaas up` brings up on free ports from a
 # throwaway checkout (tests/devstack/stack_lib.sh). The stack gets a tenant studio-a with alice
-# (tenant admin) and warm h100.1x stock, and a tenant studio-b with an instance alice must not
-# see. Screenshots of each page go to BUILD_DIR/console-screenshots/.
+# (tenant admin) and warm h100.1x stock, and a tenant studio-b (alice a viewer there) with an
+# instance alice must not see while she acts in studio-a. Screenshots of each page go to
+# BUILD_DIR/console-screenshots/.
 #   console_browser_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -29,8 +30,11 @@ echo "b-long-password" >"$walk/bob.pw"
   && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
   && "${ctl[@]}" tenants create studio-a --display-name "Studio A" --max-gpus 16 --max-instances 20 \
        --max-storage-bytes 1Ti \
-  && "${ctl[@]}" users create alice --tenant studio-a --role tenant-admin --password-file "$walk/alice.pw" \
+  && "${ctl[@]}" -o json users create alice --tenant studio-a --role tenant-admin \
+       --password-file "$walk/alice.pw" >"$walk/alice.json" \
   && "${ctl[@]}" tenants create studio-b --display-name "Studio B" --max-gpus 4 --max-instances 4 \
+  && "${ctl[@]}" members add "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["user_id"])' \
+       "$walk/alice.json")" --tenant studio-b --role viewer \
   && "${ctl[@]}" instances create secret-1 --tenant studio-b --spec t4.1x --cmd 'sleep 600') \
   >"$walk/setup.txt" 2>&1 || { cat "$walk/setup.txt"; fail "stack setup through gpuaasctl"; }
 # Stock is placed on READY nodes: the agents register a moment after up.
@@ -41,12 +45,16 @@ done
 (cd "$checkout" && "${ctl[@]}" stocks summary) | grep -Eq "^h100\.1x +2 " \
   || { cat "$walk/stock.txt"; fail "no h100.1x stock"; }
 
+# The directory is shared with the other browser tests: only this journey's files go.
 shots=$build/console-screenshots
-rm -rf "$shots"
+mkdir -p "$shots"
+rm -f "$shots"/journey-*.png
 /usr/bin/python3 "$here/console_journey.py" --url "$url" \
   --user alice --password-file "$walk/alice.pw" \
   --admin-user admin --admin-password-file "$checkout/.gpuaas/admin-password" \
   --spec h100.1x --image jupyter --storage-spec standard-10g \
-  --stock-spec a100.1x --cordon-node sim-t4-1 --other-instance secret-1 \
+  --stock-spec a100.1x --cordon-node sim-t4-1 --tenant studio-a --other-tenant studio-b \
+  --other-instance secret-1 \
   --screenshots "$shots" \
-  || { tail -n 40 "$state/logs/gateway.log" 2>/dev/null; tail -n 20 "$state/logs/instance.log"; fail "the console journey"; }
+  || { tail -n 40 "$state/logs/gateway.log"; tail -n 20 "$state/logs/instance.log"
+       grep -h -i -E "error|fail" "$state"/logs/agent-*.log | tail -n 20; fail "the console journey"; }

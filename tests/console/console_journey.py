@@ -47,6 +47,9 @@ def parse_args():
     p.add_argument("--stock-spec", default="a100.1x", help="the spec the admin places stock of")
     p.add_argument("--cordon-node", default="sim-t4-1")
     p.add_argument("--other-instance", required=True, help="an instance id of another tenant")
+    p.add_argument("--tenant", default="studio-a", help="the tenant the user works in")
+    p.add_argument("--other-tenant", help="another tenant of the user (a viewer there) that holds "
+                   "--other-instance: the user switches to it and back")
     p.add_argument("--screenshots", required=True, help="directory for the PNGs")
     p.add_argument("--run-timeout", type=float, default=300, help="seconds to reach RUNNING")
     return p.parse_args()
@@ -120,7 +123,7 @@ class Journey:
         self.driver.get(self.base + "#" + route)
 
     def shot(self, name):
-        path = os.path.join(self.args.screenshots, f"{len(self.shots) + 1:02d}-{name}.png")
+        path = os.path.join(self.args.screenshots, f"journey-{len(self.shots) + 1:02d}-{name}.png")
         time.sleep(0.3)  # let transitions and the toast settle
         self.driver.save_screenshot(path)
         self.shots.append(path)
@@ -130,17 +133,22 @@ class Journey:
             "const b = document.querySelector(`tr[data-id='${arguments[0]}'] .badge`);"
             "return b ? b.dataset.state : null;", instance_id)
 
-    def login(self, user, password_file):
+    def login(self, user, password_file, tenant=None):
         with open(password_file) as f:
             password = f.read().strip()
         self.go("/login")
         self.fill("user_name", user)
         self.fill("password", password)
         self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-        # A user in several tenants picks one; the first is the oldest membership.
-        choice = self.driver.find_elements(By.CSS_SELECTOR, ".tenant-choice")
-        if choice:
-            choice[0].click()
+        # A user in several tenants picks one.
+        try:
+            WebDriverWait(self.driver, 3).until(
+                lambda d: d.find_elements(By.CSS_SELECTOR, ".tenant-choice, .topbar .user"))
+        except TimeoutException:
+            pass
+        if tenant and self.driver.find_elements(By.CSS_SELECTOR, ".tenant-choice"):
+            self.shot("login-choose-tenant")
+            self.click(f".tenant-choice[data-tenant='{tenant}']")
         self.wait_text(".topbar .user", user)
 
     # --- the journey ---------------------------------------------------------------------------
@@ -151,7 +159,7 @@ class Journey:
         self.wait("#f-user_name")
         self.shot("login")
         self.step(f"log in as {a.user}")
-        self.login(a.user, a.password_file)
+        self.login(a.user, a.password_file, a.tenant)
         self.wait_text("main h1", "Instances")
         self.shot("instances-empty")
         # What the console does on a 401 once the 15-minute access token expires: the refresh
@@ -212,7 +220,7 @@ class Journey:
         self.step("watch it reach RUNNING in the list")
         self.go("/instances")
         self.wait("tr[data-id='nb-1']")
-        self.until("nb-1 RUNNING in the list (live)", lambda: self.state_of("nb-1") == "RUNNING", a.run_timeout)
+        self.until("nb-1 RUNNING in the list (live)", lambda: self.running("nb-1"), a.run_timeout)
         self.shot("instances-running")
 
         self.step("open its detail page and Open it")
@@ -263,6 +271,17 @@ class Journey:
         self.go("/instances/no-such-instance")
         self.wait_text(".not-found h2", "not found")
 
+        if a.other_tenant:
+            self.step(f"switch to {a.other_tenant}, where that instance is, and back")
+            self.go("/instances")
+            Select(self.wait("#tenant-switch")).select_by_value(a.other_tenant)
+            self.wait(f"tr[data-id='{a.other_instance}']")
+            self.shot("tenant-switched")
+            Select(self.wait("#tenant-switch")).select_by_value(a.tenant)
+            self.until(f"back in {a.tenant}", lambda: self.driver.execute_script(
+                "return document.querySelector('#tenant-switch').value") == a.tenant
+                and not self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-id='{a.other_instance}']"))
+
         self.step("API keys and members")
         self.go("/api-keys")
         self.click_button("New API key")
@@ -277,6 +296,17 @@ class Journey:
         self.step("log out")
         self.driver.find_element(By.CSS_SELECTOR, "#logout").click()
         self.wait("#f-user_name")
+
+    def running(self, instance_id):
+        """Whether the list shows the instance RUNNING; a FAILED one fails the test with its reason."""
+        state = self.state_of(instance_id)
+        if state == "FAILED":
+            instance = self.driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "fetch('/v1/instances/' + arguments[0]).then((r) => r.text()).then(done, (e) => done(String(e)));",
+                instance_id)
+            raise AssertionError(f"{instance_id} FAILED: {instance}")
+        return state == "RUNNING"
 
     def state_in_header(self):
         return self.driver.execute_script(
@@ -301,6 +331,9 @@ class Journey:
         self.click_button("Create stock")
         self.until(f"{a.stock_spec} available grows by 2", lambda: self.count(a.stock_spec, 2) >= before + 2)
         self.shot("stock")
+        self.fill("number", "1")
+        self.click_button("Remove unclaimed")
+        self.until(f"one {a.stock_spec} stock removed", lambda: self.count(a.stock_spec, 2) == before + 1)
 
         self.step(f"cordon {a.cordon_node}")
         self.go("/admin/nodes")
@@ -310,21 +343,46 @@ class Journey:
         self.wait_text(row, "Cordoned")
         self.shot("nodes")
 
-        for route, name in (("/admin/specs", "specs"), ("/admin/tenants", "tenants")):
-            self.go(route)
-            self.wait("tr[data-id]")
-            self.shot(name)
+        self.step("create a spec")
+        self.go("/admin/specs")
+        self.click_button("New spec")
+        for field, value in (("spec_name", "l4.1x"), ("gpu_type", "L4"), ("cpu", "8"), ("memory", "32Gi"),
+                             ("disk", "200Gi"), ("price", "0.80"), ("description", "one L4")):
+            self.fill(field, value)
+        self.click_button("Create spec")
+        self.wait_text("tr[data-id='l4.1x']", "$0.80/h")
+        self.shot("specs")
+
+        self.step(f"raise {a.tenant}'s GPU quota")
+        self.go("/admin/tenants")
+        self.wait(f"tr[data-id='{a.tenant}']")
+        self.driver.find_element(By.XPATH, f"//tr[@data-id='{a.tenant}']//button[.='Edit quota']").click()
+        self.fill("max_gpus", "24")
+        self.click_button("Save quota")
+        self.until("the new quota in the list", lambda: self.driver.execute_script(
+            "const r = document.querySelector(`tr[data-id='${arguments[0]}']`);"
+            "return r && r.cells[1].textContent;", a.tenant) == "24")
+        self.shot("tenants")
 
     def count(self, spec, column):
         cells = self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-id='{spec}'] td")
         return int(cells[column - 1].text) if cells else 0
 
+    def check_browser_log(self):
+        """Fails on a script error or a Content-Security-Policy refusal the pages met so far."""
+        for entry in self.driver.get_log("browser"):
+            message = entry["message"]
+            if "Uncaught" in message or "Content Security Policy" in message:
+                raise AssertionError(f"the browser reported: {message}")
+
     def run(self):
         try:
             self.tenant_part()
+            self.check_browser_log()
             self.admin_part()
+            self.check_browser_log()
         except Exception:
-            path = os.path.join(self.args.screenshots, "failure.png")
+            path = os.path.join(self.args.screenshots, "journey-failure.png")
             self.driver.save_screenshot(path)
             print(f"FAILED on {self.driver.current_url}; screenshot {path}", file=sys.stderr)
             for entry in self.driver.get_log("browser")[-30:]:

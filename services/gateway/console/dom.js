@@ -16,6 +16,8 @@ export function h(tag, props, ...children) {
     if (value == null || value === false) continue;
     if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
     else if (key === 'class') el.classList.add(...String(value).split(' ').filter(Boolean));
+    // Through the CSSOM: the gateway's Content-Security-Policy refuses style attributes.
+    else if (key === 'style') el.style.cssText = value;
     else if (key === 'value' || key === 'checked' || key === 'disabled' || key === 'selected') el[key] = value;
     else el.setAttribute(key, value === true ? '' : value);
   }

@@ -63,6 +63,20 @@ export function confirm(title, text, confirmLabel = 'Delete') {
   });
 }
 
+// Runs action() (a call), then toasts `done` and calls after(); a refusal shows as a toast.
+// With `ask` ({title, text, label}) the user confirms first.
+export async function perform({ ask, action, done, after }) {
+  if (ask && !await confirm(ask.title, ask.text, ask.label)) return;
+  try {
+    await action();
+  } catch (error) {
+    toast(error.message, 'bad');
+    return;
+  }
+  toast(done);
+  if (after) after();
+}
+
 async function copy(text, btn) {
   try {
     await navigator.clipboard.writeText(text);

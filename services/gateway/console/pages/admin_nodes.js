@@ -1,24 +1,19 @@
 // Operator: nodes with their GPUs' health and last XID; cordon, uncordon and drain.
 import { h, mount } from '../dom.js';
 import * as api from '../api.js';
-import { header, button, table, empty, loading, confirm, toast } from '../ui.js';
+import { header, button, table, empty, loading, perform } from '../ui.js';
 import { badge, ago, num } from '../format.js';
 
 export default async function nodesPage(root, params, signal) {
   const list = h('div', loading());
   mount(root, header('Nodes', 'Hosts with GPUs, as their agents report them.'), list);
 
-  async function act(node, verb, done) {
-    if (verb === 'drain' && !await confirm(`Drain ${node.node_id}?`,
-      'It is cordoned and its available stocks are deleted; running instances finish.', 'Drain')) return;
-    try {
-      await api.post(`/v1/nodes/${encodeURIComponent(node.node_id)}:${verb}`);
-      toast(`${node.node_id} ${done}`);
-      load();
-    } catch (error) {
-      toast(error.message, 'bad');
-    }
-  }
+  const act = (node, verb, done) => perform({
+    ask: verb === 'drain' && { title: `Drain ${node.node_id}?`, label: 'Drain',
+      text: 'It is cordoned and its available stocks are deleted; running instances finish.' },
+    action: () => api.post(`/v1/nodes/${encodeURIComponent(node.node_id)}:${verb}`),
+    done: `${node.node_id} ${done}`, after: load,
+  });
 
   function gpus(node) {
     return h('div.gpus', (node.gpus || []).map((g, i) => h(`span.gpu.${g.healthy ? 'ok' : 'bad'}`, {

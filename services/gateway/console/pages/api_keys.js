@@ -3,7 +3,7 @@
 import { h, mount } from '../dom.js';
 import * as api from '../api.js';
 import * as session from '../session.js';
-import { header, button, table, empty, form, card, loading, confirm, toast, secretBox } from '../ui.js';
+import { header, button, table, empty, form, card, loading, perform, secretBox } from '../ui.js';
 import { badge, label, time } from '../format.js';
 
 const roles = ['ROLE_VIEWER', 'ROLE_MEMBER', 'ROLE_TENANT_ADMIN'];
@@ -38,16 +38,11 @@ export default async function apiKeysPage(root, params, signal) {
     top.querySelector('input').focus();
   }
 
-  async function revoke(key) {
-    if (!await confirm(`Revoke ${key.name}?`, 'Scripts using it stop working at once. Revoking is final.', 'Revoke')) return;
-    try {
-      await api.post(`/v1/apiKeys/${encodeURIComponent(key.api_key_id)}:revoke`);
-      toast('Key revoked');
-      load();
-    } catch (error) {
-      toast(error.message, 'bad');
-    }
-  }
+  const revoke = (key) => perform({
+    ask: { title: `Revoke ${key.name}?`, text: 'Scripts using it stop working at once. Revoking is final.', label: 'Revoke' },
+    action: () => api.post(`/v1/apiKeys/${encodeURIComponent(key.api_key_id)}:revoke`),
+    done: 'Key revoked', after: load,
+  });
 
   async function load() {
     const { items } = await api.listAll('/v1/apiKeys', 'api_keys', {}, signal);

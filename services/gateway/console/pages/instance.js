@@ -5,7 +5,7 @@ import { h, mount } from '../dom.js';
 import * as api from '../api.js';
 import * as router from '../router.js';
 import * as session from '../session.js';
-import { header, button, card, facts, notFound, confirm, toast, loading, tabs } from '../ui.js';
+import { header, button, card, facts, notFound, perform, toast, loading, tabs } from '../ui.js';
 import { badge, label, time, money, duration } from '../format.js';
 import { metricsPanel } from './instance_metrics.js';
 import { logsPanel } from './instance_logs.js';
@@ -68,17 +68,11 @@ export default async function instancePage(root, { instance_id: id }, signal) {
     }
   }
 
-  async function remove() {
-    if (!await confirm(`Delete ${instance.name || id}?`,
-      'The instance stops and is forgotten. Its storage and its usage records stay.')) return;
-    try {
-      await api.del(path);
-      toast(`Deleting ${id}`);
-      router.go('/instances');
-    } catch (error) {
-      toast(error.message, 'bad');
-    }
-  }
+  const remove = () => perform({
+    ask: { title: `Delete ${instance.name || id}?`, label: 'Delete',
+      text: 'The instance stops and is forgotten. Its storage and its usage records stay.' },
+    action: () => api.del(path), done: `Deleting ${id}`, after: () => router.go('/instances'),
+  });
 
   function draw() {
     const i = instance;

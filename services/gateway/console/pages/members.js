@@ -3,7 +3,7 @@
 import { h, mount } from '../dom.js';
 import * as api from '../api.js';
 import * as session from '../session.js';
-import { header, button, table, empty, form, card, loading, confirm, toast } from '../ui.js';
+import { header, button, table, empty, form, card, loading, perform, toast } from '../ui.js';
 import { label, time } from '../format.js';
 
 const roles = ['ROLE_VIEWER', 'ROLE_MEMBER', 'ROLE_TENANT_ADMIN'];
@@ -72,16 +72,11 @@ export default async function membersPage(root, params, signal) {
     }
   }
 
-  async function remove(m) {
-    if (!await confirm(`Remove ${m.user_name || m.user_id}?`, `They lose access to ${tenant} at once.`, 'Remove')) return;
-    try {
-      await api.del(`${path}/${encodeURIComponent(m.user_id)}`);
-      toast('Member removed');
-      load();
-    } catch (error) {
-      toast(error.message, 'bad');
-    }
-  }
+  const remove = (m) => perform({
+    ask: { title: `Remove ${m.user_name || m.user_id}?`, text: `They lose access to ${tenant} at once.`, label: 'Remove' },
+    action: () => api.del(`${path}/${encodeURIComponent(m.user_id)}`),
+    done: 'Member removed', after: load,
+  });
 
   async function load() {
     const { items } = await api.listAll(path, 'members', {}, signal);

@@ -4,7 +4,7 @@ import { h, mount } from '../dom.js';
 import * as api from '../api.js';
 import * as router from '../router.js';
 import * as session from '../session.js';
-import { header, button, card, facts, notFound, confirm, toast, loading, tabs, table, empty, form, secretBox } from '../ui.js';
+import { header, button, card, facts, notFound, perform, toast, loading, tabs, table, empty, form, secretBox } from '../ui.js';
 import { badge, bytes, time, num } from '../format.js';
 import { storageSpecLabel } from './storages.js';
 import { filesTab } from './storage_files.js';
@@ -25,17 +25,11 @@ export default async function storagePage(root, { storage_id: id }, signal) {
   const resizeSlot = h('div');
   const overview = h('div');
 
-  async function remove() {
-    if (!await confirm(`Delete ${storage.name || id}?`,
-      'Everything stored in it is deleted, and its accessors stop working. This cannot be undone.')) return;
-    try {
-      await api.del(path);
-      toast(`Deleting ${id}`);
-      router.go('/storages');
-    } catch (error) {
-      toast(error.message, 'bad');
-    }
-  }
+  const remove = () => perform({
+    ask: { title: `Delete ${storage.name || id}?`, label: 'Delete',
+      text: 'Everything stored in it is deleted, and its accessors stop working. This cannot be undone.' },
+    action: () => api.del(path), done: `Deleting ${id}`, after: () => router.go('/storages'),
+  });
 
   function showResize() {
     const bigger = specs.filter((s) => num(s.size_bytes) > num(storage.size_bytes)
@@ -118,16 +112,11 @@ async function accessorsTab(panel, storage, canDrive, signal) {
     })));
   }
 
-  async function remove(a) {
-    if (!await confirm(`Delete accessor ${a.access_key_id}?`, 'The key stops working at once.')) return;
-    try {
-      await api.del(`${path}/${encodeURIComponent(a.access_key_id)}`);
-      toast('Accessor deleted');
-      load();
-    } catch (error) {
-      toast(error.message, 'bad');
-    }
-  }
+  const remove = (a) => perform({
+    ask: { title: `Delete accessor ${a.access_key_id}?`, text: 'The key stops working at once.', label: 'Delete' },
+    action: () => api.del(`${path}/${encodeURIComponent(a.access_key_id)}`),
+    done: 'Accessor deleted', after: load,
+  });
 
   async function load() {
     const { items } = await api.listAll(path, 'accessors', {}, signal);
