@@ -324,8 +324,9 @@ const std::vector<SeedEndpoint>& SeedEndpoints() {
 }
 
 TEST(RestConventions, PathsAreVersionedBesideTheSeedsEndpoints) {
+  const std::vector<Binding> bindings = rest::PublicBindings();  // by_route points into it
   std::map<std::pair<std::string, std::string>, const Binding*> by_route;
-  for (const Binding& b : rest::PublicBindings()) by_route[{b.method, b.path}] = &b;
+  for (const Binding& b : bindings) by_route[{b.method, b.path}] = &b;
   std::set<std::pair<std::string, std::string>> seeds;
   for (const SeedEndpoint& seed : SeedEndpoints()) {
     seeds.insert({seed.method, seed.path});
