@@ -35,6 +35,10 @@ std::string FlagEnvName(std::string_view process, std::string_view names) {
 void AddProcessFlags(CLI::App& app, const ServiceIdentity& id, ServerKind kind, ProcessFlags& f) {
   const bool grpc = kind == ServerKind::kGrpc;
   f.kind = kind;
+  app.footer(
+      "A peer's address (--*-addr) is host:port, or its replicas as host:port,host:port: calls\n"
+      "spread over them, and reads and keyed creates a dropped replica did not answer are retried\n"
+      "on another.");
   f.listen = "0.0.0.0:" + std::to_string(id.grpc_port);
   f.metrics_listen = "0.0.0.0:" + std::to_string(id.metrics_port);
   EnvOptions options(app, id.name);

@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   app.add_option("--instance-addr", o.instance_addr,
                  "instance service host:port, for instances, images and usage (default: "
                  "$GPUAAS_INSTANCE_ADDR, .gpuaas/stack.env, localhost:17054)");
+  app.footer(
+      "An address may list a service's replicas, host:port,host:port: calls spread over them, and\n"
+      "reads and keyed creates a dropped replica did not answer are retried on another.");
   app.add_option("-o,--output", o.output, "output format")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--timeout", o.timeout, "deadline of each call");
   app.add_option("--ca", o.ca_file, "CA certificate: use TLS (default: $GPUAAS_TLS_CA, stack.env)")
