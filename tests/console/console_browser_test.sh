@@ -37,18 +37,9 @@ echo "b-long-password" >"$walk/bob.pw"
        "$walk/alice.json")" --tenant studio-b --role viewer \
   && "${ctl[@]}" instances create secret-1 --tenant studio-b --spec t4.1x --cmd 'sleep 600') \
   >"$walk/setup.txt" 2>&1 || { cat "$walk/setup.txt"; fail "stack setup through gpuaasctl"; }
-# Stock is placed on READY nodes: the agents register a moment after up.
-for _ in $(seq 1 60); do
-  (cd "$checkout" && "${ctl[@]}" stocks create --spec h100.1x -n 2) >"$walk/stock.txt" 2>&1 && break
-  sleep 0.5
-done
-(cd "$checkout" && "${ctl[@]}" stocks summary) | grep -Eq "^h100\.1x +2 " \
-  || { cat "$walk/stock.txt"; fail "no h100.1x stock"; }
+place_stock h100.1x 2
 
-# The directory is shared with the other browser tests: only this journey's files go.
 shots=$build/console-screenshots
-mkdir -p "$shots"
-rm -f "$shots"/journey-*.png
 /usr/bin/python3 "$here/console_journey.py" --url "$url" \
   --user alice --password-file "$walk/alice.pw" \
   --admin-user admin --admin-password-file "$checkout/.gpuaas/admin-password" \

@@ -15,10 +15,9 @@ Each page is saved as a PNG in --screenshots, and the paths are printed.
 import argparse
 import os
 import sys
-import time
 
-from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from console_browser import ConsoleBrowser
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -55,51 +54,12 @@ def parse_args():
     return p.parse_args()
 
 
-class Journey:
+class Journey(ConsoleBrowser):
     def __init__(self, args):
+        super().__init__(args.url, args.screenshots, "journey")
         self.args = args
-        self.shots = []
-        os.makedirs(args.screenshots, exist_ok=True)
-        options = webdriver.ChromeOptions()
-        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
-                     "--disable-gpu"):
-            options.add_argument(flag)
-        options.binary_location = "/usr/bin/chromium"
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver") \
-            if hasattr(webdriver, "ChromeService") else None
-        self.driver = webdriver.Chrome(options=options, service=service) if service \
-            else webdriver.Chrome(options=options)
-        self.driver.set_page_load_timeout(60)
-        self.base = args.url if args.url.endswith("/") else args.url + "/"
 
     # --- helpers -------------------------------------------------------------------------------
-    def step(self, text):
-        print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
-
-    def wait(self, css, timeout=20, visible=True):
-        condition = EC.visibility_of_element_located if visible else EC.presence_of_element_located
-        try:
-            return WebDriverWait(self.driver, timeout).until(condition((By.CSS_SELECTOR, css)))
-        except TimeoutException:
-            raise AssertionError(f"no {css} after {timeout} s on {self.driver.current_url}") from None
-
-    def wait_text(self, css, text, timeout=20):
-        try:
-            WebDriverWait(self.driver, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
-        except TimeoutException:
-            found = [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, css)]
-            raise AssertionError(f"{css} never showed {text!r} in {timeout} s; it shows {found}") from None
-        return self.driver.find_element(By.CSS_SELECTOR, css)
-
-    def until(self, what, predicate, timeout=20):
-        try:
-            # Pages redraw as the state changes: an element read a moment ago may be gone.
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.5,
-                                 ignored_exceptions=[StaleElementReferenceException]).until(lambda d: predicate())
-        except TimeoutException:
-            raise AssertionError(f"{what}: not within {timeout} s") from None
-
     def click(self, css):
         self.wait(css).click()
 
@@ -111,45 +71,13 @@ class Journey:
             raise AssertionError(f"no button {text!r} on {self.driver.current_url}") from None
         button.click()
 
-    def fill(self, name, value):
-        field = self.wait(f"#f-{name}")
-        field.clear()
-        field.send_keys(value)
-
     def choose(self, name, value):
         Select(self.wait(f"#f-{name}")).select_by_value(value)
-
-    def go(self, route):
-        self.driver.get(self.base + "#" + route)
-
-    def shot(self, name):
-        path = os.path.join(self.args.screenshots, f"journey-{len(self.shots) + 1:02d}-{name}.png")
-        time.sleep(0.3)  # let transitions and the toast settle
-        self.driver.save_screenshot(path)
-        self.shots.append(path)
 
     def state_of(self, instance_id):
         return self.driver.execute_script(
             "const b = document.querySelector(`tr[data-id='${arguments[0]}'] .badge`);"
             "return b ? b.dataset.state : null;", instance_id)
-
-    def login(self, user, password_file, tenant=None):
-        with open(password_file) as f:
-            password = f.read().strip()
-        self.go("/login")
-        self.fill("user_name", user)
-        self.fill("password", password)
-        self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-        # A user in several tenants picks one.
-        try:
-            WebDriverWait(self.driver, 3).until(
-                lambda d: d.find_elements(By.CSS_SELECTOR, ".tenant-choice, .topbar .user"))
-        except TimeoutException:
-            pass
-        if tenant and self.driver.find_elements(By.CSS_SELECTOR, ".tenant-choice"):
-            self.shot("login-choose-tenant")
-            self.click(f".tenant-choice[data-tenant='{tenant}']")
-        self.wait_text(".topbar .user", user)
 
     # --- the journey ---------------------------------------------------------------------------
     def tenant_part(self):
@@ -389,10 +317,7 @@ class Journey:
                 print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
             raise
         finally:
-            print("screenshots:")
-            for path in self.shots:
-                print(f"  {path}")
-            self.driver.quit()
+            self.quit()
 
 
 if __name__ == "__main__":

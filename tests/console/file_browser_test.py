@@ -24,14 +24,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
-from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from console_browser import ConsoleBrowser
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
 
 BIG_SIZE = 20 * 1024 * 1024 + 12345  # three parts: 8 MiB, 8 MiB and the rest
 SMALL = "small file, straight to S3: été ✓\n".encode() * 100
@@ -53,51 +49,17 @@ def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
-class FileBrowserTest:
+class FileBrowserTest(ConsoleBrowser):
     def __init__(self, args):
-        self.args = args
         self.work = tempfile.mkdtemp(prefix="file-browser-")
         self.downloads = os.path.join(self.work, "downloads")
         os.makedirs(self.downloads)
-        os.makedirs(args.screenshots, exist_ok=True)
-        for old in os.listdir(args.screenshots):
-            if old.startswith("file-browser-"):
-                os.remove(os.path.join(args.screenshots, old))
-        self.shots = 0
-        options = webdriver.ChromeOptions()
-        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
-                     "--disable-gpu"):
-            options.add_argument(flag)
-        options.binary_location = "/usr/bin/chromium"
-        options.add_experimental_option("prefs", {"download.default_directory": self.downloads,
-                                                  "download.prompt_for_download": False})
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver") \
-            if hasattr(webdriver, "ChromeService") else None
-        self.driver = webdriver.Chrome(options=options, service=service) if service \
-            else webdriver.Chrome(options=options)
-        self.driver.set_page_load_timeout(60)
-        self.driver.set_script_timeout(60)
-        # Headless Chromium downloads only where it is told to.
-        self.driver.execute_cdp_cmd("Browser.setDownloadBehavior",
-                                    {"behavior": "allow", "downloadPath": self.downloads})
-        self.base = args.url if args.url.endswith("/") else args.url + "/"
+        super().__init__(args.url, args.screenshots, "file-browser", downloads=self.downloads)
+        self.args = args
 
     # --- helpers -------------------------------------------------------------------------------
-    def step(self, text):
-        print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
-
-    def wait(self, css, timeout=20):
-        try:
-            return WebDriverWait(self.driver, timeout).until(EC.visibility_of_element_located((By.CSS_SELECTOR, css)))
-        except TimeoutException:
-            raise AssertionError(f"no {css} after {timeout} s; the page says: {self.page_error()}") from None
-
-    def until(self, what, predicate, timeout=30):
-        try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.2).until(lambda d: predicate())
-        except TimeoutException:
-            raise AssertionError(f"{what}: not within {timeout} s; the page says: {self.page_error()}") from None
+    def until(self, what, predicate, timeout=30, poll=0.2):
+        return super().until(what, predicate, timeout, poll)
 
     def page_error(self):
         errors = [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, ".fb-error, .fb-upload.failed, .alert")
@@ -132,25 +94,6 @@ class FileBrowserTest:
         accessors = json.loads(answer["body"]).get("accessors", [])
         return [a["access_key_id"] for a in accessors if a.get("description") == "console file browser"]
 
-    def shot(self, name):
-        self.shots += 1
-        path = os.path.join(self.args.screenshots, f"file-browser-{self.shots:02d}-{name}.png")
-        time.sleep(0.3)
-        self.driver.save_screenshot(path)
-        print(f"screenshot: {path}")
-
-    def login(self, user, password_file):
-        with open(password_file) as f:
-            password = f.read().strip()
-        self.driver.get(self.base + "#/login")
-        self.wait("#f-user_name").send_keys(user)
-        self.wait("#f-password").send_keys(password)
-        self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-        choice = self.driver.find_elements(By.CSS_SELECTOR, ".tenant-choice")
-        if choice:
-            choice[0].click()
-        self.until("logged in", lambda: user in self.wait(".topbar .user").text)
-
     def open_files_tab(self):
         self.driver.get(self.base + f"#/storages/{self.args.storage}")
         self.wait("button[data-tab='files']").click()
@@ -172,14 +115,16 @@ class FileBrowserTest:
         with urllib.request.urlopen(self.base + "api/config") as answer:
             return json.load(answer)["s3_endpoint"]
 
-    def aws(self, *argv, binary=False, stdin=b""):
-        accessor = self.accessor()
+    def aws(self, *argv, binary=False, stdin=b"", accessor=None, check=True):
+        accessor = accessor or self.accessor()
         env = dict(os.environ, AWS_ACCESS_KEY_ID=accessor["accessKeyId"],
                    AWS_SECRET_ACCESS_KEY=accessor["secretAccessKey"], AWS_DEFAULT_REGION="us-east-1",
                    AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE="/dev/null",
                    AWS_SHARED_CREDENTIALS_FILE="/dev/null")
         done = subprocess.run(["aws", "--endpoint-url", self.s3_endpoint(), *argv], env=env,
                               input=stdin, capture_output=True, timeout=120)
+        if not check:
+            return done
         assert done.returncode == 0, f"aws {' '.join(argv)}: {done.stderr.decode(errors='replace')}"
         return done.stdout if binary else done.stdout.decode()
 
@@ -312,9 +257,16 @@ class FileBrowserTest:
         assert "big.bin" not in listed and "small.txt" in listed, listed
         self.shot("after-delete")
 
-        self.step("a viewer in the same browser tab: not the member's key, and the reason shown")
+        self.step("log out: the tab's accessor is deleted and forgotten")
+        kept = self.accessor()
         self.driver.find_element(By.XPATH, "//button[normalize-space()='Log out']").click()
         self.wait("#f-user_name")
+        left = self.driver.execute_script("return Object.keys(sessionStorage)")
+        assert not left, f"signed out, the tab still holds {left}"
+        refused = self.aws("s3", "ls", f"s3://{storage}/", accessor=kept, check=False)
+        assert refused.returncode != 0 and b"InvalidAccessKeyId" in refused.stderr, refused
+
+        self.step("a viewer in the same browser tab: not the member's key, and the reason shown")
         self.login(self.args.viewer, self.args.viewer_password_file)
         self.driver.get(self.base + f"#/storages/{storage}")
         self.wait("button[data-tab='files']").click()
@@ -337,7 +289,7 @@ def main():
         print(f"FAIL: {failure}", file=sys.stderr)
         return 1
     finally:
-        test.driver.quit()
+        test.quit()
     return 0
 
 

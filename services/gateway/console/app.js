@@ -6,6 +6,7 @@ import * as router from './router.js';
 import * as session from './session.js';
 import { label } from './format.js';
 import { toast } from './ui.js';
+import { revokeSavedAccessors } from './file_browser.js';
 import loginPage from './pages/login.js';
 import instancesPage from './pages/instances.js';
 import instanceNewPage from './pages/instance_new.js';
@@ -74,6 +75,7 @@ function frame() {
 }
 
 async function logout() {
+  await revokeSavedAccessors(api);
   await session.logout().catch(() => {});
   main = null;
   router.go('/login');

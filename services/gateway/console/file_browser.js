@@ -52,6 +52,20 @@ async function accessorFor(storageId, owner, api, renew) {
   return accessor;
 }
 
+// Deletes the accessors this tab minted and forgets them: signing out must not leave a working
+// S3 secret in the tab's storage. Best effort: an accessor another tab already deleted is gone.
+export async function revokeSavedAccessors(api) {
+  const prefix = 'gpuaas.fileBrowser.accessor.';
+  for (const slot of Object.keys(sessionStorage).filter((k) => k.startsWith(prefix))) {
+    const storageId = slot.slice(slot.lastIndexOf('/') + 1);
+    const saved = JSON.parse(sessionStorage.getItem(slot) || 'null');
+    sessionStorage.removeItem(slot);
+    if (!saved?.accessKeyId) continue;
+    await api.del(`/v1/storages/${encodeURIComponent(storageId)}/accessors/${encodeURIComponent(saved.accessKeyId)}`)
+      .catch(() => {});
+  }
+}
+
 // Runs op(credentials); when S3 no longer takes a saved key (deleted on the Accessors tab,
 // expired), once more with a new one.
 function s3Session(storageId, owner, api) {
