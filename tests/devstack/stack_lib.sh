@@ -130,3 +130,15 @@ start_stack() {
     echo "up failed (attempt $attempt); trying other ports"
   done
 }
+
+# place_stock SPEC N: N warm stocks of SPEC through gpuaasctl (the array ctl, signed in as the
+# admin). Stock is placed on READY nodes, and the agents register a moment after up.
+place_stock() {
+  local spec=$1 n=$2 out="$tmp/stock-$1.txt"
+  for _ in $(seq 1 60); do
+    (cd "$checkout" && "${ctl[@]}" stocks create --spec "$spec" -n "$n") >"$out" 2>&1 && break
+    sleep 0.5
+  done
+  (cd "$checkout" && "${ctl[@]}" stocks summary) | grep -Eq "^${spec//./\\.} +$n " \
+    || { cat "$out"; fail "no $spec stock"; }
+}

@@ -137,13 +137,7 @@ if [ -f "$state/pids/storage.pid" ] && [ -f "$state/pids/instance.pid" ]; then
   (cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
     && "${ctl[@]}" tenants update studio-a --max-gpus 16 --max-instances 20) >"$walk/admin.txt" 2>&1 \
     || { cat "$walk/admin.txt"; fail "quota for studio-a"; }
-  # Stock is placed on READY nodes: the agents register a moment after up.
-  for _ in $(seq 1 60); do
-    (cd "$checkout" && "${ctl[@]}" stocks create --spec h100.1x -n 2) >"$walk/stock.txt" 2>&1 && break
-    sleep 0.5
-  done
-  (cd "$checkout" && "${ctl[@]}" stocks summary) | grep -Eq "^h100\.1x +2 " \
-    || { cat "$walk/stock.txt"; fail "no h100.1x stock"; }
+  place_stock h100.1x 2
   (cd "$checkout" \
     && "${ctl[@]}" images create http-demo --version 1 --description "serves /data over HTTP" \
          --command 'exec python3 -m http.server "$GPUAAS_PORT_8080" --directory /data' \
