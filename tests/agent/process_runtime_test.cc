@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "libs/common/files.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/probe.h"
@@ -31,10 +32,8 @@ namespace fs = std::filesystem;
 namespace pb = ::gpuaas::instance::v1;
 using gpuaas::testing::Eventually;
 
-std::string Read(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+// "" when unreadable: a process may exit while its /proc files are read.
+std::string Read(const fs::path& p) { return ReadFile(p.string()).value_or(""); }
 
 class ProcessRuntimeTest : public ::testing::Test {
  protected:

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -23,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "libs/common/files.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
@@ -36,10 +36,9 @@ using gpuaas::testing::Eventually;
 
 bool Is(const instancepb::Instance& i, instancepb::State state) { return i.state() == state; }
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+// "" when the file is gone or unreadable: a process may exit while its /proc files are read
+// (an istreambuf_iterator then throws ESRCH out of the test).
+std::string ReadAll(const fs::path& p) { return ReadFile(p.string()).value_or(""); }
 
 // Whether process `pid` descends from a workload shim of `root` (its command line names its
 // directory there): other tests' simulated nodes share this one's name and GPU UUIDs.
@@ -66,7 +65,8 @@ bool UnderShimOf(std::string pid, const std::string& root) {
 // by workload id, with the GPUs each was given.
 std::map<std::string, std::set<std::string>> RunningWorkloads(const std::string& root) {
   std::map<std::string, std::set<std::string>> out;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
+  std::error_code ec;  // entries vanish as processes exit
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string pid = entry.path().filename();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (ReadAll(entry.path() / "comm") != "sleep\n") continue;
