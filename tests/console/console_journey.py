@@ -292,6 +292,18 @@ class Journey(ConsoleBrowser):
             "return r && r.cells[1].textContent;", a.tenant) == "24")
         self.shot("tenants")
 
+        self.step(f"{a.tenant}'s members, from its row: a user created there")
+        self.driver.find_element(By.XPATH, f"//tr[@data-id='{a.tenant}']//a[.='Members']").click()
+        self.wait_text("main h1", "Members")
+        self.wait(f"main tr[data-id]")
+        assert a.user in self.driver.find_element(By.CSS_SELECTOR, "main table").text, "alice is not listed"
+        self.click_button("Create user")
+        self.fill("user_name", "newcomer")
+        self.fill("password", "a-newcomers-password")
+        self.click_button("Create user", scope="form")
+        self.until("newcomer listed", lambda: "newcomer" in self.driver.find_element(By.CSS_SELECTOR, "main table").text)
+        self.shot("tenant-members")
+
     def count(self, spec, column):
         cells = self.driver.find_elements(By.CSS_SELECTOR, f"tr[data-id='{spec}'] td")
         return int(cells[column - 1].text) if cells else 0

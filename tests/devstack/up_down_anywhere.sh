@@ -15,7 +15,8 @@ source "$(dirname "$0")/stack_lib.sh"
 # A server that accepts and never answers fails its step with a message, not the whole test
 # by ctest's timeout.
 curl() { command curl --max-time 30 "$@"; }
-start_stack "$tmp/up.log"
+# As a newcomer's `up`: with the demo tenant.
+GPUAAS_DEMO=1 start_stack "$tmp/up.log"
 cat "$tmp/up.log"
 
 pgdir=$(cat "$state/pg-dir")
@@ -77,14 +78,24 @@ for service in auth stock storage instance; do
     || fail "gpuaas_$service does not connect with its password file, or is a superuser"
 done
 
+# The demo tenant a newcomer signs in to: its admin's password 0600, two warm stocks of each
+# one-GPU spec.
+walk=$tmp/walk
+mkdir -p "$walk/home"
+ctl=(env HOME="$walk/home" XDG_CONFIG_HOME="$walk/config" "$build/tools/gpuaasctl/gpuaasctl")
+grep -q "^  demo      user 'demo'" "$tmp/up.log" || fail "up printed no demo user"
+[ "$(stat -c %a "$state/demo-password")" = 600 ] || fail "demo-password is not 0600"
+(cd "$checkout" && "${ctl[@]}" login --user demo --password-file .gpuaas/demo-password \
+  && "${ctl[@]}" instances list) >"$tmp/demo.txt" 2>&1 || { cat "$tmp/demo.txt"; fail "demo login"; }
+(cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password) >/dev/null \
+  || fail "admin login"
+for spec in a100.1x h100.1x t4.1x; do
+  [ "$(stock_of "$spec")" = 2 ] || fail "up placed $(stock_of "$spec") $spec stocks, not 2"
+done
+
 # The README's storage walk-through: a tenant with a storage quota, a storage, an accessor, and a
 # round trip with the AWS CLI, rclone and a presigned link through the stack's S3 endpoint.
 if [ -f "$state/pids/storage.pid" ]; then
-  walk=$tmp/walk
-  mkdir -p "$walk/home"
-  ctl=(env HOME="$walk/home" XDG_CONFIG_HOME="$walk/config" "$build/tools/gpuaasctl/gpuaasctl")
-  (cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password) >/dev/null \
-    || fail "admin login"
   (cd "$checkout" \
     && "${ctl[@]}" tenants create studio-a --display-name "Studio A" --max-storage-bytes 1Ti \
     && echo "a-long-password" >"$walk/alice.pw" \
@@ -214,10 +225,13 @@ if [ -f "$state/pids/storage.pid" ] && [ -f "$state/pids/instance.pid" ]; then
 fi
 
 # Twice is harmless: the same processes go on serving.
-"$gpuaas" up >"$tmp/up2.log" 2>&1 || { cat "$tmp/up2.log"; fail "second up failed"; }
+GPUAAS_DEMO=1 "$gpuaas" up >"$tmp/up2.log" 2>&1 || { cat "$tmp/up2.log"; fail "second up failed"; }
 [ "$(cat "$state/pids/auth.pid")" = "$auth_pid" ] || fail "second up restarted auth"
 [ "$(cat "$state/pids/agent-sim-t4-1.pid")" = "${agent_pids[2]}" ] || fail "second up restarted an agent"
 [ "$(head -n1 "$pgdir/data/postmaster.pid")" = "$pg_pid" ] || fail "second up restarted postgres"
+(cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password) >/dev/null \
+  || fail "admin login after the second up"
+[ "$(stock_of a100.1x)" = 2 ] || fail "second up left $(stock_of a100.1x) a100.1x stocks, not 2"
 
 "$gpuaas" down
 for pid in "$auth_pid" "$pg_pid" "${agent_pids[@]}"; do

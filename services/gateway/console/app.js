@@ -121,6 +121,7 @@ router.route('/admin/specs', operator(specsPage));
 router.route('/admin/stock', operator(stockPage));
 router.route('/admin/nodes', operator(nodesPage));
 router.route('/admin/tenants', operator(tenantsPage));
+router.route('/admin/tenants/:tenant_id/members', operator(membersPage));
 router.otherwise(page((root) => mount(root, h('div.empty.not-found', h('h2', 'Page not found'),
   h('p', 'Nothing lives at this address.'), h('a.btn.primary', { href: '#/instances' }, 'Go to instances')))));
 

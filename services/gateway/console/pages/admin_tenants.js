@@ -1,7 +1,7 @@
 // Operator: tenants and their quotas; create a tenant, edit a quota.
 import { h, mount } from '../dom.js';
 import * as api from '../api.js';
-import { header, button, table, empty, form, card, loading, toast } from '../ui.js';
+import { header, button, link, table, empty, form, card, loading, toast } from '../ui.js';
 import { bytes, num, time } from '../format.js';
 
 const GiB = 1024 ** 3;
@@ -73,8 +73,10 @@ export default async function tenantsPage(root, params, signal) {
       { label: 'Instances', class: 'num', cell: (t) => String(num(t.quota?.max_instances)) },
       { label: 'Storage', class: 'num', cell: (t) => bytes(t.quota?.max_storage_bytes) },
       { label: 'Created', cell: (t) => time(t.create_time) },
-      { label: '', class: 'row-actions', cell: (t) => button('Edit quota', () => showEdit(t), 'small') },
-    ], items, empty('No tenants', 'Create a tenant, then users in it from its Members page or gpuaasctl.'), (t) => t.tenant_id));
+      { label: '', class: 'row-actions', cell: (t) => h('span',
+        link('Members', `#/admin/tenants/${encodeURIComponent(t.tenant_id)}/members`, 'btn small'), ' ',
+        button('Edit quota', () => showEdit(t), 'small')) },
+    ], items, empty('No tenants', 'Create a tenant, then its users under Members on its row.'), (t) => t.tenant_id));
   }
   await load();
 }

@@ -9,8 +9,9 @@ import { label, time } from '../format.js';
 const roles = ['ROLE_VIEWER', 'ROLE_MEMBER', 'ROLE_TENANT_ADMIN'];
 const roleOptions = roles.map((r) => ({ value: r, label: label(r, 'ROLE_') }));
 
+// The session's tenant; an operator's any tenant (/admin/tenants/:tenant_id/members).
 export default async function membersPage(root, params, signal) {
-  const tenant = session.tenantId();
+  const tenant = params.tenant_id || session.tenantId();
   if (!tenant) {
     mount(root, header('Members'), empty('No tenant', 'You act in no tenant. Operators manage tenants under Tenants.'));
     return;
