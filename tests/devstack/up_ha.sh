@@ -17,6 +17,10 @@ cat "$tmp/up.log"
 hadir=$(sed -n 's/^.*who leads: tools\/pg-ha status \(.*\))$/\1/p' "$tmp/up.log")
 [ -d "$hadir" ] || fail "up --ha named no cluster directory"
 auth_pid=$(cat "$state/pids/auth.pid")
+for name in auth stock instance; do
+  [ -f "$state/pids/$name-2.pid" ] || fail "up --ha runs no second replica of $name"
+  pids+=("$(cat "$state/pids/$name-2.pid")")
+done
 pids+=("$auth_pid" "$(cat "$hadir/etcd.pid")" "$(cat "$hadir/node1/patroni.pid")"
        "$(cat "$hadir/node2/patroni.pid")")
 grep -q "^GPUAAS_PG_DSN='postgresql://.*,.*target_session_attrs=read-write" "$state/stack.env" \
