@@ -34,17 +34,17 @@
 namespace gpuaas::ha_testing {
 namespace {
 
-using ::gpuaas::platform_testing::instancepb::DesiredState;
-using ::gpuaas::platform_testing::instancepb::Instance;
 using ::gpuaas::platform_testing::PlatformOptions;
 using ::gpuaas::platform_testing::PlatformStack;
-using ::gpuaas::testing::Eventually;
+using ::gpuaas::platform_testing::instancepb::DesiredState;
+using ::gpuaas::platform_testing::instancepb::Instance;
 using ::gpuaas::storage::s3::testing::RawRequest;
 using ::gpuaas::storage::s3::testing::TestKey;
+using ::gpuaas::testing::Eventually;
 namespace instancepb = ::gpuaas::platform_testing::instancepb;
 namespace storagepb = ::gpuaas::platform_testing::storagepb;
 
-// One instance cycling per GPU, stocks for all of them.
+// Instances cycling over a stock per GPU: a start may take the stock another one just released.
 constexpr int kInstances = 3;
 constexpr int kGpus = 4;
 // What the load writes (WriteLedger kinds).
@@ -231,8 +231,7 @@ TEST_F(PlatformFailoverDrillTest, KillingThePrimaryUnderThePlatformsLoadLosesNot
   const absl::Time promoted_at = promoted.value_or(absl::InfiniteFuture());
   // Every kind of write succeeds again, then the load goes on a while on the new primary.
   EXPECT_TRUE(Eventually(
-      [&] { return ledger_.Summarize().recovered_at_by_kind.size() == kKinds.size(); },
-      kMaxWindow))
+      [&] { return ledger_.Summarize().recovered_at_by_kind.size() == kKinds.size(); }, kMaxWindow))
       << "some kind of write never succeeded after the kill";
   absl::SleepFor(kAfterRecovery);
   stop_load();
@@ -250,23 +249,23 @@ TEST_F(PlatformFailoverDrillTest, KillingThePrimaryUnderThePlatformsLoadLosesNot
   for (const auto& [kind, failures] : outcome.failures_by_kind) {
     failed.push_back(absl::StrCat(kind, ": ", failures));
   }
-  std::cout << "platform failover drill: " << outcome.acknowledged_total
-            << " writes acknowledged (" << outcome.acknowledged_before_kill
-            << " before the kill; instance " << acknowledged("instance").size() << ", tenant "
-            << acknowledged("tenant").size() << ", s3 " << acknowledged("s3").size()
-            << "); standby promoted " << absl::FormatDuration(promoted_at - killed_at)
+  std::cout << "platform failover drill: " << outcome.acknowledged_total << " writes acknowledged ("
+            << outcome.acknowledged_before_kill << " before the kill; instance "
+            << acknowledged("instance").size() << ", tenant " << acknowledged("tenant").size()
+            << ", s3 " << acknowledged("s3").size() << "); standby promoted "
+            << absl::FormatDuration(promoted_at - killed_at)
             << " after kill -9 of the primary; first acknowledged write "
-            << absl::FormatDuration(outcome.window()) << " after it (by kind: "
-            << absl::StrJoin(recovered, ", ") << "); " << outcome.failed_after_kill
-            << " requests failed after the kill (" << absl::StrJoin(failed, "; ") << ")"
-            << std::endl;
+            << absl::FormatDuration(outcome.window())
+            << " after it (by kind: " << absl::StrJoin(recovered, ", ") << "); "
+            << outcome.failed_after_kill << " requests failed after the kill ("
+            << absl::StrJoin(failed, "; ") << ")" << std::endl;
   EXPECT_LT(outcome.window(), kMaxWindow);
   EXPECT_GT(outcome.acknowledged_total, outcome.acknowledged_before_kill)
       << "no write after the failover";
 
   // The same processes served throughout: each reconnected on its own.
-  for (auto* daemon : {&stack_->stock(), &stack_->storage(), &stack_->instance(0),
-                       &stack_->agent("node-a")}) {
+  for (auto* daemon :
+       {&stack_->stock(), &stack_->storage(), &stack_->instance(0), &stack_->agent("node-a")}) {
     EXPECT_TRUE(daemon->Running()) << daemon->name() << " exited:\n" << daemon->Log();
   }
 
@@ -277,10 +276,14 @@ TEST_F(PlatformFailoverDrillTest, KillingThePrimaryUnderThePlatformsLoadLosesNot
     desired = desired_;
   }
   EXPECT_EQ(desired.size(), static_cast<size_t>(kInstances));
+  const absl::Time load_stopped = absl::Now();
   for (const auto& [id, want] : desired) {
     stack_->WaitInstance(
         token_, id, [want = want](const Instance& i) { return Reached(i, want); }, kConverge);
   }
+  std::cout << "platform failover drill: every instance in its desired state "
+            << absl::FormatDuration(absl::Now() - load_stopped) << " after the load stopped"
+            << std::endl;
 
   // No acknowledged write was lost: the tenants, the instances with the desired state last
   // acknowledged, and the objects with their bodies.
@@ -290,13 +293,13 @@ TEST_F(PlatformFailoverDrillTest, KillingThePrimaryUnderThePlatformsLoadLosesNot
   for (const std::string& id : acknowledged("tenant")) {
     EXPECT_TRUE(tenants->contains(id)) << "acknowledged tenant " << id << " lost";
   }
-  absl::StatusOr<std::set<std::string>> instances = ReadColumn(
-      ha_->dsn(), "SELECT instance_id || ' ' || desired_state FROM instance.instances");
+  absl::StatusOr<std::set<std::string>> instances =
+      ReadColumn(ha_->dsn(), "SELECT instance_id || ' ' || desired_state FROM instance.instances");
   ASSERT_TRUE(instances.ok()) << instances.status();
   for (const auto& [id, want] : desired) {
     EXPECT_TRUE(instances->contains(absl::StrCat(id, " ", want)))
-        << "instance " << id << " lost its acknowledged desired state " << want << "; stored: "
-        << absl::StrJoin(*instances, ", ");
+        << "instance " << id << " lost its acknowledged desired state " << want
+        << "; stored: " << absl::StrJoin(*instances, ", ");
   }
   for (const std::string& path : acknowledged("s3")) {
     RawRequest get;
@@ -321,8 +324,8 @@ TEST_F(PlatformFailoverDrillTest, KillingThePrimaryUnderThePlatformsLoadLosesNot
       LEFT JOIN instance.instances i ON i.instance_id = s.instance_id
       WHERE s.instance_id IS NOT NULL AND (i.instance_id IS NULL OR i.desired_state <> 1))sql");
   ASSERT_TRUE(mismatched.ok()) << mismatched.status();
-  EXPECT_TRUE(mismatched->empty()) << "stocks double-booked or leaked: "
-                                   << absl::StrJoin(*mismatched, ", ");
+  EXPECT_TRUE(mismatched->empty())
+      << "stocks double-booked or leaked: " << absl::StrJoin(*mismatched, ", ");
 }
 
 }  // namespace

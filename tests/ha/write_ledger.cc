@@ -48,9 +48,8 @@ WriteOutcome WriteLedger::Summarize() {
                    .acknowledged_before_kill = acks_before_kill_,
                    .killed_at = killed_at_,
                    .failed_after_kill = failed_after_kill_};
-  const absl::Time outage = first_failure_after_kill_ != absl::InfiniteFuture()
-                                ? first_failure_after_kill_
-                                : killed_at_;
+  const absl::Time outage =
+      first_failure_after_kill_ != absl::InfiniteFuture() ? first_failure_after_kill_ : killed_at_;
   for (const Ack& ack : acks_) {
     out.acknowledged[ack.kind].push_back(ack.key);
     if (ack.sent <= outage) continue;
