@@ -1,9 +1,9 @@
 // PostgreSQL failover under the platform's load (issue 25): the whole platform (auth, and the
-// real stock, storage, instance and agent binaries with simulated GPUs; tests/platform) on
-// tools/pg-ha's Patroni cluster through the multi-host DSN, while instances are created, stopped
-// and started (each start claims a stock, each stop releases it), tenants are created and S3
-// objects written; then kill -9 of the primary's postmaster. The standby must be promoted,
-// every service must carry on without a restart, every acknowledged write must be there
+// real stock, storage, instance (two replicas) and agent binaries with simulated GPUs;
+// tests/platform) on tools/pg-ha's Patroni cluster through the multi-host DSN, while instances are
+// created, stopped and started (each start claims a stock, each stop releases it), tenants are
+// created and S3 objects written; then kill -9 of the primary's postmaster. The standby must be
+// promoted, every service must carry on without a restart, every acknowledged write must be there
 // afterwards, no stock may be held twice, and every instance must reach its desired state.
 // Prints the unavailability window (kill → first acknowledged write) and the requests that
 // failed meanwhile; bench/RESULTS.md records them.
@@ -47,6 +47,8 @@ namespace storagepb = ::gpuaas::platform_testing::storagepb;
 // Instances cycling over a stock per GPU: a start may take the stock another one just released.
 constexpr int kInstances = 3;
 constexpr int kGpus = 4;
+// As in the HA stack; instance i is driven through replica i % 2.
+constexpr int kInstanceReplicas = 2;
 // What the load writes (WriteLedger kinds).
 const std::set<std::string> kKinds = {"instance", "tenant", "s3"};
 constexpr absl::Duration kWarmUp = absl::Seconds(3);
@@ -69,6 +71,7 @@ class PlatformFailoverDrillTest : public ::testing::Test {
     ha_ = std::move(*ha);
     PlatformOptions options;
     options.agents = {{"node-a", absl::StrCat(kGpus, "xA100-80GB")}};
+    options.instance_replicas = kInstanceReplicas;
     // Longer than the outage: heartbeats the stock service cannot write meanwhile must not
     // make the node stale (a claim would then fail NO_CAPACITY, a restart's problem, not this).
     options.stock_node_timeout_seconds = 30;
@@ -95,8 +98,8 @@ class PlatformFailoverDrillTest : public ::testing::Test {
   // Creates instance `id`, then stops and starts it, each step once the last was reached,
   // until `stop`. Every call is retried until acknowledged; desired_[id] is what the last
   // acknowledged one asked for.
-  void CycleInstance(const std::string& id, const std::atomic<bool>& stop) {
-    instancepb::InstanceService::Stub& api = stack_->instances();
+  void CycleInstance(const std::string& id, int replica, const std::atomic<bool>& stop) {
+    instancepb::InstanceService::Stub& api = stack_->instances(replica);
     instancepb::CreateInstanceRequest create;
     create.set_instance_id(id);
     create.set_spec_name("a100.1x");
@@ -112,7 +115,7 @@ class PlatformFailoverDrillTest : public ::testing::Test {
     }
     SetDesired(id, desired);
     for (int step = 1; !stop.load(); ++step) {
-      if (!WaitReached(id, desired, stop)) return;
+      if (!WaitReached(id, replica, desired, stop)) return;
       if (stop.load()) return;
       const bool stopping = desired == instancepb::DESIRED_STATE_RUNNING;
       const std::string key = absl::StrCat(id, stopping ? " stop " : " start ", step);
@@ -134,22 +137,23 @@ class PlatformFailoverDrillTest : public ::testing::Test {
   }
 
   // GetInstance until `id` reaches `desired` (true), `stop`, or kConverge passes (false).
-  bool WaitReached(const std::string& id, DesiredState desired, const std::atomic<bool>& stop) {
+  bool WaitReached(const std::string& id, int replica, DesiredState desired,
+                   const std::atomic<bool>& stop) {
     const absl::Time deadline = absl::Now() + kConverge;
     while (!stop.load() && absl::Now() < deadline) {
-      if (Reached(Get(id), desired)) return true;
+      if (Reached(Get(id, replica), desired)) return true;
       absl::SleepFor(absl::Milliseconds(100));
     }
     return stop.load();
   }
 
   // A failed read goes to the ledger too: the outage as the users saw it.
-  Instance Get(const std::string& id) {
+  Instance Get(const std::string& id, int replica) {
     instancepb::GetInstanceRequest req;
     req.set_instance_id(id);
     Instance out;
-    const std::string failure =
-        FailureOf(stack_->instances().GetInstance(PlatformStack::Ctx(token_).get(), req, &out));
+    const std::string failure = FailureOf(
+        stack_->instances(replica).GetInstance(PlatformStack::Ctx(token_).get(), req, &out));
     if (!failure.empty()) ledger_.Failed("instance read", failure);
     return out;
   }
@@ -212,7 +216,8 @@ TEST_F(PlatformFailoverDrillTest, KillingThePrimaryUnderThePlatformsLoadLosesNot
   std::atomic<bool> stop{false};
   std::vector<std::thread> load;
   for (int i = 0; i < kInstances; ++i) {
-    load.emplace_back([&, i] { CycleInstance(absl::StrCat("drill-", i), stop); });
+    load.emplace_back(
+        [&, i] { CycleInstance(absl::StrCat("drill-", i), i % kInstanceReplicas, stop); });
   }
   load.emplace_back([&] { CreateTenants(stop); });
   load.emplace_back([&] { PutObjects(stop); });
@@ -264,8 +269,8 @@ TEST_F(PlatformFailoverDrillTest, KillingThePrimaryUnderThePlatformsLoadLosesNot
       << "no write after the failover";
 
   // The same processes served throughout: each reconnected on its own.
-  for (auto* daemon :
-       {&stack_->stock(), &stack_->storage(), &stack_->instance(0), &stack_->agent("node-a")}) {
+  for (auto* daemon : {&stack_->stock(), &stack_->storage(), &stack_->instance(0),
+                       &stack_->instance(1), &stack_->agent("node-a")}) {
     EXPECT_TRUE(daemon->Running()) << daemon->name() << " exited:\n" << daemon->Log();
   }
 
