@@ -19,8 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -264,6 +266,15 @@ TEST_F(PlatformFailoverDrillTest, KillingThePrimaryUnderThePlatformsLoadLosesNot
             << " after it (by kind: " << absl::StrJoin(recovered, ", ") << "); "
             << outcome.failed_after_kill << " requests failed after the kill ("
             << absl::StrJoin(failed, "; ") << ")" << std::endl;
+  // An S3 500 (InternalError) hides its cause from the client: the storage service logs it.
+  if (absl::StrContains(
+          outcome.failures_by_kind.contains("s3") ? outcome.failures_by_kind.at("s3") : "",
+          "HTTP 500")) {
+    for (absl::string_view line : absl::StrSplit(stack_->storage().Log(), '\n')) {
+      // libs/common/logging.cc's pattern: "<time> E [<logger>] <message>".
+      if (absl::StrContains(line, " E [")) std::cout << "storage: " << line << std::endl;
+    }
+  }
   EXPECT_LT(outcome.window(), kMaxWindow);
   EXPECT_GT(outcome.acknowledged_total, outcome.acknowledged_before_kill)
       << "no write after the failover";
