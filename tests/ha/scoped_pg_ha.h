@@ -7,11 +7,13 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace gpuaas::ha_testing {
 
@@ -26,15 +28,15 @@ struct PgHaMember {
 
 class ScopedPgHa final {
  public:
-  // Bootstraps and starts the cluster (--fast: no fsync). Blocks until there is a leader with
-  // a synchronous standby. Errors: INTERNAL (details on stderr).
+  // Bootstraps and starts the cluster (--fast: no fsync), and creates database "gpuaas". Blocks
+  // until there is a leader with a synchronous standby. Errors: INTERNAL (details on stderr).
   static absl::StatusOr<std::unique_ptr<ScopedPgHa>> Create();
   ~ScopedPgHa();
   ScopedPgHa(const ScopedPgHa&) = delete;
   ScopedPgHa& operator=(const ScopedPgHa&) = delete;
 
-  // The superuser's multi-host DSN (target_session_attrs=read-write): it reaches whichever
-  // node is the primary.
+  // The superuser's multi-host DSN (target_session_attrs=read-write) on database "gpuaas",
+  // which Create made: it reaches whichever node is the primary.
   const std::string& dsn() const { return dsn_; }
   const std::string& dir() const { return dir_; }
 
@@ -43,6 +45,10 @@ class ScopedPgHa final {
   absl::StatusOr<std::vector<PgHaMember>> Members();
   // The member whose role is `role`. Errors: NOT_FOUND (none has it now), as Members.
   absl::StatusOr<PgHaMember> MemberWithRole(const std::string& role);
+  // Blocks until a member other than `old_leader` leads and runs (a promotion), and returns
+  // when it saw that. Errors: DEADLINE_EXCEEDED after `timeout`.
+  absl::StatusOr<absl::Time> WaitForNewLeader(const std::string& old_leader,
+                                              absl::Duration timeout);
 
  private:
   explicit ScopedPgHa(std::string dir) : dir_(std::move(dir)) {}
@@ -52,5 +58,9 @@ class ScopedPgHa final {
   const std::string dir_;
   std::string dsn_;
 };
+
+// The first column of `sql`'s rows (cast it to text), read on the primary that `dsn` (a
+// multi-host DSN) reaches now. Errors: as db::Pool's.
+absl::StatusOr<std::set<std::string>> ReadColumn(const std::string& dsn, const std::string& sql);
 
 }  // namespace gpuaas::ha_testing
