@@ -1,3 +1,3 @@
--- contract: 8a88c1f drops instances.message, which no binary since 8a88c1f reads or writes
--- (an example: the check only needs the commit to be in the history).
+-- contract: f94169f12d3a drops instances.message: no release since the first commit uses it
+-- (an example; the check needs the commit to be in the previous release's history).
 ALTER TABLE instance.instances DROP COLUMN message;
