@@ -123,8 +123,7 @@ class RollingSchemaTest : public testing::PgTest {
 
   // Starts `release`'s `service` as "<release>-<service>". Its settings go in the environment
   // (GPUAAS_<SERVICE>_<FLAG>, libs/service/env_options.h): a release that lacks a setting
-  // ignores it, where an unknown flag would stop it.
-  // `port` 0 picks a free one.
+  // ignores it, where an unknown flag would stop it. `port` 0 picks a free one.
   Daemon& StartService(const Release& release, const std::string& service,
                        std::map<std::string, std::string> settings, int port = 0) {
     if (port == 0) port = FreePort();
@@ -138,9 +137,9 @@ class RollingSchemaTest : public testing::PgTest {
       for (char& c : var) c = c == '-' ? '_' : static_cast<char>(std::toupper(c));
       env.push_back(var + "=" + value);
     }
-    auto daemon = std::make_unique<Daemon>(name,
-                                           std::vector<std::string>{release.binaries.at(service)},
-                                           port, dir_.path() / (name + ".log"));
+    auto daemon =
+        std::make_unique<Daemon>(name, std::vector<std::string>{release.binaries.at(service)}, port,
+                                 dir_.path() / (name + ".log"));
     daemon->set_env(std::move(env));
     daemon->Start();
     Daemon& started = *daemon;
@@ -374,8 +373,7 @@ class RollingSchemaTest : public testing::PgTest {
         [&] {
           instancepb::GetInstanceRequest get;
           get.set_instance_id(instance_id);
-          return instances.GetInstance(Ctx(token).get(), get, &last).ok() &&
-                 last.state() == state;
+          return instances.GetInstance(Ctx(token).get(), get, &last).ok() && last.state() == state;
         },
         absl::Seconds(60));
     return last;
@@ -438,6 +436,21 @@ TEST_F(RollingSchemaTest, PreviousReleaseServesOnTheNewSchemaAloneAndBesideTheNe
       EXPECT_EQ(got.state(), instancepb::STATE_STOPPED) << got.DebugString();
     }
   }
+  // The previous release's instance, started again by this build and stopped by the previous.
+  const std::string& token = tokens_.at("old");
+  instancepb::StartInstanceRequest start;
+  start.set_instance_id("job-old");
+  Instance instance;
+  grpc::Status s = new_with_old.instance->StartInstance(Ctx(token).get(), start, &instance);
+  ASSERT_TRUE(s.ok()) << "StartInstance: " << s.error_message();
+  instance = WaitState(*new_with_old.instance, token, "job-old", instancepb::STATE_RUNNING);
+  ASSERT_EQ(instance.state(), instancepb::STATE_RUNNING) << instance.DebugString() << Logs();
+  instancepb::StopInstanceRequest stop;
+  stop.set_instance_id("job-old");
+  s = old_with_new.instance->StopInstance(Ctx(token).get(), stop, &instance);
+  ASSERT_TRUE(s.ok()) << "StopInstance: " << s.error_message();
+  instance = WaitState(*old_with_new.instance, token, "job-old", instancepb::STATE_STOPPED);
+  EXPECT_EQ(instance.state(), instancepb::STATE_STOPPED) << instance.DebugString() << Logs();
   EXPECT_FALSE(HasFailure()) << Logs();
 }
 
