@@ -1,0 +1,1 @@
+ALTER TABLE stock.gpus ALTER COLUMN memory_mib TYPE integer;

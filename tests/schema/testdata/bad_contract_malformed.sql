@@ -1,0 +1,2 @@
+-- contract (no commit named)
+ALTER TABLE instance.instances DROP COLUMN message;

@@ -1,0 +1,1 @@
+ALTER TABLE auth.tenants ALTER COLUMN display_name DROP DEFAULT;

@@ -1,0 +1,1 @@
+ALTER TABLE stock.nodes RENAME COLUMN hostname TO host_name;

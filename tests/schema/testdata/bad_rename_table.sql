@@ -1,0 +1,1 @@
+ALTER TABLE IF EXISTS stock.nodes RENAME TO machines;

@@ -1,0 +1,1 @@
+ALTER TABLE auth.api_keys ALTER COLUMN node_id SET NOT NULL;

@@ -1,0 +1,1 @@
+ALTER TABLE stock.nodes ADD CONSTRAINT nodes_hostname_unique UNIQUE (hostname);

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX nodes_hostname ON stock.nodes (hostname);
