@@ -169,7 +169,7 @@ void ExpectNoCallFailedByRestarts(const DrillResult& result) {
   }
 }
 
-double ServedRpcs(int metrics_port) {
+double ServedRpcs(int metrics_port, std::string_view service) {
   absl::StatusOr<std::string> text = rpc::test::ScrapeMetrics(metrics_port);
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) {
@@ -182,7 +182,10 @@ double ServedRpcs(int metrics_port) {
   }
   double sum = 0;
   for (const auto& sample : parsed->All("gpuaas_rpc_requests_total")) {
-    sum += sample.value;
+    const auto label = sample.labels.find("service");
+    if (service.empty() || (label != sample.labels.end() && label->second == service)) {
+      sum += sample.value;
+    }
   }
   return sum;
 }
@@ -234,7 +237,7 @@ DrillResult RollingRestartDrill::Run(int clients, const DrillRound& one_round) {
   for (size_t i = 0; i < replicas_.size(); ++i) {
     DrillReplica& replica = replicas_[i];
     if (i > 0) {
-      served.push_back(ServedRpcs(replicas_[i - 1].metrics_port));
+      served.push_back(ServedRpcs(replicas_[i - 1].metrics_port, replicas_[i - 1].load_service));
     }
     load.Mark(/*signal=*/true);
     absl::Time t = absl::Now();
@@ -244,15 +247,15 @@ DrillResult RollingRestartDrill::Run(int clients, const DrillRound& one_round) {
     EXPECT_TRUE(replica.start()) << "replica " << i << " did not serve after its restart";
     // Its counters start again at 0; past the drill's own health checks, what it counts came
     // from the load through the clients' channel.
-    const double health_checks = ServedRpcs(replica.metrics_port);
-    while (ServedRpcs(replica.metrics_port) <= health_checks &&
+    const double health_checks = ServedRpcs(replica.metrics_port, replica.load_service);
+    while (ServedRpcs(replica.metrics_port, replica.load_service) <= health_checks &&
            absl::Now() - t < kServeAgainTimeout) {
       absl::SleepFor(absl::Milliseconds(20));
     }
     start.push_back(absl::Now() - t);
   }
   absl::SleepFor(settle_);
-  served.push_back(ServedRpcs(replicas_.back().metrics_port));
+  served.push_back(ServedRpcs(replicas_.back().metrics_port, replicas_.back().load_service));
   DrillResult result = load.Finish();
   result.drain = std::move(drain);
   result.start = std::move(start);

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -46,14 +47,18 @@ std::vector<ReplicaProcess> StartReplicas(const std::string& binary, const std::
 // "a,b": the one address that lists the replicas.
 std::string AddressList(const std::vector<ReplicaProcess>& replicas);
 
-// RPCs the process at `metrics_port` completed (its gpuaas_rpc_requests_total, all methods).
-// Adds a test failure (and returns 0) when the scrape fails.
-double ServedRpcs(int metrics_port);
+// RPCs the process at `metrics_port` completed (its gpuaas_rpc_requests_total): every method's,
+// or only `service`'s ("gpuaas.instance.v1.InstanceService"). Adds a test failure (and returns
+// 0) when the scrape fails.
+double ServedRpcs(int metrics_port, std::string_view service = "");
 
 // What a drill does to one replica, whoever runs it (a ReplicaProcess, a platform stack's
 // daemon). Each blocks until done.
 struct DrillReplica {
   int metrics_port = 0;
+  // The service the load calls, when the replica serves others too (agents' streams): only its
+  // calls show that the load reaches the replica again. Empty: every service's.
+  std::string load_service;
   std::function<void()> kill;   // SIGKILL, reaped
   std::function<bool()> stop;   // SIGTERM; true when it exited 0
   std::function<bool()> start;  // again, on the same ports; true once it reports SERVING
