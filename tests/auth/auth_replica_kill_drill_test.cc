@@ -4,7 +4,8 @@
 // repeats; CreateTenant with a request id, which the typed client repeats); the first replica
 // gets SIGKILL in the middle (tests/common/replica_kill_drill.h). No call may fail, and the
 // survivor serves every call made after the kill. The rolling restart drill restarts each
-// replica in turn with SIGTERM under the same load: no call may fail.
+// replica in turn with SIGTERM under the same calls and a Login now and then (sent once): no call
+// may fail.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -60,9 +61,18 @@ class AuthReplicaDrillTest : public gpuaas::testing::PgTest {
   }
 
   // A tenant admin's calls: reads the channel repeats, and a create with a request id that the
-  // typed client repeats. `prefix` keeps two drills' tenants apart.
-  gpuaas::testing::DrillRound Round(const std::string& prefix) {
-    return [this, prefix](int client, int round, const TimedCall& timed) {
+  // typed client repeats; with `once`, every fifth round a Login too, which nobody repeats (a
+  // drained replica must not fail it). `prefix` keeps two drills' tenants apart.
+  gpuaas::testing::DrillRound Round(const std::string& prefix, bool once = false) {
+    return [this, prefix, once](int client, int round, const TimedCall& timed) {
+      if (once && round % 5 == 0) {
+        timed("Login", [&] {
+          pb::LoginRequest login;
+          login.set_user_name("admin");
+          login.set_password(std::string(kPassword));
+          return auth_->Login(login).status();
+        });
+      }
       timed("WhoAmI", [&] { return auth_->WhoAmI({}, call_).status(); });
       timed("GetTenant", [&] {
         pb::GetTenantRequest req;
@@ -94,7 +104,7 @@ TEST_F(AuthReplicaDrillTest, KillNineOneReplicaUnderLoadFailsNoCall) {
 }
 
 TEST_F(AuthReplicaDrillTest, RollingRestartUnderLoadFailsNoCall) {
-  const DrillResult r = RollingRestartDrill(replicas_).Run(4, Round("r-"));
+  const DrillResult r = RollingRestartDrill(replicas_).Run(4, Round("r-", /*once=*/true));
   std::printf("auth rolling restart drill: %s\n", r.Summary().c_str());
   gpuaas::testing::ExpectNoCallFailedByRestarts(r);
 }

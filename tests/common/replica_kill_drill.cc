@@ -60,9 +60,8 @@ class Load final {
       const absl::Time end = s.start + s.took;
       r.max_latency = std::max(r.max_latency, s.took);
       r.started_after_signal += !signals_.empty() && s.start > signals_.front();
-      r.in_flight_at_signal += std::any_of(signals_.begin(), signals_.end(), [&](absl::Time t) {
-        return s.start < t && end > t;
-      });
+      r.in_flight_at_signal += std::any_of(signals_.begin(), signals_.end(),
+                                           [&](absl::Time t) { return s.start < t && end > t; });
       if (std::any_of(marks.begin(), marks.end(), [&](absl::Time t) {
             return end > t - kAroundSignal && s.start < t + kAroundSignal;
           })) {
@@ -84,6 +83,7 @@ class Load final {
     const absl::Duration took = absl::Now() - start;
     absl::MutexLock lock(&mu_);
     ++result_.calls;
+    ++result_.calls_by_method[what];
     samples_.push_back({start, took});
     if (!status.ok()) {
       ++result_.failed;
@@ -102,7 +102,9 @@ class Load final {
   std::vector<absl::Time> starts_ ABSL_GUARDED_BY(mu_);
 };
 
-std::string Millis(absl::Duration d) { return absl::StrFormat("%.0f", absl::ToDoubleMilliseconds(d)); }
+std::string Millis(absl::Duration d) {
+  return absl::StrFormat("%.0f", absl::ToDoubleMilliseconds(d));
+}
 
 }  // namespace
 
@@ -195,20 +197,21 @@ std::string DrillResult::Summary() const {
   for (size_t i = 0; i < drain.size(); ++i) {
     absl::StrAppend(&restarts, "; replica ", i, " drained and exited in ", Millis(drain[i]),
                     " ms, served again ", Millis(start[i]), " ms after its start (",
-                    absl::StrFormat("%.0f", served_after_restart[i]), " RPCs by the next one's turn or the end)");
+                    absl::StrFormat("%.0f", served_after_restart[i]),
+                    " RPCs by the next one's turn or the end)");
   }
   const std::string kill =
       drain.empty()
           ? absl::StrFormat(
                 "; the survivor completed %.0f RPCs after the kill; before it the victim had "
                 "served %.0f, the survivor %.0f",
-                survivor_served_after_kill, victim_served_before_kill,
-                survivor_served_before_kill)
+                survivor_served_after_kill, victim_served_before_kill, survivor_served_before_kill)
           : "";
-  return absl::StrCat(calls, " calls by ", clients, " clients; failed ", failed, "; ",
-                      in_flight_at_signal, " in flight at a signal; ", started_after_signal,
-                      " started after the first", kill, restarts, "; max latency ",
-                      Millis(max_latency), " ms, within ",
+  return absl::StrCat(calls, " calls by ", clients, " clients (",
+                      absl::StrJoin(calls_by_method, ", ", absl::PairFormatter(" ")), "); failed ",
+                      failed, "; ", in_flight_at_signal, " in flight at a signal; ",
+                      started_after_signal, " started after the first", kill, restarts,
+                      "; max latency ", Millis(max_latency), " ms, within ",
                       absl::ToDoubleSeconds(kAroundSignal), " s of a signal or start ",
                       Millis(max_latency_around_signal), " ms");
 }

@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -70,6 +71,7 @@ std::vector<DrillReplica> DrillReplicas(std::vector<ReplicaProcess>& replicas);
 struct DrillResult {
   int clients = 0;
   int calls = 0;
+  std::map<std::string, int> calls_by_method;
   int failed = 0;
   std::vector<std::string> failures;  // the first 20: "Method: CODE: message"
   // Calls running when a replica got its signal (any of them), and started after the first.

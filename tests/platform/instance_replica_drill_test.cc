@@ -128,7 +128,8 @@ class InstanceReplicaDrillTest : public gpuaas::testing::PgTest {
     for (int c = 0; c < kClients; ++c) {
       const std::vector<std::string>& mine = created_[c];
       for (size_t n = 0; n < mine.size(); ++n) {
-        const auto want = n + 1 == mine.size() ? instancepb::STATE_RUNNING : instancepb::STATE_STOPPED;
+        const auto want =
+            n + 1 == mine.size() ? instancepb::STATE_RUNNING : instancepb::STATE_STOPPED;
         const instancepb::Instance got = stack_->WaitInstance(
             tokens_[c % kTenants], mine[n], [&](const auto& i) { return i.state() == want; },
             absl::Seconds(60), /*replica=*/1);
@@ -155,9 +156,9 @@ class InstanceReplicaDrillTest : public gpuaas::testing::PgTest {
 };
 
 TEST_F(InstanceReplicaDrillTest, KillNineOneReplicaUnderLoadFailsNoCall) {
-  const DrillResult r = gpuaas::testing::ReplicaKillDrill(Replicas(), absl::Seconds(3),
-                                                          absl::Seconds(4))
-                            .Run(kClients, Round("kill-"));
+  const DrillResult r =
+      gpuaas::testing::ReplicaKillDrill(Replicas(), absl::Seconds(3), absl::Seconds(4))
+          .Run(kClients, Round("kill-"));
   std::printf("instance replica kill drill: %s\n", r.Summary().c_str());
   gpuaas::testing::ExpectNoCallLost(r);
   ExpectConverged();

@@ -105,7 +105,8 @@ std::string ReplicaServiceConfig() {
     names.push_back(absl::StrCat(R"({"service":")", method.substr(0, slash), R"(","method":")",
                                  method.substr(slash + 1), R"("})"));
   }
-  return absl::StrCat(R"({"loadBalancingConfig":[{"round_robin":{}}],"methodConfig":[{"name":[)",
+  return absl::StrCat(R"({"loadBalancingConfig":[{"round_robin":{}}],)",
+                      R"("healthCheckConfig":{"serviceName":""},"methodConfig":[{"name":[)",
                       absl::StrJoin(names, ","),
                       R"(],"retryPolicy":{"maxAttempts":3,"initialBackoff":"0.05s",)",
                       R"("maxBackoff":"0.5s","backoffMultiplier":2,)",
