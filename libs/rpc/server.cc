@@ -36,7 +36,8 @@ constexpr absl::Duration kDrainTimeout = absl::Seconds(10);
 // How long a server that clients watch keeps taking calls after it reported NOT_SERVING: the
 // calls a client sent before the news reached it (a round trip) still arrive, and gRPC's
 // server, once shut down, cancels a call that arrives unanswered: the client sees CANCELLED and
-// cannot tell whether it ran (the rolling restart drill, bench/RESULTS.md, lost 1 call in 2).
+// cannot tell whether it ran (without the grace, 2 of 6 rolling restart drills lost a call so:
+// bench/RESULTS.md "Rolling restart").
 constexpr absl::Duration kWatchedGrace = absl::Milliseconds(500);
 constexpr std::string_view kHealthWatch = "/grpc.health.v1.Health/Watch";
 

@@ -92,7 +92,6 @@ struct DrillResult {
   // One line of the numbers above, for the log and bench/RESULTS.md.
   std::string Summary() const;
 };
-using KillDrillResult = DrillResult;
 
 // The kill drill passes: no call failed, both replicas served before the kill, and the
 // survivor served every call started after it.
