@@ -196,6 +196,10 @@ TEST(RepeatableMethodsTest, ReadsAndKeyedWritesOnly) {
   EXPECT_THAT(methods, Contains("gpuaas.instance.v1.InstanceService/WatchInstances"));
   EXPECT_THAT(methods, Contains("gpuaas.stock.v1.StockService/ClaimStock"));
   EXPECT_THAT(methods, Contains("gpuaas.instance.v1.InstanceService/CreateInstance"));
+  // They set a desired state: a repeat finds it set.
+  EXPECT_THAT(methods, Contains("gpuaas.instance.v1.InstanceService/StartInstance"));
+  EXPECT_THAT(methods, Contains("gpuaas.instance.v1.InstanceService/StopInstance"));
+  EXPECT_THAT(methods, Contains("gpuaas.instance.v1.InstanceService/DeleteInstance"));
   // Optional keys: their typed clients repeat them only when the request carries the key.
   EXPECT_THAT(methods, Not(Contains("gpuaas.stock.v1.StockService/CreateStocks")));
   EXPECT_THAT(methods, Not(Contains("gpuaas.auth.v1.AuthService/CreateApiKey")));

@@ -23,6 +23,15 @@ std::string_view CallRegistry::Method(const grpc::ServerContextBase& ctx) const 
   return it == calls_.end() ? std::string_view() : it->second.method;
 }
 
+int CallRegistry::Open(std::string_view method) const {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (const auto& [ctx, entry] : calls_) {
+    n += entry.method == method ? 1 : 0;
+  }
+  return n;
+}
+
 std::string CallRegistry::End(const grpc::ServerContextBase& ctx) {
   absl::MutexLock lock(&mu_);
   auto it = calls_.find(&ctx);

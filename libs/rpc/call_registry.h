@@ -25,6 +25,9 @@ class CallRegistry final {
   // The method registered for the call, or "" when unknown.
   std::string_view Method(const grpc::ServerContextBase& ctx) const;
 
+  // How many calls of `method` ("/grpc.health.v1.Health/Watch") are open now.
+  int Open(std::string_view method) const;
+
   // Forgets the call and returns its principal ("" when none was set).
   std::string End(const grpc::ServerContextBase& ctx);
 

@@ -33,6 +33,13 @@ namespace gpuaas::rpc {
 namespace {
 
 constexpr absl::Duration kDrainTimeout = absl::Seconds(10);
+// How long a server that clients watch keeps taking calls after it reported NOT_SERVING: the
+// calls a client sent before the news reached it (a round trip) still arrive, and gRPC's
+// server, once shut down, cancels a call that arrives unanswered: the client sees CANCELLED and
+// cannot tell whether it ran (without the grace, 2 of 6 rolling restart drills lost a call so:
+// bench/RESULTS.md "Rolling restart").
+constexpr absl::Duration kWatchedGrace = absl::Milliseconds(500);
+constexpr std::string_view kHealthWatch = "/grpc.health.v1.Health/Watch";
 
 // Stands in when a server has no authenticator, so Handler::Run fails closed.
 class RejectAllAuthenticator final : public authz::Authenticator {
@@ -231,8 +238,12 @@ void Server::Shutdown() {
   std::call_once(impl.shutdown_once, [&impl] {
     impl.shut_down = true;
     if (impl.server != nullptr) {
-      // Load balancers polling health stop routing here before the listener closes.
+      // Load balancers polling health, and the replica channels watching it (libs/client),
+      // stop routing here before the listener closes.
       impl.server->GetHealthCheckService()->Shutdown();
+      if (impl.calls.Open(kHealthWatch) > 0) {
+        absl::SleepFor(kWatchedGrace);
+      }
       // Streams stay open as long as their clients run, so the drain would only time out on
       // them; ending them now sends their clients to reconnect elsewhere at once.
       const absl::Status shutting_down = absl::UnavailableError("server shutting down");

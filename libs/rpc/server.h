@@ -80,7 +80,8 @@ class Server final {
   // Blocks until SIGTERM/SIGINT or Shutdown(), then drains in-flight calls (up to 10 s).
   // A signal that arrived after Start but before Wait is not lost.
   void Wait();
-  // Marks the services NOT_SERVING, ends every open stream (Handler::RunBidi) UNAVAILABLE
+  // Marks the services NOT_SERVING (and, when a client watches that, goes on serving for
+  // 500 ms while the news reaches it), ends every open stream (Handler::RunBidi) UNAVAILABLE
   // "server shutting down" (a stream busy with a message once that message is done), stops
   // accepting calls, waits for in-flight calls (after 10 s they are cancelled), stops the
   // metrics endpoint and wakes Wait(). Blocks until done; idempotent and thread-safe. Never

@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libs/client/channel.h"
 #include "libs/rpc/echo_test_service.h"
 #include "libs/rpc/metrics_scrape_test_util.h"
 
@@ -200,6 +202,34 @@ TEST_F(ServerTest, ShutdownLetsAnInFlightCallFinish) {
   shutdown.join();
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(resp.message(), "slow");
+}
+
+// A replica channel (libs/client) watches health and leaves the server out once NOT_SERVING
+// reaches it; until then it may still send calls, so the server takes calls a while longer.
+TEST_F(ServerTest, ShutdownServesOnAfterNotServingWhileAReplicaChannelWatches) {
+  const std::string self = absl::StrCat("127.0.0.1:", server_->port());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> replicas =
+      client::OpenChannel(absl::StrCat(self, ",", self), {});
+  ASSERT_TRUE(replicas.ok()) << replicas.status();
+  auto watched = test::pb::EchoService::NewStub(*replicas);
+  EchoRequest req;
+  req.set_message("hi");
+  EchoResponse resp;
+  // Picked only once its health watch reported SERVING: the watch is open now.
+  ASSERT_TRUE(
+      watched->Echo(test::NewClientContext(kCallTimeout, "good-alice@acme").get(), req, &resp)
+          .ok());
+  ASSERT_TRUE(Echo(req, &resp, "good-alice@acme").ok());  // channel_ connected
+
+  const absl::Time start = absl::Now();
+  std::thread shutdown([this] { server_->Shutdown(); });
+  while (test::CheckHealth(NewChannel(), "").value_or(0) == 1) {
+    std::this_thread::yield();
+  }
+  const grpc::Status after_not_serving = Echo(req, &resp, "good-alice@acme");
+  shutdown.join();
+  EXPECT_TRUE(after_not_serving.ok()) << after_not_serving.error_message();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(500));
 }
 
 TEST_F(ServerTest, WaitReturnsAfterShutdown) {

@@ -3,7 +3,9 @@
 // steadily (WhoAmI, GetTenant, ListTenants and GetJwks, which the channel's retry policy
 // repeats; CreateTenant with a request id, which the typed client repeats); the first replica
 // gets SIGKILL in the middle (tests/common/replica_kill_drill.h). No call may fail, and the
-// survivor serves every call made after the kill.
+// survivor serves every call made after the kill. The rolling restart drill restarts each
+// replica in turn with SIGTERM under the same calls and a Login now and then (sent once): no call
+// may fail.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -22,57 +24,89 @@ namespace gpuaas::auth {
 namespace {
 
 namespace pb = ::gpuaas::auth::v1;
-using gpuaas::testing::KillDrillResult;
+using gpuaas::testing::DrillResult;
 using gpuaas::testing::ReplicaKillDrill;
 using gpuaas::testing::ReplicaProcess;
+using gpuaas::testing::RollingRestartDrill;
 using gpuaas::testing::TimedCall;
 
 constexpr std::string_view kPassword = "replica-drill-admin-password";
 
-class AuthReplicaKillDrillTest : public gpuaas::testing::PgTest {};
+class AuthReplicaDrillTest : public gpuaas::testing::PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
+    std::ofstream(dir_.path() / "admin-password") << kPassword << "\n";
+    // The first replica bootstraps the admin, the second finds it.
+    replicas_ = gpuaas::testing::StartReplicas(
+        GPUAAS_AUTH_BINARY, "auth",
+        {"--db-dsn=" + gpuaas::testing::ServiceDsn(dsn(), "auth"),
+         "--bootstrap-admin-password-file=" + (dir_.path() / "admin-password").string()},
+        dir_.path());
+    ASSERT_EQ(replicas_.size(), 2u);
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<grpc::Channel> channel,
+                         client::OpenChannel(gpuaas::testing::AddressList(replicas_), {}));
+    auth_ = std::make_unique<client::AuthClient>(channel, absl::Seconds(5));
+    pb::LoginRequest login;
+    login.set_user_name("admin");
+    login.set_password(std::string(kPassword));
+    ASSERT_OK_AND_ASSIGN(pb::LoginResponse admin, auth_->Login(login));
+    call_ = client::CallContext().set_bearer_token(admin.access_token());
+    pb::CreateTenantRequest seed;
+    seed.mutable_tenant()->set_tenant_id("studio-a");
+    ASSERT_OK(auth_->CreateTenant(seed, call_));
+  }
 
-TEST_F(AuthReplicaKillDrillTest, KillNineOneReplicaUnderLoadFailsNoCall) {
-  gpuaas::testing::TempDir dir;
-  std::ofstream(dir.path() / "admin-password") << kPassword << "\n";
-  // The first replica bootstraps the admin, the second finds it.
-  std::vector<ReplicaProcess> replicas = gpuaas::testing::StartReplicas(
-      GPUAAS_AUTH_BINARY, "auth",
-      {"--db-dsn=" + gpuaas::testing::ServiceDsn(dsn(), "auth"),
-       "--bootstrap-admin-password-file=" + (dir.path() / "admin-password").string()},
-      dir.path());
-  ASSERT_EQ(replicas.size(), 2u);
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<grpc::Channel> channel,
-                       client::OpenChannel(gpuaas::testing::AddressList(replicas), {}));
-  const client::AuthClient auth(channel, absl::Seconds(5));
-  pb::LoginRequest login;
-  login.set_user_name("admin");
-  login.set_password(std::string(kPassword));
-  ASSERT_OK_AND_ASSIGN(pb::LoginResponse admin, auth.Login(login));
-  const auto call = client::CallContext().set_bearer_token(admin.access_token());
-  pb::CreateTenantRequest seed;
-  seed.mutable_tenant()->set_tenant_id("studio-a");
-  ASSERT_OK(auth.CreateTenant(seed, call));
-
-  const KillDrillResult r =
-      ReplicaKillDrill(replicas).Run(4, [&](int client, int round, const TimedCall& timed) {
-        timed("WhoAmI", [&] { return auth.WhoAmI({}, call).status(); });
-        timed("GetTenant", [&] {
-          pb::GetTenantRequest req;
-          req.set_tenant_id("studio-a");
-          return auth.GetTenant(req, call).status();
+  // A tenant admin's calls: reads the channel repeats, and a create with a request id that the
+  // typed client repeats; with `once`, every fifth round a Login too, which nobody repeats (a
+  // drained replica must not fail it). `prefix` keeps two drills' tenants apart.
+  gpuaas::testing::DrillRound Round(const std::string& prefix, bool once = false) {
+    return [this, prefix, once](int client, int round, const TimedCall& timed) {
+      if (once && round % 5 == 0) {
+        timed("Login", [&] {
+          pb::LoginRequest login;
+          login.set_user_name("admin");
+          login.set_password(std::string(kPassword));
+          return auth_->Login(login).status();
         });
-        timed("ListTenants", [&] { return auth.ListTenants({}, call).status(); });
-        timed("GetJwks", [&] { return auth.GetJwks({}, call).status(); });
-        timed("CreateTenant", [&] {
-          pb::CreateTenantRequest req;
-          req.mutable_tenant()->set_tenant_id(absl::StrCat("t-", client, "-", round));
-          req.set_request_id(absl::StrCat("create-", client, "-", round));
-          return auth.CreateTenant(req, call).status();
-        });
+      }
+      timed("WhoAmI", [&] { return auth_->WhoAmI({}, call_).status(); });
+      timed("GetTenant", [&] {
+        pb::GetTenantRequest req;
+        req.set_tenant_id("studio-a");
+        return auth_->GetTenant(req, call_).status();
       });
+      timed("ListTenants", [&] { return auth_->ListTenants({}, call_).status(); });
+      timed("GetJwks", [&] { return auth_->GetJwks({}, call_).status(); });
+      timed("CreateTenant", [&] {
+        pb::CreateTenantRequest req;
+        req.mutable_tenant()->set_tenant_id(absl::StrCat(prefix, client, "-", round));
+        req.set_request_id(absl::StrCat(prefix, "create-", client, "-", round));
+        return auth_->CreateTenant(req, call_).status();
+      });
+    };
+  }
+
+  gpuaas::testing::TempDir dir_;
+  std::vector<ReplicaProcess> replicas_;
+  std::unique_ptr<client::AuthClient> auth_;
+  client::CallContext call_;
+};
+
+TEST_F(AuthReplicaDrillTest, KillNineOneReplicaUnderLoadFailsNoCall) {
+  const DrillResult r = ReplicaKillDrill(replicas_).Run(4, Round("t-"));
   std::printf("auth replica kill drill: %s\n", r.Summary().c_str());
   gpuaas::testing::ExpectNoCallLost(r);
-  EXPECT_EQ(replicas[1].process->Terminate(), 0);
+  EXPECT_EQ(replicas_[1].process->Terminate(), 0);
+}
+
+TEST_F(AuthReplicaDrillTest, RollingRestartUnderLoadFailsNoCall) {
+  const DrillResult r = RollingRestartDrill(replicas_).Run(4, Round("r-", /*once=*/true));
+  std::printf("auth rolling restart drill: %s\n", r.Summary().c_str());
+  gpuaas::testing::ExpectNoCallFailedByRestarts(r);
 }
 
 }  // namespace

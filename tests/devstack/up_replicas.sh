@@ -2,7 +2,8 @@
 # ctest devstack_up_replicas: `tools/gpuaas up --replicas 2 --tls` (issue 25): two processes
 # each of auth, stock and instance, one of storage; stack.env and every peer name both replicas
 # ("a,b"), over mutual TLS (one server name checked on both replicas). Then kill -9 the first replica of auth, stock and instance: gpuaasctl (through
-# stack.env's lists) and the agents carry on with the second; `down` stops every replica.
+# stack.env's lists) and the agents carry on with the second; the README's rolling restart of
+# stock under gpuaasctl reads fails none; `down` stops every replica.
 #   up_replicas.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -52,6 +53,26 @@ sleep 12
 cat "$tmp/nodes.txt"
 [ "$(grep -Ec "^sim-[^ ]+ +[^ ]+ +ready " "$tmp/nodes.txt")" = 3 ] || fail "not every node is READY after the kill"
 echo "after kill -9 of auth, stock and instance's first replicas: gpuaasctl, 3 agents and stock placement carry on"
+
+# The README's rolling restart of stock while gpuaasctl reads in a loop: each replica in turn
+# gets SIGTERM, `up` starts it again; no read fails.
+(cd "$tmp" && "$gpuaas" up --replicas 2 --tls) >"$tmp/up-again.log" 2>&1 \
+  || { cat "$tmp/up-again.log"; fail "up after the kill"; }
+(cd "$checkout" && while [ ! -f "$tmp/rolled" ]; do
+  "${ctl[@]}" specs list >/dev/null 2>>"$tmp/rolling-errors.txt" || echo x >>"$tmp/rolling-failed.txt"
+  echo x >>"$tmp/rolling-calls.txt"
+done) &
+reader=$!
+for replica in stock stock-2; do
+  pid=$(cat "$state/pids/$replica.pid"); kill "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  (cd "$tmp" && "$gpuaas" up --replicas 2 --tls) >>"$tmp/rolling.log" 2>&1 && sleep 2 \
+    || { cat "$tmp/rolling.log"; fail "up during the rolling restart"; }
+  pids+=("$(cat "$state/pids/$replica.pid")")
+done
+touch "$tmp/rolled"
+wait "$reader"
+[ ! -s "$tmp/rolling-failed.txt" ] || { cat "$tmp/rolling-errors.txt"; fail "gpuaasctl failed during the rolling restart"; }
+echo "rolling restart of stock: $(wc -l <"$tmp/rolling-calls.txt") gpuaasctl reads, none failed"
 
 "$gpuaas" down >"$tmp/down.log" 2>&1 || { cat "$tmp/down.log"; fail "down"; }
 for pid in "${pids[@]}"; do

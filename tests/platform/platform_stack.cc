@@ -25,8 +25,13 @@ using gpuaas::testing::Eventually;
 using gpuaas::testing::FreePort;
 using gpuaas::testing::WaitServing;
 
-Daemon::Daemon(std::string name, std::vector<std::string> argv, int port, fs::path log)
-    : name_(std::move(name)), argv_(std::move(argv)), port_(port), log_(std::move(log)) {}
+Daemon::Daemon(std::string name, std::vector<std::string> argv, int port, fs::path log,
+               int metrics_port)
+    : name_(std::move(name)),
+      argv_(std::move(argv)),
+      port_(port),
+      log_(std::move(log)),
+      metrics_port_(metrics_port) {}
 
 Daemon::~Daemon() = default;
 
@@ -99,8 +104,8 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
                auth_->CreateApiKey(admin_token_, "proxy", common::v1::ROLE_ACCESS_PROXY));
 
   // Each service on its own database role, as in the dev stack.
-  const auto common = [&](std::string_view service) {
-    return std::vector<std::string>{"--metrics-listen=127.0.0.1:0",
+  const auto common = [&](std::string_view service, int metrics_port = 0) {
+    return std::vector<std::string>{absl::StrCat("--metrics-listen=127.0.0.1:", metrics_port),
                                     "--db-dsn=" + gpuaas::testing::ServiceDsn(dsn, service),
                                     "--auth-addr=" + auth_->address()};
   };
@@ -134,15 +139,16 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   std::ofstream(dir_ / "instance.key", std::ios::binary) << std::string(32, 'i');
   for (int i = 0; i < options_.instance_replicas; ++i) {
     port = FreePort();
+    const int metrics_port = FreePort();
     auto replica = std::make_unique<Daemon>(
         absl::StrCat("instance-", i),
         With(With({GPUAAS_INSTANCE_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
                    "--stock-addr=" + stock_->address(), "--storage-addr=" + storage_->address(),
                    "--api-key-file=" + api_key_file_.string(),
                    "--secret-key-file=" + (dir_ / "instance.key").string()},
-                  common("instance")),
+                  common("instance", metrics_port)),
              options_.instance_flags),
-        port, dir_ / absl::StrCat("instance-", i, ".log"));
+        port, dir_ / absl::StrCat("instance-", i, ".log"), metrics_port);
     replica->Start();
     instance_stubs_.push_back(instancepb::InstanceService::NewStub(Channel(replica->address())));
     instances_.push_back(std::move(replica));
@@ -180,6 +186,14 @@ PlatformStack::~PlatformStack() {
   auth_.reset();
 }
 
+std::string PlatformStack::instance_addresses() const {
+  std::string out;
+  for (const auto& replica : instances_) {
+    absl::StrAppend(&out, out.empty() ? "" : ",", replica->address());
+  }
+  return out;
+}
+
 fs::path PlatformStack::workload_root(const std::string& node_id) const {
   return dir_ / "workloads" / node_id;
 }
@@ -207,7 +221,10 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
       With({GPUAAS_AGENT_BINARY, "--node-id=" + spec.node_id, "--simulate-gpus=" + spec.gpus,
             "--listen=127.0.0.1:" + std::to_string(port), "--metrics-listen=127.0.0.1:0",
             "--stock-addr=" + stock_->address(), "--auth-addr=" + auth_->address(),
-            "--instance-addr=" + instances_.at(0)->address(), "--api-key-file=" + key_file.string(),
+            "--instance-addr=" + (options_.agents_reach_every_instance_replica
+                                      ? instance_addresses()
+                                      : instances_.at(0)->address()),
+            "--api-key-file=" + key_file.string(),
             "--workload-root=" + workload_root(spec.node_id).string(), "--sample-interval=200ms",
             "--port-range=" + port_range,
             "--image-root=" + (dir_ / "images" / spec.node_id).string(),

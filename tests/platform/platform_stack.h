@@ -32,7 +32,10 @@ namespace storagepb = ::gpuaas::storage::v1;
 // A child process on a fixed loopback port that a test may kill and start again.
 class Daemon final {
  public:
-  Daemon(std::string name, std::vector<std::string> argv, int port, std::filesystem::path log);
+  // `metrics_port`: the port its argv's --metrics-listen names, when the test reads its metrics
+  // (0: a free port of its choosing).
+  Daemon(std::string name, std::vector<std::string> argv, int port, std::filesystem::path log,
+         int metrics_port = 0);
   ~Daemon();
 
   // Starts it and waits until it reports SERVING (the test fails otherwise).
@@ -47,6 +50,7 @@ class Daemon final {
 
   const std::string& name() const { return name_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int metrics_port() const { return metrics_port_; }
   // Its log so far, for failure messages.
   std::string Log() const;
 
@@ -56,6 +60,7 @@ class Daemon final {
   std::vector<std::string> env_;
   int port_;
   std::filesystem::path log_;
+  int metrics_port_;
   std::unique_ptr<testing::ChildProcess> process_;
 };
 
@@ -66,6 +71,9 @@ struct AgentSpec {
 
 struct PlatformOptions {
   int instance_replicas = 1;
+  // The agents reach every instance replica through one "a,b" address (the replica drills);
+  // otherwise the first only.
+  bool agents_reach_every_instance_replica = false;
   std::vector<AgentSpec> agents = {{"node-a", "2xA100-80GB"}};
   // The stock service's --node-timeout-seconds: heartbeats older than this make a node
   // NOT_READY, and nothing is placed on it until its agent reports again.
@@ -90,7 +98,10 @@ class PlatformStack final {
   Daemon& storage() { return *storage_; }
   // The storage service's S3 endpoint, "http://127.0.0.1:PORT".
   std::string s3_endpoint() const { return "http://127.0.0.1:" + std::to_string(s3_port_); }
+  // The instance service's replicas, each with its metrics on a port of its own.
   Daemon& instance(int replica = 0) { return *instances_.at(replica); }
+  // "a,b": every instance replica's address.
+  std::string instance_addresses() const;
   Daemon& agent(const std::string& node_id) { return *agents_.at(node_id); }
   const std::filesystem::path& dir() const { return dir_; }
   // The agent's workload directory (its --workload-root).

@@ -3,8 +3,9 @@
 // Four clients call steadily (GetSpec and ListStocks, which the channel's retry policy repeats;
 // CreateStocks and DeleteStocks with operation ids, which the typed client repeats); the first
 // replica gets SIGKILL in the middle (tests/common/replica_kill_drill.h). No call may fail, and
-// the survivor serves every call made after the kill. Prints the numbers bench/RESULTS.md
-// "Replica kill" quotes.
+// the survivor serves every call made after the kill. The rolling restart drill restarts each
+// replica in turn with SIGTERM under the same calls, the creates and deletes without operation
+// ids (sent once): no call may fail. Prints the numbers bench/RESULTS.md quotes.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -21,62 +22,90 @@
 namespace gpuaas::stock::testing {
 namespace {
 
-using gpuaas::testing::KillDrillResult;
+using gpuaas::testing::DrillResult;
 using gpuaas::testing::ReplicaKillDrill;
 using gpuaas::testing::ReplicaProcess;
+using gpuaas::testing::RollingRestartDrill;
 using gpuaas::testing::TimedCall;
 
-using StockReplicaKillDrillTest = StockTest;
-
-TEST_F(StockReplicaKillDrillTest, KillNineOneReplicaUnderLoadFailsNoCall) {
-  gpuaas::testing::TempDir dir;
-  std::vector<ReplicaProcess> replicas =
-      gpuaas::testing::StartReplicas(GPUAAS_STOCK_BINARY, "stock",
-                                     {"--db-dsn=" + gpuaas::testing::ServiceDsn(dsn(), "stock"),
-                                      "--auth-addr=" + stack_->address()},
-                                     dir.path());
-  ASSERT_EQ(replicas.size(), 2u);
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(Register(SimulatedNode(absl::StrCat("n", i), 8, "A100-80GB", "64")).ok());
+class StockReplicaDrillTest : public StockTest {
+ protected:
+  void SetUp() override {
+    StockTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
+    replicas_ =
+        gpuaas::testing::StartReplicas(GPUAAS_STOCK_BINARY, "stock",
+                                       {"--db-dsn=" + gpuaas::testing::ServiceDsn(dsn(), "stock"),
+                                        "--auth-addr=" + stack_->address()},
+                                       dir_.path());
+    ASSERT_EQ(replicas_.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(Register(SimulatedNode(absl::StrCat("n", i), 8, "A100-80GB", "64")).ok());
+    }
+    ASSERT_TRUE(CreateSpec(MakeSpec("a100.1x", "A100-80GB", 1)).ok());
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<grpc::Channel> channel,
+                         client::OpenChannel(gpuaas::testing::AddressList(replicas_), {}));
+    stock_ = std::make_unique<client::StockClient>(channel, absl::Seconds(5));
+    call_ = client::CallContext().set_bearer_token(admin_);
   }
-  ASSERT_TRUE(CreateSpec(MakeSpec("a100.1x", "A100-80GB", 1)).ok());
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<grpc::Channel> channel,
-                       client::OpenChannel(gpuaas::testing::AddressList(replicas), {}));
-  const client::StockClient stock(channel, absl::Seconds(5));
-  const auto call = client::CallContext().set_bearer_token(admin_);
 
-  const KillDrillResult r =
-      ReplicaKillDrill(replicas).Run(4, [&](int client, int round, const TimedCall& timed) {
-        timed("GetSpec", [&] {
-          pb::GetSpecRequest req;
-          req.set_spec_name("a100.1x");
-          return stock.GetSpec(req, call).status();
-        });
-        timed("ListStocks", [&] {
-          pb::ListStocksRequest req;
-          req.set_spec_name("a100.1x");
-          return stock.ListStocks(req, call).status();
-        });
-        timed("CreateStocks", [&] {
-          pb::CreateStocksRequest req;
-          req.set_spec_name("a100.1x");
-          req.set_number(1);
-          req.set_allow_partial(true);
-          req.set_operation_id(absl::StrCat("create-", client, "-", round));
-          return stock.CreateStocks(req, call).status();
-        });
-        timed("DeleteStocks", [&] {
-          pb::DeleteStocksRequest req;
-          req.set_spec_name("a100.1x");
-          req.set_number(1);
-          req.set_operation_id(absl::StrCat("delete-", client, "-", round));
-          return stock.DeleteStocks(req, call).status();
-        });
+  // Reads the channel repeats, and creates and deletes with operation ids that the typed client
+  // repeats; with `once`, without them, so they are sent once (a drained replica must not fail
+  // them).
+  gpuaas::testing::DrillRound Round(bool once) {
+    return [this, once](int client, int round, const TimedCall& timed) {
+      const auto key = [&](const char* what) {
+        return once ? std::string() : absl::StrCat(what, "-", client, "-", round);
+      };
+      timed("GetSpec", [&] {
+        pb::GetSpecRequest req;
+        req.set_spec_name("a100.1x");
+        return stock_->GetSpec(req, call_).status();
       });
+      timed("ListStocks", [&] {
+        pb::ListStocksRequest req;
+        req.set_spec_name("a100.1x");
+        return stock_->ListStocks(req, call_).status();
+      });
+      timed("CreateStocks", [&] {
+        pb::CreateStocksRequest req;
+        req.set_spec_name("a100.1x");
+        req.set_number(1);
+        req.set_allow_partial(true);
+        req.set_operation_id(key("create"));
+        return stock_->CreateStocks(req, call_).status();
+      });
+      timed("DeleteStocks", [&] {
+        pb::DeleteStocksRequest req;
+        req.set_spec_name("a100.1x");
+        req.set_number(1);
+        req.set_operation_id(key("delete"));
+        return stock_->DeleteStocks(req, call_).status();
+      });
+    };
+  }
+
+  gpuaas::testing::TempDir dir_;
+  std::vector<ReplicaProcess> replicas_;
+  std::unique_ptr<client::StockClient> stock_;
+  client::CallContext call_;
+};
+
+TEST_F(StockReplicaDrillTest, KillNineOneReplicaUnderLoadFailsNoCall) {
+  const DrillResult r = ReplicaKillDrill(replicas_).Run(4, Round(/*once=*/false));
   std::printf("stock replica kill drill: %s\n", r.Summary().c_str());
   gpuaas::testing::ExpectNoCallLost(r);
   EXPECT_EQ(Overbooked(), std::vector<std::string>{});
-  EXPECT_EQ(replicas[1].process->Terminate(), 0);
+  EXPECT_EQ(replicas_[1].process->Terminate(), 0);
+}
+
+TEST_F(StockReplicaDrillTest, RollingRestartUnderLoadFailsNoCall) {
+  const DrillResult r = RollingRestartDrill(replicas_).Run(4, Round(/*once=*/true));
+  std::printf("stock rolling restart drill: %s\n", r.Summary().c_str());
+  gpuaas::testing::ExpectNoCallFailedByRestarts(r);
+  EXPECT_EQ(Overbooked(), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -23,12 +23,15 @@ using google::protobuf::MethodDescriptor;
 // Reads by name: every method starting with one of these only reads.
 constexpr std::array<std::string_view, 4> kReadPrefixes = {"Get", "List", "Watch", "Search"};
 
-// Reads named otherwise, and writes whose every request carries their idempotency key (the
-// proto comment of each says so: "Idempotent by spec name", "Revoking twice is OK", ...).
-constexpr std::array<std::string_view, 15> kNamedRepeatables = {
+// Reads named otherwise, writes whose every request carries their idempotency key (the proto
+// comment of each says so: "Idempotent by spec name", "Revoking twice is OK", ...), and writes
+// that set a desired state (a second StopInstance finds it set and returns the instance as is;
+// a second StartInstance finds it starting).
+constexpr std::array<std::string_view, 18> kNamedRepeatables = {
     "WhoAmI",         "CheckAccessGrant", "ReadWorkloadLogs",  "CreateSpec",    "ClaimStock",
     "ReleaseStock",   "RegisterNode",     "CreateStorageSpec", "AttachStorage", "DetachStorage",
     "CreateInstance", "CreateImage",      "ReportWorkloads",   "ReportAccess",  "RevokeApiKey",
+    "StartInstance",  "StopInstance",     "DeleteInstance",
 };
 
 // The proto files of the services a gpuaas client calls, each reached through one of its
@@ -102,7 +105,8 @@ std::string ReplicaServiceConfig() {
     names.push_back(absl::StrCat(R"({"service":")", method.substr(0, slash), R"(","method":")",
                                  method.substr(slash + 1), R"("})"));
   }
-  return absl::StrCat(R"({"loadBalancingConfig":[{"round_robin":{}}],"methodConfig":[{"name":[)",
+  return absl::StrCat(R"({"loadBalancingConfig":[{"round_robin":{}}],)",
+                      R"("healthCheckConfig":{"serviceName":""},"methodConfig":[{"name":[)",
                       absl::StrJoin(names, ","),
                       R"(],"retryPolicy":{"maxAttempts":3,"initialBackoff":"0.05s",)",
                       R"("maxBackoff":"0.5s","backoffMultiplier":2,)",

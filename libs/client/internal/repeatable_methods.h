@@ -30,7 +30,9 @@ std::vector<std::string> UnknownNamedMethods();
 // the replicas; a replica whose connection fails is skipped until it connects again) and a
 // retry policy for RepeatableMethods(): up to 3 attempts on UNAVAILABLE, 50 ms backoff
 // doubling to 500 ms, within the call's deadline. Round robin sends each attempt to the next
-// replica.
+// replica. And client-side health checking: the channel watches each replica's
+// grpc.health.v1 status and leaves out one that is not SERVING, so a replica that drains
+// (rpc::Server::Shutdown) stops getting calls before it stops taking them.
 std::string ReplicaServiceConfig();
 
 }  // namespace gpuaas::client::internal
