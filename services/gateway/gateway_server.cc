@@ -83,6 +83,9 @@ struct GatewayServer::OpenStream {
   std::string client;
   std::shared_ptr<grpc::ClientContext> ctx;
   absl::Mutex write_mu;
+  // Set while the first message is awaited (nothing is written yet, so only asking the
+  // connection tells whether the client left).
+  const http::HttpRequest* awaiting_first ABSL_GUARDED_BY(write_mu) = nullptr;
   http::DataSink* sink ABSL_GUARDED_BY(write_mu) = nullptr;  // set while the body is written
 
   // False when the client is gone (the call is then cancelled).
@@ -90,12 +93,21 @@ struct GatewayServer::OpenStream {
     absl::MutexLock lock(&write_mu);
     return WriteLocked(text);
   }
-  // A keep-alive comment, unless the body is not being written yet or is being written now
-  // (then the client is being heard from anyway).
+  // A keep-alive comment, unless the body is being written now (then the client is being heard
+  // from anyway); before the body, a look whether the client left.
   void Ping() {
     if (!write_mu.TryLock()) return;
-    if (sink != nullptr) WriteLocked(": keep-alive\n\n");
+    if (sink != nullptr) {
+      WriteLocked(": keep-alive\n\n");
+    } else if (awaiting_first != nullptr && awaiting_first->client_gone()) {
+      ctx->TryCancel();
+    }
     write_mu.Unlock();
+  }
+  // Until the first message arrives, Ping asks `req`'s connection whether the client left.
+  void AwaitFirst(const http::HttpRequest* req) {
+    absl::MutexLock lock(&write_mu);
+    awaiting_first = req;
   }
 
  private:
@@ -236,7 +248,7 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
     return Fail(res, request.status());
   }
   if (match.route->server_streaming()) {
-    return ServeStream(req.remote_addr, match, **request, *authorization, res);
+    return ServeStream(req, match, **request, *authorization, res);
   }
   std::unique_ptr<grpc::ClientContext> ctx = ContextFor(*authorization, options_.call_timeout);
   std::unique_ptr<google::protobuf::Message> response;
@@ -247,9 +259,10 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
   Answer(res, 200, MessageToJson(*response));
 }
 
-void GatewayServer::ServeStream(const std::string& client, const RouteMatch& match,
+void GatewayServer::ServeStream(const http::HttpRequest& req, const RouteMatch& match,
                                 const google::protobuf::Message& request,
                                 const std::string& authorization, http::HttpResponse& res) {
+  const std::string& client = req.remote_addr;
   auto stream = std::make_shared<OpenStream>();
   stream->client = client;
   stream->ctx = ContextFor(authorization, std::nullopt);
@@ -281,7 +294,9 @@ void GatewayServer::ServeStream(const std::string& client, const RouteMatch& mat
   // The first message decides the answer: a stream that fails before it (another tenant's
   // instance, a bad request) is an HTTP error like any call's.
   std::shared_ptr<Backends::Stream> reader = *std::move(call);
+  stream->AwaitFirst(&req);
   std::shared_ptr<google::protobuf::Message> first = reader->Read();
+  stream->AwaitFirst(nullptr);
   if (first == nullptr) {
     grpc::Status status = reader->Finish();
     forget();

@@ -1,0 +1,156 @@
+// GatewayServer over real sockets, in front of in-process fakes of the services: what only shows
+// with a client that connects, waits and leaves (an event stream's call, the session refresh).
+#include "services/gateway/gateway_server.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gpuaas/auth/v1/auth.grpc.pb.h"
+#include "gpuaas/instance/v1/instance.grpc.pb.h"
+#include "libs/client/channel.h"
+#include "services/gateway/public_services.h"
+
+namespace gpuaas::gateway {
+namespace {
+
+namespace authpb = ::gpuaas::auth::v1;
+namespace instancepb = ::gpuaas::instance::v1;
+
+// Follows logs that never come (a silent workload) until the caller cancels.
+class SilentLogs final : public instancepb::InstanceService::Service {
+ public:
+  grpc::Status GetInstanceLogs(grpc::ServerContext* ctx, const instancepb::GetInstanceLogsRequest*,
+                               grpc::ServerWriter<instancepb::LogChunk>*) override {
+    ++opened;
+    while (!ctx->IsCancelled()) absl::SleepFor(absl::Milliseconds(5));
+    ++cancelled;
+    return grpc::Status::CANCELLED;
+  }
+  std::atomic<int> opened{0};
+  std::atomic<int> cancelled{0};
+};
+
+// Refreshes any token at once, except "slow-refresh", which waits for `release`.
+class FakeAuth final : public authpb::AuthService::Service {
+ public:
+  grpc::Status Refresh(grpc::ServerContext*, const authpb::RefreshRequest* req,
+                       authpb::RefreshResponse* resp) override {
+    ++refreshes;
+    if (req->refresh_token() == "slow-refresh") {
+      slow_started.Notify();
+      release.WaitForNotification();
+    }
+    resp->set_access_token("access-after-" + req->refresh_token());
+    resp->set_refresh_token("next-" + req->refresh_token());
+    return grpc::Status::OK;
+  }
+  grpc::Status WhoAmI(grpc::ServerContext*, const authpb::WhoAmIRequest*,
+                      authpb::WhoAmIResponse* resp) override {
+    resp->set_user_name("alice");
+    return grpc::Status::OK;
+  }
+  std::atomic<int> refreshes{0};
+  absl::Notification slow_started;
+  absl::Notification release;
+};
+
+int Connect(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  return fd;
+}
+
+void SendAll(int fd, const std::string& text) {
+  ASSERT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+}
+
+class GatewayServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&logs_);
+    builder.RegisterService(&auth_service_);
+    services_ = builder.BuildAndStart();
+    std::shared_ptr<grpc::Channel> channel =
+        *client::OpenChannel(absl::StrCat("127.0.0.1:", port), client::TlsOptions{});
+    backends_.Add("gpuaas.instance.v1.InstanceService", channel);
+    auth_ = std::make_unique<client::AuthClient>(channel);
+    auto services = PublicServiceDescriptors();
+    ASSERT_TRUE(services.ok());
+    auto routes = RouteTable::FromServices(*services);
+    ASSERT_TRUE(routes.ok()) << routes.status();
+    routes_ = *std::move(routes);
+    server_ = std::make_unique<GatewayServer>(
+        GatewayOptions{.host = "127.0.0.1",
+                       .threads = 8,
+                       .max_streams = 4,
+                       .max_streams_per_client = 1,
+                       .stream_keepalive = absl::Milliseconds(50)},
+        routes_, backends_, *auth_, clock_);
+    ASSERT_TRUE(server_->Start().ok());
+  }
+
+  void TearDown() override {
+    if (!auth_service_.release.HasBeenNotified()) auth_service_.release.Notify();
+    server_->Stop();
+    services_->Shutdown();
+  }
+
+  SilentLogs logs_;
+  FakeAuth auth_service_;
+  std::unique_ptr<grpc::Server> services_;
+  Backends backends_;
+  std::unique_ptr<client::AuthClient> auth_;
+  RouteTable routes_;
+  SystemClock clock_;
+  std::unique_ptr<GatewayServer> server_;
+};
+
+// Waits up to 5 s for `done`.
+bool Eventually(const std::function<bool()>& done) {
+  for (absl::Time end = absl::Now() + absl::Seconds(5); absl::Now() < end;) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return done();
+}
+
+// A tab closed while its log follow waits for the first line: the call is cancelled and the
+// stream's place is free again, not held until the workload writes something.
+TEST_F(GatewayServerTest, AClientThatLeavesBeforeTheFirstEventEndsItsCall) {
+  const std::string follow =
+      "GET /v1/instances/ins-1/logs?follow=true HTTP/1.1\r\nHost: gw\r\n"
+      "Authorization: Bearer t\r\n\r\n";
+  int fd = Connect(server_->port());
+  SendAll(fd, follow);
+  ASSERT_TRUE(Eventually([&] { return logs_.opened == 1; }));
+  ::close(fd);
+  EXPECT_TRUE(Eventually([&] { return logs_.cancelled == 1; }))
+      << "the call outlived its client";
+  // Its place under --max-streams-per-client (1 here) is free for the next tab.
+  int again = Connect(server_->port());
+  SendAll(again, follow);
+  EXPECT_TRUE(Eventually([&] { return logs_.opened == 2; }));
+  ::close(again);
+}
+
+}  // namespace
+}  // namespace gpuaas::gateway
