@@ -80,6 +80,17 @@ void SendAll(int fd, const std::string& text) {
   ASSERT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
 }
 
+// `request` over a fresh connection; the whole answer (the server closes after it).
+std::string Exchange(int port, const std::string& request) {
+  int fd = Connect(port);
+  SendAll(fd, request);
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) answer.append(buf, n);
+  ::close(fd);
+  return answer;
+}
+
 class GatewayServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -150,6 +161,49 @@ TEST_F(GatewayServerTest, AClientThatLeavesBeforeTheFirstEventEndsItsCall) {
   SendAll(again, follow);
   EXPECT_TRUE(Eventually([&] { return logs_.opened == 2; }));
   ::close(again);
+}
+
+// The console's POST /api/session:refresh for the session whose refresh cookie is `token`.
+std::string Refresh(int port, const std::string& token) {
+  return Exchange(port, absl::StrCat("POST /api/session:refresh HTTP/1.1\r\nHost: gw\r\n"
+                                     "Connection: close\r\nContent-Type: application/json\r\n"
+                                     "Cookie: gpuaas_session=s-",
+                                     token, "; gpuaas_refresh=", token,
+                                     "\r\nX-CSRF-Token: ", CsrfTokenFor("s-" + token),
+                                     "\r\nContent-Length: 2\r\n\r\n{}"));
+}
+
+// One tab's slow refresh does not hold up another user's.
+TEST_F(GatewayServerTest, RefreshesOfDifferentSessionsDoNotWaitForEachOther) {
+  auto refresh = [&](const std::string& token) { return Refresh(server_->port(), token); };
+  std::thread slow([&] { refresh("slow-refresh"); });
+  ASSERT_TRUE(auth_service_.slow_started.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  const absl::Time start = absl::Now();
+  const std::string answer = refresh("fast-refresh");
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "waited for another session's refresh";
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  EXPECT_NE(answer.find("gpuaas_session=access-after-fast-refresh"), std::string::npos) << answer;
+  auth_service_.release.Notify();
+  slow.join();
+}
+
+// Two tabs of one session refreshing at once: one refresh reaches the auth service (a second
+// would look like a replayed token), and both tabs get its answer.
+TEST_F(GatewayServerTest, TwoTabsRefreshingAtOnceShareOneRefresh) {
+  std::string first;
+  std::string second;
+  std::thread a([&] { first = Refresh(server_->port(), "slow-refresh"); });
+  ASSERT_TRUE(auth_service_.slow_started.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  std::thread b([&] { second = Refresh(server_->port(), "slow-refresh"); });
+  absl::SleepFor(absl::Milliseconds(200));  // b is waiting for a's refresh by now
+  auth_service_.release.Notify();
+  a.join();
+  b.join();
+  EXPECT_EQ(auth_service_.refreshes, 1);
+  for (const std::string* answer : {&first, &second}) {
+    EXPECT_EQ(answer->rfind("HTTP/1.1 200", 0), 0u) << *answer;
+    EXPECT_NE(answer->find("gpuaas_refresh=next-slow-refresh"), std::string::npos) << *answer;
+  }
 }
 
 }  // namespace

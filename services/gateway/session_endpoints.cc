@@ -103,27 +103,38 @@ void SessionEndpoints::Refresh(const http::HttpRequest& req, absl::string_view b
   }
   refresh.set_refresh_token(*token);
   const std::string key = absl::StrCat(*token, "\n", body);
-  RecentRefresh answer;
+  std::shared_ptr<RecentRefresh> entry;
+  bool mine = false;
   {
     absl::MutexLock lock(&refresh_mu_);
     const absl::Time now = clock_.Now();
-    absl::erase_if(recent_, [&](const auto& kv) { return now - kv.second.at > kRefreshMemory; });
-    auto it = recent_.find(key);
-    if (it != recent_.end()) {
-      answer = it->second;
-    } else {
-      absl::StatusOr<authpb::RefreshResponse> tokens =
-          auth_.Refresh(refresh, client::CallContext());
-      if (!tokens.ok()) {
-        for (const std::string& c : ClearedSessionCookies(cookies_))
-          res.set_header("Set-Cookie", c);
-        return Fail(tokens.status(), res);
-      }
-      answer = {tokens->access_token(), tokens->refresh_token(), now};
-      recent_[key] = answer;
+    absl::erase_if(recent_, [&](const auto& kv) { return now - kv.second->at > kRefreshMemory; });
+    std::shared_ptr<RecentRefresh>& found = recent_[key];
+    if (found == nullptr) {
+      found = std::make_shared<RecentRefresh>();
+      found->at = now;
+      mine = true;
     }
+    entry = found;
   }
-  Started(answer.access_token, answer.refresh_token, res);
+  if (mine) {
+    entry->answer = auth_.Refresh(refresh, client::CallContext());
+    if (!entry->answer.ok()) {
+      // Not remembered: a later try asks again.
+      absl::MutexLock lock(&refresh_mu_);
+      if (auto it = recent_.find(key); it != recent_.end() && it->second == entry) {
+        recent_.erase(it);
+      }
+    }
+    entry->done.Notify();
+  } else {
+    entry->done.WaitForNotification();
+  }
+  if (!entry->answer.ok()) {
+    for (const std::string& c : ClearedSessionCookies(cookies_)) res.set_header("Set-Cookie", c);
+    return Fail(entry->answer.status(), res);
+  }
+  Started(entry->answer->access_token(), entry->answer->refresh_token(), res);
 }
 
 void SessionEndpoints::Logout(const http::HttpRequest& req, http::HttpResponse& res) {
