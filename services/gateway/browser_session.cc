@@ -66,7 +66,7 @@ std::vector<std::string> ClearedSessionCookies(const CookieOptions& options) {
   };
 }
 
-bool IsCrossSite(const http::HttpRequest& req, bool tls) {
+bool IsCrossSite(const http::HttpRequest& req, bool https) {
   const std::string fetch_site = absl::AsciiStrToLower(req.get_header_value("Sec-Fetch-Site"));
   if (fetch_site == "cross-site" || fetch_site == "same-site") {
     return true;
@@ -74,11 +74,12 @@ bool IsCrossSite(const http::HttpRequest& req, bool tls) {
   if (!req.has_header("Origin")) {
     return false;
   }
-  const std::string own = absl::StrCat(tls ? "https://" : "http://", req.get_header_value("Host"));
+  const std::string own =
+      absl::StrCat(https ? "https://" : "http://", req.get_header_value("Host"));
   return !absl::EqualsIgnoreCase(req.get_header_value("Origin"), own);
 }
 
-absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool tls) {
+absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool https) {
   if (req.has_header("Authorization")) {
     return req.get_header_value("Authorization");
   }
@@ -86,7 +87,7 @@ absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool t
   if (!token || token->empty()) {
     return std::string();
   }
-  if (IsCrossSite(req, tls)) {
+  if (IsCrossSite(req, https)) {
     return absl::PermissionDeniedError("a request from another site cannot use the session");
   }
   const std::string sent = req.get_header_value(std::string(kCsrfHeader));

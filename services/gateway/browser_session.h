@@ -45,14 +45,15 @@ std::vector<std::string> SessionCookies(absl::string_view access_token,
 std::vector<std::string> ClearedSessionCookies(const CookieOptions& options);
 
 // Whether the request came from another site: an Origin other than this gateway's own
-// (scheme and Host), or a browser's Sec-Fetch-Site saying cross-site or same-site.
-bool IsCrossSite(const http::HttpRequest& req, bool tls);
+// (scheme and Host; `https`: browsers reach us over https, our own TLS or a terminator's in
+// front), or a browser's Sec-Fetch-Site saying cross-site or same-site.
+bool IsCrossSite(const http::HttpRequest& req, bool https);
 
 // The `authorization` value to call the services with: the request's own Authorization header,
 // else the session cookie's token, after the browser checks: PERMISSION_DENIED for a cookie
 // request from another site, or one that changes something (not GET/HEAD) without the session's
 // X-CSRF-Token. Empty when the request carries no credential (the service then answers
 // UNAUTHENTICATED where one is needed).
-absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool tls);
+absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool https);
 
 }  // namespace gpuaas::gateway

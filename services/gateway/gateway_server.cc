@@ -24,6 +24,12 @@ std::string ConsoleCsp(const std::string& s3_endpoint) {
                       "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
 }
 
+// Whether browsers reach us over https: our own TLS, or TLS ended in front of us. The
+// console's cookies are then Secure, and its page's Origin is https://.
+bool PagesAreHttps(const GatewayOptions& options) {
+  return options.secure_cookies || !options.tls_cert_file.empty();
+}
+
 void Answer(http::HttpResponse& res, int status, std::string body) {
   res.status = status;
   res.set_content(std::move(body), std::string(kJson));
@@ -127,9 +133,7 @@ GatewayServer::GatewayServer(GatewayOptions options, const RouteTable& routes,
     : options_(std::move(options)),
       routes_(routes),
       backends_(backends),
-      sessions_(auth,
-                CookieOptions{.secure = options_.secure_cookies || !options_.tls_cert_file.empty()},
-                clock) {
+      sessions_(auth, CookieOptions{.secure = PagesAreHttps(options_)}, clock) {
   transport_ = std::make_unique<http::HttpTransport>(
       http::HttpTransportOptions{.host = options_.host,
                                  .port = options_.port,
@@ -211,7 +215,7 @@ void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res
   } else if (path == "/api/config" && req.method == "GET") {
     Answer(res, 200, nlohmann::json{{"s3_endpoint", options_.s3_endpoint}}.dump());
   } else if (SessionEndpoints::Serves(path)) {
-    sessions_.Handle(req, path, *body, transport_->tls(), res);
+    sessions_.Handle(req, path, *body, PagesAreHttps(options_), res);
   } else if (std::optional<RouteMatch> match = routes_.Find(req.method, path)) {
     ServeRest(req, *match, query, *body, res);
   } else if (routes_.HasPath(path)) {
@@ -238,7 +242,7 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
                               absl::string_view query, absl::string_view body,
                               http::HttpResponse& res) {
   res.set_header("Cache-Control", "no-store");
-  absl::StatusOr<std::string> authorization = AuthorizationOf(req, transport_->tls());
+  absl::StatusOr<std::string> authorization = AuthorizationOf(req, PagesAreHttps(options_));
   if (!authorization.ok()) {
     return Fail(res, authorization.status());
   }

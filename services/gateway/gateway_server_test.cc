@@ -54,6 +54,12 @@ class FakeAuth final : public authpb::AuthService::Service {
     resp->set_refresh_token("next-" + req->refresh_token());
     return grpc::Status::OK;
   }
+  grpc::Status Login(grpc::ServerContext*, const authpb::LoginRequest* req,
+                     authpb::LoginResponse* resp) override {
+    resp->set_access_token("access-of-" + req->user_name());
+    resp->set_refresh_token("refresh-of-" + req->user_name());
+    return grpc::Status::OK;
+  }
   grpc::Status WhoAmI(grpc::ServerContext*, const authpb::WhoAmIRequest*,
                       authpb::WhoAmIResponse* resp) override {
     resp->set_user_name("alice");
@@ -109,14 +115,19 @@ class GatewayServerTest : public ::testing::Test {
     auto routes = RouteTable::FromServices(*services);
     ASSERT_TRUE(routes.ok()) << routes.status();
     routes_ = *std::move(routes);
-    server_ = std::make_unique<GatewayServer>(
-        GatewayOptions{.host = "127.0.0.1",
-                       .threads = 8,
-                       .max_streams = 4,
-                       .max_streams_per_client = 1,
-                       .stream_keepalive = absl::Milliseconds(50)},
-        routes_, backends_, *auth_, clock_);
-    ASSERT_TRUE(server_->Start().ok());
+    server_ = StartGateway({});
+  }
+
+  // A gateway on a free port; `secure_cookies`: TLS ends in front of it.
+  std::unique_ptr<GatewayServer> StartGateway(GatewayOptions options) {
+    options.host = "127.0.0.1";
+    options.threads = 8;
+    options.max_streams = 4;
+    options.max_streams_per_client = 1;
+    options.stream_keepalive = absl::Milliseconds(50);
+    auto server = std::make_unique<GatewayServer>(options, routes_, backends_, *auth_, clock_);
+    EXPECT_TRUE(server->Start().ok());
+    return server;
   }
 
   void TearDown() override {
@@ -154,8 +165,7 @@ TEST_F(GatewayServerTest, AClientThatLeavesBeforeTheFirstEventEndsItsCall) {
   SendAll(fd, follow);
   ASSERT_TRUE(Eventually([&] { return logs_.opened == 1; }));
   ::close(fd);
-  EXPECT_TRUE(Eventually([&] { return logs_.cancelled == 1; }))
-      << "the call outlived its client";
+  EXPECT_TRUE(Eventually([&] { return logs_.cancelled == 1; })) << "the call outlived its client";
   // Its place under --max-streams-per-client (1 here) is free for the next tab.
   int again = Connect(server_->port());
   SendAll(again, follow);
@@ -204,6 +214,33 @@ TEST_F(GatewayServerTest, TwoTabsRefreshingAtOnceShareOneRefresh) {
     EXPECT_EQ(answer->rfind("HTTP/1.1 200", 0), 0u) << *answer;
     EXPECT_NE(answer->find("gpuaas_refresh=next-slow-refresh"), std::string::npos) << *answer;
   }
+}
+
+// The console's login as a browser sends it from the page at `origin`.
+std::string LoginFrom(int port, const std::string& origin) {
+  const std::string body = R"({"user_name": "alice", "password": "pw"})";
+  return Exchange(port, absl::StrCat("POST /api/session HTTP/1.1\r\nHost: console.example\r\n"
+                                     "Connection: close\r\nContent-Type: application/json\r\n"
+                                     "Origin: ",
+                                     origin, "\r\nSec-Fetch-Site: same-origin\r\n",
+                                     "Content-Length: ", body.size(), "\r\n\r\n", body));
+}
+
+// With TLS ended in front (--secure-cookies), the console's page is https://: its own requests
+// are not another site's, and a plain http:// page still is.
+TEST_F(GatewayServerTest, BehindATlsTerminatorTheConsolesOwnOriginIsHttps) {
+  std::unique_ptr<GatewayServer> behind = StartGateway({.secure_cookies = true});
+  const std::string own = LoginFrom(behind->port(), "https://console.example");
+  EXPECT_EQ(own.rfind("HTTP/1.1 200", 0), 0u) << own;
+  EXPECT_NE(own.find("gpuaas_session=access-of-alice; HttpOnly; Path=/; SameSite=Strict; Secure"),
+            std::string::npos)
+      << own;
+  const std::string plain = LoginFrom(behind->port(), "http://console.example");
+  EXPECT_EQ(plain.rfind("HTTP/1.1 403", 0), 0u) << plain;
+  behind->Stop();
+  // Without a terminator the page is http:// (this test's gateway speaks no TLS).
+  const std::string direct = LoginFrom(server_->port(), "http://console.example");
+  EXPECT_EQ(direct.rfind("HTTP/1.1 200", 0), 0u) << direct;
 }
 
 }  // namespace

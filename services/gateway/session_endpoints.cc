@@ -42,11 +42,11 @@ bool SessionEndpoints::Serves(absl::string_view path) {
 }
 
 void SessionEndpoints::Handle(const http::HttpRequest& req, absl::string_view path,
-                              absl::string_view body, bool tls, http::HttpResponse& res) {
+                              absl::string_view body, bool https, http::HttpResponse& res) {
   res.set_header("Cache-Control", "no-store");
   // Logging in, renewing or ending a session from another site's page would let that site
   // choose whose session the browser holds.
-  if (IsCrossSite(req, tls)) {
+  if (IsCrossSite(req, https)) {
     return Fail(absl::PermissionDeniedError("a request from another site cannot use the session"),
                 res);
   }
@@ -58,7 +58,7 @@ void SessionEndpoints::Handle(const http::HttpRequest& req, absl::string_view pa
     return Current(req, res);
   }
   // What follows acts on the session, so it needs the session's CSRF token as /v1 does.
-  absl::StatusOr<std::string> authorization = AuthorizationOf(req, tls);
+  absl::StatusOr<std::string> authorization = AuthorizationOf(req, https);
   if (!authorization.ok()) {
     return Fail(authorization.status(), res);
   }

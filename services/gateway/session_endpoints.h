@@ -33,7 +33,7 @@ class SessionEndpoints final {
   // Whether `path` is one of ours.
   static bool Serves(absl::string_view path);
   void Handle(const http::HttpRequest& req, absl::string_view path, absl::string_view body,
-              bool tls, http::HttpResponse& res);
+              bool https, http::HttpResponse& res);
 
  private:
   void Login(const http::HttpRequest& req, absl::string_view body, http::HttpResponse& res);
