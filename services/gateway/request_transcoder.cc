@@ -1,5 +1,6 @@
 #include "services/gateway/request_transcoder.h"
 
+#include <google/protobuf/stubs/common.h>
 #include <google/protobuf/util/json_util.h>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,10 @@ bool IsGivenWhole(const google::protobuf::Descriptor& type) {
 // numbers, enums, Timestamps, Durations and FieldMasks as strings).
 absl::StatusOr<nlohmann::json> ScalarJson(const FieldDescriptor& field, absl::string_view name,
                                           const std::string& value) {
+  // Percent escapes decode to any byte; JSON (and a proto's string) holds UTF-8 only.
+  if (!google::protobuf::internal::IsStructurallyValidUTF8(value)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": not UTF-8"));
+  }
   if (field.cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
     if (value == "true" || value == "1") return true;
     if (value == "false" || value == "0") return false;

@@ -109,6 +109,24 @@ TEST_F(RequestTranscoderTest, AParameterInsideAWellKnownTypeSetAsAWholeIsRefused
   EXPECT_EQ(whole->update_mask().paths_size(), 2);
 }
 
+// Percent escapes decode to any byte; one that is not UTF-8 is a 400 naming where it came
+// from, not a JSON exception that drops the connection unanswered.
+TEST_F(RequestTranscoderTest, BytesThatAreNotUtf8AreRefusedByName) {
+  absl::StatusOr<instance::v1::GetInstanceRequest> path;
+  ASSERT_NO_THROW(
+      path = Transcode<instance::v1::GetInstanceRequest>("GET", "/v1/instances/%FF", "", ""));
+  EXPECT_EQ(path.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(path.status().message(), HasSubstr("instance_id"));
+  absl::StatusOr<instance::v1::ListInstancesRequest> query;
+  ASSERT_NO_THROW(query = Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances",
+                                                                        "page_token=a%C3%28", ""));
+  EXPECT_EQ(query.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(query.status().message(), HasSubstr("page_token"));
+  auto utf8 = Transcode<instance::v1::GetInstanceRequest>("GET", "/v1/instances/caf%C3%A9", "", "");
+  ASSERT_TRUE(utf8.ok()) << utf8.status();
+  EXPECT_EQ(utf8->instance_id(), "caf\u00e9");
+}
+
 TEST(MessageToJsonTest, ProtoNamesAsGrpcurlPrintsThem) {
   instance::v1::ListInstancesRequest req;
   req.set_page_size(5);
