@@ -35,15 +35,6 @@ void Answer(http::HttpResponse& res, int status, std::string body) {
   res.set_content(std::move(body), std::string(kJson));
 }
 
-void Fail(http::HttpResponse& res, const absl::Status& s) {
-  const grpc::Status g = rpc::ToGrpcStatus(s);
-  Answer(res, HttpStatusOf(g.error_code()), StatusJson(g));
-}
-
-void Fail(http::HttpResponse& res, const grpc::Status& s) {
-  Answer(res, HttpStatusOf(s.error_code()), StatusJson(s));
-}
-
 // The request body, up to `limit` bytes; INVALID_ARGUMENT past it, UNAVAILABLE when the client
 // stopped sending.
 absl::StatusOr<std::string> ReadBody(const http::ContentReader* reader, size_t limit) {
@@ -220,9 +211,7 @@ void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res
     ServeRest(req, *match, query, *body, res);
   } else if (routes_.HasPath(path)) {
     // No CORS preflight is answered either: no other site's page may call this API.
-    Fail(res,
-         absl::InvalidArgumentError(absl::StrCat(req.method, " ", path, ": method not allowed")));
-    res.status = 405;
+    FailMethodNotAllowed(res, req.method, path);
   } else if (const StaticFile* file = FindStaticFile(std::string_view(path.data(), path.size()));
              file != nullptr && (req.method == "GET" || req.method == "HEAD")) {
     res.status = 200;

@@ -123,15 +123,15 @@ absl::StatusOr<std::unique_ptr<Message>> TranscodeRequest(const RouteMatch& matc
   // The body first: what the path says wins over it.
   const bool has_body = !route.body.empty();
   if (has_body) {
-    const absl::string_view json = absl::StripAsciiWhitespace(body).empty() ? "{}" : body;
     if (route.body == "*") {
-      if (absl::Status s = ParseJsonInto(json, *request, "body"); !s.ok()) return s;
+      if (absl::Status s = ParseJsonBody(body, *request); !s.ok()) return s;
     } else {
       const FieldDescriptor* field = type.FindFieldByName(route.body);
       if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !field->is_repeated()) {
         Message* target = request->GetReflection()->MutableMessage(request.get(), field);
-        if (absl::Status s = ParseJsonInto(json, *target, "body"); !s.ok()) return s;
+        if (absl::Status s = ParseJsonBody(body, *target); !s.ok()) return s;
       } else {
+        const absl::string_view json = absl::StripAsciiWhitespace(body).empty() ? "{}" : body;
         nlohmann::json wrapped = nlohmann::json::object();
         nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
         if (parsed.is_discarded()) {
@@ -187,6 +187,10 @@ absl::StatusOr<std::unique_ptr<Message>> TranscodeRequest(const RouteMatch& matc
     request->MergeFrom(*overlay);
   }
   return request;
+}
+
+absl::Status ParseJsonBody(absl::string_view body, Message& message) {
+  return ParseJsonInto(absl::StripAsciiWhitespace(body).empty() ? "{}" : body, message, "body");
 }
 
 std::string MessageToJson(const Message& message) {
