@@ -243,5 +243,25 @@ TEST_F(GatewayServerTest, BehindATlsTerminatorTheConsolesOwnOriginIsHttps) {
   EXPECT_EQ(direct.rfind("HTTP/1.1 200", 0), 0u) << direct;
 }
 
+// A credential gRPC cannot carry as metadata (bytes outside printable ASCII, which HTTP allows
+// in a header) is refused or ignored, never sent: gRPC aborts the process on metadata it finds
+// illegal, so one such request took the gateway down.
+TEST_F(GatewayServerTest, ACredentialGrpcCannotCarryNeverReachesACall) {
+  auto get = [&](const std::string& path, const std::string& header) {
+    return Exchange(server_->port(), absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: gw\r\n",
+                                                  "Connection: close\r\n", header, "\r\n\r\n"));
+  };
+  for (const char* bad : {"Bearer \xff\xfe", "Bearer a\tb"}) {
+    const std::string answer = get("/v1/instances/ins-1", absl::StrCat("Authorization: ", bad));
+    EXPECT_EQ(answer.rfind("HTTP/1.1 401", 0), 0u) << bad << ": " << answer;
+  }
+  // A cookie we never set is no session: the call goes without a credential (this fake then
+  // says it serves no GetInstance), and the console is asked to log in.
+  const std::string cookie = get("/v1/instances/ins-1", "Cookie: gpuaas_session=\xc3\xa9t\xc3\xa9");
+  EXPECT_EQ(cookie.rfind("HTTP/1.1 501", 0), 0u) << cookie;
+  const std::string session = get("/api/session", "Cookie: gpuaas_session=\xff");
+  EXPECT_EQ(session.rfind("HTTP/1.1 401", 0), 0u) << session;
+}
+
 }  // namespace
 }  // namespace gpuaas::gateway
