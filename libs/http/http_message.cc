@@ -1,5 +1,7 @@
 #include "libs/http/http_message.h"
 
+#include <poll.h>
+
 #include <utility>
 
 namespace gpuaas::http {
@@ -12,6 +14,14 @@ bool HasCrLf(const std::string& s) { return s.find_first_of("\r\n") != std::stri
 std::string HttpRequest::get_header_value(const std::string& name) const {
   auto it = headers.find(name);
   return it != headers.end() ? it->second : std::string();
+}
+
+bool HttpRequest::client_gone() const {
+  if (connection_fd < 0) {
+    return false;
+  }
+  pollfd p{connection_fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 HttpResponse::~HttpResponse() {

@@ -26,10 +26,14 @@ struct HttpRequest {
   std::string target;       // as sent: the path and query, still percent-encoded
   Headers headers;          // exactly as received
   std::string remote_addr;  // the client's address without its port
+  int connection_fd = -1;   // the client's socket, while the request is served
 
   // The first value of a header, or "".
   std::string get_header_value(const std::string& name) const;
   bool has_header(const std::string& name) const { return headers.count(name) > 0; }
+  // Whether the client closed its connection (it left): for a handler that waits long before it
+  // answers, which no failed write would tell. False without a connection.
+  bool client_gone() const;
 };
 
 // Receives a piece of the request body; false stops the reading.

@@ -92,6 +92,7 @@ class SocketStream final {
     return OrThrow([&](beast::error_code& ec) { return write_some(buffers, ec); });
   }
 
+  int fd() const { return fd_; }
   // Bytes TLS decrypted and holds (a pipelined request's start).
   bool HasPending() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
 
@@ -284,6 +285,7 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
   req.method = std::string(Sv(head.method_string()));
   req.target = std::string(Sv(head.target()));
   req.remote_addr = client;
+  req.connection_fd = stream.fd();
   for (const auto& field : head) {
     req.headers.emplace(std::string(Sv(field.name_string())), std::string(Sv(field.value())));
   }

@@ -3,6 +3,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -24,6 +26,12 @@ std::string CookieAttributes(const CookieOptions& options, absl::string_view pat
 
 bool IsSafeMethod(absl::string_view method) { return method == "GET" || method == "HEAD"; }
 
+// Printable ASCII: all a credential we issue holds, and all gRPC carries in metadata (it aborts
+// the process on a call given anything else).
+bool IsPrintableAscii(absl::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
+
 }  // namespace
 
 std::optional<std::string> CookieValue(const http::HttpRequest& req, absl::string_view name) {
@@ -32,7 +40,7 @@ std::optional<std::string> CookieValue(const http::HttpRequest& req, absl::strin
     for (absl::string_view pair : absl::StrSplit(it->second, ';')) {
       pair = absl::StripAsciiWhitespace(pair);
       if (absl::ConsumePrefix(&pair, name) && absl::ConsumePrefix(&pair, "=")) {
-        return std::string(pair);
+        return IsPrintableAscii(pair) ? std::optional<std::string>(pair) : std::nullopt;
       }
     }
   }
@@ -66,7 +74,7 @@ std::vector<std::string> ClearedSessionCookies(const CookieOptions& options) {
   };
 }
 
-bool IsCrossSite(const http::HttpRequest& req, bool tls) {
+bool IsCrossSite(const http::HttpRequest& req, bool https) {
   const std::string fetch_site = absl::AsciiStrToLower(req.get_header_value("Sec-Fetch-Site"));
   if (fetch_site == "cross-site" || fetch_site == "same-site") {
     return true;
@@ -74,19 +82,24 @@ bool IsCrossSite(const http::HttpRequest& req, bool tls) {
   if (!req.has_header("Origin")) {
     return false;
   }
-  const std::string own = absl::StrCat(tls ? "https://" : "http://", req.get_header_value("Host"));
+  const std::string own =
+      absl::StrCat(https ? "https://" : "http://", req.get_header_value("Host"));
   return !absl::EqualsIgnoreCase(req.get_header_value("Origin"), own);
 }
 
-absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool tls) {
+absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool https) {
   if (req.has_header("Authorization")) {
-    return req.get_header_value("Authorization");
+    std::string authorization = req.get_header_value("Authorization");
+    if (!IsPrintableAscii(authorization)) {
+      return absl::UnauthenticatedError("Authorization: not a credential (printable ASCII only)");
+    }
+    return authorization;
   }
   std::optional<std::string> token = CookieValue(req, kSessionCookie);
   if (!token || token->empty()) {
     return std::string();
   }
-  if (IsCrossSite(req, tls)) {
+  if (IsCrossSite(req, https)) {
     return absl::PermissionDeniedError("a request from another site cannot use the session");
   }
   const std::string sent = req.get_header_value(std::string(kCsrfHeader));

@@ -27,7 +27,8 @@ inline constexpr absl::string_view kRefreshCookie = "gpuaas_refresh";
 inline constexpr absl::string_view kCsrfCookie = "gpuaas_csrf";
 inline constexpr absl::string_view kCsrfHeader = "X-CSRF-Token";
 
-// The value of cookie `name` in the request's Cookie headers.
+// The value of cookie `name` in the request's Cookie headers; none when it holds anything but
+// printable ASCII (no value we set does).
 std::optional<std::string> CookieValue(const http::HttpRequest& req, absl::string_view name);
 
 // The CSRF token that goes with `access_token`: 32 hex digits of SHA-256 over it.
@@ -45,14 +46,16 @@ std::vector<std::string> SessionCookies(absl::string_view access_token,
 std::vector<std::string> ClearedSessionCookies(const CookieOptions& options);
 
 // Whether the request came from another site: an Origin other than this gateway's own
-// (scheme and Host), or a browser's Sec-Fetch-Site saying cross-site or same-site.
-bool IsCrossSite(const http::HttpRequest& req, bool tls);
+// (scheme and Host; `https`: browsers reach us over https, our own TLS or a terminator's in
+// front), or a browser's Sec-Fetch-Site saying cross-site or same-site.
+bool IsCrossSite(const http::HttpRequest& req, bool https);
 
 // The `authorization` value to call the services with: the request's own Authorization header,
 // else the session cookie's token, after the browser checks: PERMISSION_DENIED for a cookie
 // request from another site, or one that changes something (not GET/HEAD) without the session's
-// X-CSRF-Token. Empty when the request carries no credential (the service then answers
+// X-CSRF-Token; UNAUTHENTICATED for an Authorization header that is not printable ASCII (what
+// gRPC metadata holds). Empty when the request carries no credential (the service then answers
 // UNAUTHENTICATED where one is needed).
-absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool tls);
+absl::StatusOr<std::string> AuthorizationOf(const http::HttpRequest& req, bool https);
 
 }  // namespace gpuaas::gateway

@@ -24,18 +24,15 @@ std::string ConsoleCsp(const std::string& s3_endpoint) {
                       "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
 }
 
+// Whether browsers reach us over https: our own TLS, or TLS ended in front of us. The
+// console's cookies are then Secure, and its page's Origin is https://.
+bool PagesAreHttps(const GatewayOptions& options) {
+  return options.secure_cookies || !options.tls_cert_file.empty();
+}
+
 void Answer(http::HttpResponse& res, int status, std::string body) {
   res.status = status;
   res.set_content(std::move(body), std::string(kJson));
-}
-
-void Fail(http::HttpResponse& res, const absl::Status& s) {
-  const grpc::Status g = rpc::ToGrpcStatus(s);
-  Answer(res, HttpStatusOf(g.error_code()), StatusJson(g));
-}
-
-void Fail(http::HttpResponse& res, const grpc::Status& s) {
-  Answer(res, HttpStatusOf(s.error_code()), StatusJson(s));
 }
 
 // The request body, up to `limit` bytes; INVALID_ARGUMENT past it, UNAVAILABLE when the client
@@ -83,6 +80,9 @@ struct GatewayServer::OpenStream {
   std::string client;
   std::shared_ptr<grpc::ClientContext> ctx;
   absl::Mutex write_mu;
+  // Set while the first message is awaited (nothing is written yet, so only asking the
+  // connection tells whether the client left).
+  const http::HttpRequest* awaiting_first ABSL_GUARDED_BY(write_mu) = nullptr;
   http::DataSink* sink ABSL_GUARDED_BY(write_mu) = nullptr;  // set while the body is written
 
   // False when the client is gone (the call is then cancelled).
@@ -90,12 +90,21 @@ struct GatewayServer::OpenStream {
     absl::MutexLock lock(&write_mu);
     return WriteLocked(text);
   }
-  // A keep-alive comment, unless the body is not being written yet or is being written now
-  // (then the client is being heard from anyway).
+  // A keep-alive comment, unless the body is being written now (then the client is being heard
+  // from anyway); before the body, a look whether the client left.
   void Ping() {
     if (!write_mu.TryLock()) return;
-    if (sink != nullptr) WriteLocked(": keep-alive\n\n");
+    if (sink != nullptr) {
+      WriteLocked(": keep-alive\n\n");
+    } else if (awaiting_first != nullptr && awaiting_first->client_gone()) {
+      ctx->TryCancel();
+    }
     write_mu.Unlock();
+  }
+  // Until the first message arrives, Ping asks `req`'s connection whether the client left.
+  void AwaitFirst(const http::HttpRequest* req) {
+    absl::MutexLock lock(&write_mu);
+    awaiting_first = req;
   }
 
  private:
@@ -115,9 +124,7 @@ GatewayServer::GatewayServer(GatewayOptions options, const RouteTable& routes,
     : options_(std::move(options)),
       routes_(routes),
       backends_(backends),
-      sessions_(auth,
-                CookieOptions{.secure = options_.secure_cookies || !options_.tls_cert_file.empty()},
-                clock) {
+      sessions_(auth, CookieOptions{.secure = PagesAreHttps(options_)}, clock) {
   transport_ = std::make_unique<http::HttpTransport>(
       http::HttpTransportOptions{.host = options_.host,
                                  .port = options_.port,
@@ -199,14 +206,12 @@ void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res
   } else if (path == "/api/config" && req.method == "GET") {
     Answer(res, 200, nlohmann::json{{"s3_endpoint", options_.s3_endpoint}}.dump());
   } else if (SessionEndpoints::Serves(path)) {
-    sessions_.Handle(req, path, *body, transport_->tls(), res);
+    sessions_.Handle(req, path, *body, PagesAreHttps(options_), res);
   } else if (std::optional<RouteMatch> match = routes_.Find(req.method, path)) {
     ServeRest(req, *match, query, *body, res);
   } else if (routes_.HasPath(path)) {
     // No CORS preflight is answered either: no other site's page may call this API.
-    Fail(res,
-         absl::InvalidArgumentError(absl::StrCat(req.method, " ", path, ": method not allowed")));
-    res.status = 405;
+    FailMethodNotAllowed(res, req.method, path);
   } else if (const StaticFile* file = FindStaticFile(std::string_view(path.data(), path.size()));
              file != nullptr && (req.method == "GET" || req.method == "HEAD")) {
     res.status = 200;
@@ -226,7 +231,7 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
                               absl::string_view query, absl::string_view body,
                               http::HttpResponse& res) {
   res.set_header("Cache-Control", "no-store");
-  absl::StatusOr<std::string> authorization = AuthorizationOf(req, transport_->tls());
+  absl::StatusOr<std::string> authorization = AuthorizationOf(req, PagesAreHttps(options_));
   if (!authorization.ok()) {
     return Fail(res, authorization.status());
   }
@@ -236,7 +241,7 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
     return Fail(res, request.status());
   }
   if (match.route->server_streaming()) {
-    return ServeStream(req.remote_addr, match, **request, *authorization, res);
+    return ServeStream(req, match, **request, *authorization, res);
   }
   std::unique_ptr<grpc::ClientContext> ctx = ContextFor(*authorization, options_.call_timeout);
   std::unique_ptr<google::protobuf::Message> response;
@@ -247,9 +252,10 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
   Answer(res, 200, MessageToJson(*response));
 }
 
-void GatewayServer::ServeStream(const std::string& client, const RouteMatch& match,
+void GatewayServer::ServeStream(const http::HttpRequest& req, const RouteMatch& match,
                                 const google::protobuf::Message& request,
                                 const std::string& authorization, http::HttpResponse& res) {
+  const std::string& client = req.remote_addr;
   auto stream = std::make_shared<OpenStream>();
   stream->client = client;
   stream->ctx = ContextFor(authorization, std::nullopt);
@@ -281,7 +287,9 @@ void GatewayServer::ServeStream(const std::string& client, const RouteMatch& mat
   // The first message decides the answer: a stream that fails before it (another tenant's
   // instance, a bad request) is an HTTP error like any call's.
   std::shared_ptr<Backends::Stream> reader = *std::move(call);
+  stream->AwaitFirst(&req);
   std::shared_ptr<google::protobuf::Message> first = reader->Read();
+  stream->AwaitFirst(nullptr);
   if (first == nullptr) {
     grpc::Status status = reader->Finish();
     forget();

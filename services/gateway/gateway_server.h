@@ -41,7 +41,8 @@ struct GatewayOptions {
   int max_streams = 192;
   int max_streams_per_client = 16;
   // A comment line goes down every open event stream this often, so a client that left is
-  // noticed (its call is then cancelled) and proxies keep the connection.
+  // noticed (its call is then cancelled) and proxies keep the connection; a stream still
+  // awaiting its first event has its connection looked at as often, for the same reason.
   absl::Duration stream_keepalive = absl::Seconds(15);
   // What the console needs to know that no API says: the S3 endpoint's URL as browsers reach it
   // (the file browser sends presigned requests there). Served at /api/config.
@@ -64,7 +65,7 @@ class GatewayServer final {
               const http::ContentReader* body);
   void ServeRest(const http::HttpRequest& req, const RouteMatch& match, absl::string_view query,
                  absl::string_view body, http::HttpResponse& res);
-  void ServeStream(const std::string& client, const RouteMatch& match,
+  void ServeStream(const http::HttpRequest& req, const RouteMatch& match,
                    const google::protobuf::Message& request, const std::string& authorization,
                    http::HttpResponse& res);
   void KeepStreamsAlive();

@@ -55,7 +55,8 @@ void DefineFlags(CLI::App& app, GatewayFlags& f) {
       "--s3-endpoint", f.s3_endpoint,
       "the storage service's S3 endpoint as browsers reach it (the console's file browser)");
   options.Add("--secure-cookies", f.secure_cookies,
-              "mark the console's cookies Secure without --tls-cert (TLS ends in front of us)");
+              "without --tls-cert, TLS ends in front of us: the console's cookies are Secure "
+              "and its pages' origin is https://");
   options.Add("--header-timeout", f.header_timeout,
               "a client must send a whole request head within this (idle, slowloris)");
   options.Add("--body-timeout", f.body_timeout, "the longest a client's body may stall");

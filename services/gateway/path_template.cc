@@ -114,10 +114,9 @@ bool PathTemplate::Match(absl::string_view path,
       continue;
     }
     std::string value;
-    // A variable never takes an empty segment nor, without a verb in the template, one that
-    // carries a verb of its own (":start" on a Get's path is not an id).
-    if (parts[i].empty() || !PercentDecode(parts[i], value) ||
-        (verb_.empty() && i + 1 == parts.size() && absl::StrContains(parts[i], ":"))) {
+    // A variable never takes an empty segment. It may hold a colon (an image's "name:version"):
+    // where a route with that verb matches too, RouteTable::Find prefers it.
+    if (parts[i].empty() || !PercentDecode(parts[i], value)) {
       return false;
     }
     bindings.emplace_back(seg.field, std::move(value));

@@ -1,5 +1,6 @@
 #include "services/gateway/request_transcoder.h"
 
+#include <google/protobuf/stubs/common.h>
 #include <google/protobuf/util/json_util.h>
 
 #include <nlohmann/json.hpp>
@@ -16,36 +17,65 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
+// The message types a query parameter gives whole, as one string.
+bool IsGivenWhole(const google::protobuf::Descriptor& type) {
+  const std::string& name = type.full_name();
+  return name == "google.protobuf.Timestamp" || name == "google.protobuf.Duration" ||
+         name == "google.protobuf.FieldMask";
+}
+
 // A value of a path variable or query parameter as the JSON the proto's parser takes for the
 // field: bools as literals, everything else as a string (the proto3 JSON mapping accepts
 // numbers, enums, Timestamps, Durations and FieldMasks as strings).
 absl::StatusOr<nlohmann::json> ScalarJson(const FieldDescriptor& field, absl::string_view name,
                                           const std::string& value) {
+  // Percent escapes decode to any byte; JSON (and a proto's string) holds UTF-8 only.
+  if (!google::protobuf::internal::IsStructurallyValidUTF8(value)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": not UTF-8"));
+  }
   if (field.cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
     if (value == "true" || value == "1") return true;
     if (value == "false" || value == "0") return false;
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": want true or false, got \"", value, "\""));
   }
-  if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-    const std::string& type = field.message_type()->full_name();
-    if (type != "google.protobuf.Timestamp" && type != "google.protobuf.Duration" &&
-        type != "google.protobuf.FieldMask") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": a message field cannot come as a query parameter"));
-    }
+  if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE &&
+      !IsGivenWhole(*field.message_type())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": a message field cannot come as a query parameter"));
   }
   return value;
 }
 
-// Sets `value` at the dotted `path` of the JSON object `root`.
-void SetAt(nlohmann::json& root, absl::string_view path, nlohmann::json value) {
-  nlohmann::json* node = &root;
-  std::vector<std::string> names = absl::StrSplit(path, '.');
-  for (size_t i = 0; i + 1 < names.size(); ++i) {
-    node = &(*node)[names[i]];
+// The field before the last of dotted `path` that is given whole (start_time of
+// "start_time.seconds"), or "": its parts cannot come one by one beside it.
+std::string WholeFieldAlong(const google::protobuf::Descriptor& type, absl::string_view path) {
+  std::vector<absl::string_view> names = absl::StrSplit(path, '.');
+  names.pop_back();
+  std::string prefix;
+  for (absl::string_view name : names) {
+    absl::StrAppend(&prefix, prefix.empty() ? "" : ".", name);
+    const FieldDescriptor* field = FindFieldByPath(type, prefix);
+    if (field != nullptr && field->message_type() != nullptr &&
+        IsGivenWhole(*field->message_type())) {
+      return prefix;
+    }
   }
-  (*node)[names.back()] = std::move(value);
+  return "";
+}
+
+// Sets `value` at the dotted `path` of the JSON object `root`, or appends it to the array there.
+void SetAt(nlohmann::json& root, absl::string_view path, nlohmann::json value, bool append) {
+  nlohmann::json* node = &root;
+  for (absl::string_view name : absl::StrSplit(path, '.')) {
+    node = &(*node)[std::string(name)];
+  }
+  if (!append) {
+    *node = std::move(value);
+    return;
+  }
+  if (!node->is_array()) *node = nlohmann::json::array();
+  node->push_back(std::move(value));
 }
 
 absl::Status ParseJsonInto(absl::string_view json, Message& message, absl::string_view where) {
@@ -93,15 +123,15 @@ absl::StatusOr<std::unique_ptr<Message>> TranscodeRequest(const RouteMatch& matc
   // The body first: what the path says wins over it.
   const bool has_body = !route.body.empty();
   if (has_body) {
-    const absl::string_view json = absl::StripAsciiWhitespace(body).empty() ? "{}" : body;
     if (route.body == "*") {
-      if (absl::Status s = ParseJsonInto(json, *request, "body"); !s.ok()) return s;
+      if (absl::Status s = ParseJsonBody(body, *request); !s.ok()) return s;
     } else {
       const FieldDescriptor* field = type.FindFieldByName(route.body);
       if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !field->is_repeated()) {
         Message* target = request->GetReflection()->MutableMessage(request.get(), field);
-        if (absl::Status s = ParseJsonInto(json, *target, "body"); !s.ok()) return s;
+        if (absl::Status s = ParseJsonBody(body, *target); !s.ok()) return s;
       } else {
+        const absl::string_view json = absl::StripAsciiWhitespace(body).empty() ? "{}" : body;
         nlohmann::json wrapped = nlohmann::json::object();
         nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
         if (parsed.is_discarded()) {
@@ -122,7 +152,7 @@ absl::StatusOr<std::unique_ptr<Message>> TranscodeRequest(const RouteMatch& matc
     const FieldDescriptor* field = FindFieldByPath(type, path);
     absl::StatusOr<nlohmann::json> json = ScalarJson(*field, path, value);
     if (!json.ok()) return json.status();
-    SetAt(bound, path, *std::move(json));
+    SetAt(bound, path, *std::move(json), /*append=*/false);
     from_path.insert(path);
   }
 
@@ -143,16 +173,13 @@ absl::StatusOr<std::unique_ptr<Message>> TranscodeRequest(const RouteMatch& matc
         (has_body && name == route.body)) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": set by the path or the body"));
     }
+    if (std::string whole = WholeFieldAlong(type, name); !whole.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": give ", whole, " whole (", whole, "=...), not its fields"));
+    }
     absl::StatusOr<nlohmann::json> json = ScalarJson(*field, where, value);
     if (!json.ok()) return json.status();
-    if (field->is_repeated()) {
-      nlohmann::json* node = &bound;
-      for (absl::string_view n : absl::StrSplit(name, '.')) node = &(*node)[std::string(n)];
-      if (!node->is_array()) *node = nlohmann::json::array();
-      node->push_back(*std::move(json));
-    } else {
-      SetAt(bound, name, *std::move(json));
-    }
+    SetAt(bound, name, *std::move(json), field->is_repeated());
   }
   if (!bound.empty()) {
     std::unique_ptr<Message> overlay(request->New());
@@ -160,6 +187,10 @@ absl::StatusOr<std::unique_ptr<Message>> TranscodeRequest(const RouteMatch& matc
     request->MergeFrom(*overlay);
   }
   return request;
+}
+
+absl::Status ParseJsonBody(absl::string_view body, Message& message) {
+  return ParseJsonInto(absl::StripAsciiWhitespace(body).empty() ? "{}" : body, message, "body");
 }
 
 std::string MessageToJson(const Message& message) {

@@ -26,6 +26,10 @@ absl::StatusOr<std::unique_ptr<google::protobuf::Message>> TranscodeRequest(cons
                                                                             absl::string_view query,
                                                                             absl::string_view body);
 
+// A JSON request body (either field name form; blank is {}) into `message`. INVALID_ARGUMENT
+// "body: ..." naming the problem.
+absl::Status ParseJsonBody(absl::string_view body, google::protobuf::Message& message);
+
 // `message` as JSON.
 std::string MessageToJson(const google::protobuf::Message& message);
 

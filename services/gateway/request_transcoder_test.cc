@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "gpuaas/auth/v1/auth.pb.h"
 #include "gpuaas/instance/v1/instance.pb.h"
 #include "gpuaas/stock/v1/stock.pb.h"
 #include "services/gateway/public_services.h"
@@ -84,6 +85,46 @@ TEST_F(RequestTranscoderTest, BadInputNamesWhatIsWrong) {
   auto query_with_star_body =
       Transcode<stock::v1::CreateStocksRequest>("POST", "/stocks", "number=3", "{}");
   EXPECT_THAT(query_with_star_body.status().message(), HasSubstr("JSON body"));
+}
+
+// A well-known type comes as one string; a parameter inside it beside that string is a
+// conflict to name, not a JSON exception that drops the connection unanswered.
+TEST_F(RequestTranscoderTest, AParameterInsideAWellKnownTypeSetAsAWholeIsRefused) {
+  for (const char* query : {"start_time=2026-01-01T00:00:00Z&start_time.seconds=1",
+                            "start_time.seconds=1&start_time=2026-01-01T00:00:00Z"}) {
+    absl::StatusOr<instance::v1::ListUsageRequest> req;
+    ASSERT_NO_THROW(req = Transcode<instance::v1::ListUsageRequest>("GET", "/v1/usage", query, ""))
+        << query;
+    EXPECT_EQ(req.status().code(), absl::StatusCode::kInvalidArgument) << query;
+    EXPECT_THAT(req.status().message(), HasSubstr("start_time")) << query;
+  }
+  absl::StatusOr<auth::v1::UpdateTenantRequest> patch;
+  ASSERT_NO_THROW(patch = Transcode<auth::v1::UpdateTenantRequest>(
+                      "PATCH", "/v1/tenants/t-1", "update_mask=quota&update_mask.paths=x", "{}"));
+  EXPECT_EQ(patch.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(patch.status().message(), HasSubstr("update_mask"));
+  auto whole = Transcode<auth::v1::UpdateTenantRequest>("PATCH", "/v1/tenants/t-1",
+                                                        "update_mask=display_name,quota", "{}");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->update_mask().paths_size(), 2);
+}
+
+// Percent escapes decode to any byte; one that is not UTF-8 is a 400 naming where it came
+// from, not a JSON exception that drops the connection unanswered.
+TEST_F(RequestTranscoderTest, BytesThatAreNotUtf8AreRefusedByName) {
+  absl::StatusOr<instance::v1::GetInstanceRequest> path;
+  ASSERT_NO_THROW(
+      path = Transcode<instance::v1::GetInstanceRequest>("GET", "/v1/instances/%FF", "", ""));
+  EXPECT_EQ(path.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(path.status().message(), HasSubstr("instance_id"));
+  absl::StatusOr<instance::v1::ListInstancesRequest> query;
+  ASSERT_NO_THROW(query = Transcode<instance::v1::ListInstancesRequest>("GET", "/v1/instances",
+                                                                        "page_token=a%C3%28", ""));
+  EXPECT_EQ(query.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(query.status().message(), HasSubstr("page_token"));
+  auto utf8 = Transcode<instance::v1::GetInstanceRequest>("GET", "/v1/instances/caf%C3%A9", "", "");
+  ASSERT_TRUE(utf8.ok()) << utf8.status();
+  EXPECT_EQ(utf8->instance_id(), "caf\u00e9");
 }
 
 TEST(MessageToJsonTest, ProtoNamesAsGrpcurlPrintsThem) {

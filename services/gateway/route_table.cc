@@ -133,7 +133,11 @@ std::optional<RouteMatch> RouteTable::Find(absl::string_view http_method,
     if (route.http_method != http_method || !route.path.Match(path, bindings)) {
       continue;
     }
-    if (!best || route.path.LiteralCount() > best->route->path.LiteralCount()) {
+    // More literal segments win, then a verb: "/v1/instances/a:start" is StartInstance's.
+    auto rank = [](const Route& r) {
+      return std::pair(r.path.LiteralCount(), !r.path.verb().empty());
+    };
+    if (!best || rank(route) > rank(*best->route)) {
       best = RouteMatch{.route = &route, .bindings = bindings};
     }
   }

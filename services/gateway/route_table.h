@@ -43,7 +43,8 @@ class RouteTable final {
       std::span<const google::protobuf::ServiceDescriptor* const> services);
 
   // The route for `http_method` and `path` (no query string): the template with the most
-  // literal segments when several match.
+  // literal segments when several match, then one with a custom verb (a variable may hold a
+  // colon, so "/v1/images/a:b" is GetImage's when no route has the verb ":b").
   std::optional<RouteMatch> Find(absl::string_view http_method, absl::string_view path) const;
   // Whether any method serves `path` (a miss is then 405, not 404).
   bool HasPath(absl::string_view path) const;

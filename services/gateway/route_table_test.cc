@@ -32,7 +32,8 @@ TEST(RouteTableTest, EveryPublicRuleLoadsAndFindsItsMethod) {
   EXPECT_EQ(MethodAt(t, "GET", "/v1/instances:watch"), "WatchInstances");
   EXPECT_EQ(MethodAt(t, "POST", "/v1/instances/ins-1:start"), "StartInstance");
   EXPECT_EQ(MethodAt(t, "GET", "/v1/instances/ins-1/logs"), "GetInstanceLogs");
-  EXPECT_EQ(MethodAt(t, "GET", "/v1/instances/ins-1:start"), "");
+  // No GET has the verb: an id with a colon, which the service then finds or refuses.
+  EXPECT_EQ(MethodAt(t, "GET", "/v1/instances/ins-1:start"), "GetInstance");
   EXPECT_EQ(MethodAt(t, "PUT", "/v1/instances"), "");
   EXPECT_TRUE(t.HasPath("/v1/instances"));
   EXPECT_FALSE(t.HasPath("/v1/nothing"));
@@ -49,6 +50,22 @@ TEST(RouteTableTest, TheSeedsPathsGoToTheSameMethods) {
   EXPECT_THAT(get->bindings, ElementsAre(Pair("instance_id", "ins-9")));
   EXPECT_EQ(MethodAt(t, "DELETE", "/gpu-instances/ins-9"), "DeleteInstance");
   EXPECT_EQ(MethodAt(t, "POST", "/storages"), "CreateStorage");
+}
+
+// An image version's id is "name:version" (GetImage, DeleteImage): a colon in a variable's
+// last segment is the id's own when no route has that verb.
+TEST(RouteTableTest, AnIdMayHoldAColon) {
+  RouteTable t = Routes();
+  auto get = t.Find("GET", "/v1/images/jupyter:1.0");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->route->method->name(), "GetImage");
+  EXPECT_THAT(get->bindings, ElementsAre(Pair("image", "jupyter:1.0")));
+  EXPECT_EQ(MethodAt(t, "DELETE", "/v1/images/jupyter:1.0"), "DeleteImage");
+  // A verb route still wins where its verb is said.
+  auto start = t.Find("POST", "/v1/instances/ins-1:start");
+  ASSERT_TRUE(start);
+  EXPECT_EQ(start->route->method->name(), "StartInstance");
+  EXPECT_THAT(start->bindings, ElementsAre(Pair("instance_id", "ins-1")));
 }
 
 TEST(RouteTableTest, MachineServicesHaveNoRoute) {

@@ -1,11 +1,7 @@
 #include "services/gateway/session_endpoints.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "libs/rpc/status.h"
 #include "services/gateway/request_transcoder.h"
 #include "services/gateway/status_json.h"
 
@@ -16,25 +12,6 @@ namespace authpb = ::gpuaas::auth::v1;
 
 constexpr absl::Duration kRefreshMemory = absl::Seconds(30);
 
-void Fail(const absl::Status& s, http::HttpResponse& res) {
-  const grpc::Status g = rpc::ToGrpcStatus(s);
-  res.status = HttpStatusOf(g.error_code());
-  res.set_content(StatusJson(g), "application/json");
-}
-
-absl::Status ParseBody(absl::string_view body, google::protobuf::Message& message) {
-  if (absl::StripAsciiWhitespace(body).empty()) {
-    return absl::OkStatus();
-  }
-  google::protobuf::util::JsonParseOptions options;
-  auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(body.data(), body.size()), &message, options);
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("body: ", std::string(status.message())));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 bool SessionEndpoints::Serves(absl::string_view path) {
@@ -42,13 +19,13 @@ bool SessionEndpoints::Serves(absl::string_view path) {
 }
 
 void SessionEndpoints::Handle(const http::HttpRequest& req, absl::string_view path,
-                              absl::string_view body, bool tls, http::HttpResponse& res) {
+                              absl::string_view body, bool https, http::HttpResponse& res) {
   res.set_header("Cache-Control", "no-store");
   // Logging in, renewing or ending a session from another site's page would let that site
   // choose whose session the browser holds.
-  if (IsCrossSite(req, tls)) {
-    return Fail(absl::PermissionDeniedError("a request from another site cannot use the session"),
-                res);
+  if (IsCrossSite(req, https)) {
+    return Fail(res,
+                absl::PermissionDeniedError("a request from another site cannot use the session"));
   }
   const bool refresh = absl::EndsWith(path, ":refresh");
   if (req.method == "POST" && !refresh) {
@@ -58,9 +35,9 @@ void SessionEndpoints::Handle(const http::HttpRequest& req, absl::string_view pa
     return Current(req, res);
   }
   // What follows acts on the session, so it needs the session's CSRF token as /v1 does.
-  absl::StatusOr<std::string> authorization = AuthorizationOf(req, tls);
+  absl::StatusOr<std::string> authorization = AuthorizationOf(req, https);
   if (!authorization.ok()) {
-    return Fail(authorization.status(), res);
+    return Fail(res, authorization.status());
   }
   if (req.method == "POST" && refresh) {
     return Refresh(req, body, res);
@@ -68,25 +45,22 @@ void SessionEndpoints::Handle(const http::HttpRequest& req, absl::string_view pa
   if (req.method == "DELETE" && !refresh) {
     return Logout(req, res);
   }
-  res.status = 405;
-  res.set_content(StatusJson(absl::InvalidArgumentError(
-                      absl::StrCat(req.method, " ", path, ": method not allowed"))),
-                  "application/json");
+  FailMethodNotAllowed(res, req.method, path);
 }
 
 void SessionEndpoints::Login(const http::HttpRequest& req, absl::string_view body,
                              http::HttpResponse& res) {
   // A form another site posts arrives as form data: only JSON logs in.
   if (!absl::StartsWithIgnoreCase(req.get_header_value("Content-Type"), "application/json")) {
-    return Fail(absl::InvalidArgumentError("Content-Type: want application/json"), res);
+    return Fail(res, absl::InvalidArgumentError("Content-Type: want application/json"));
   }
   authpb::LoginRequest login;
-  if (absl::Status s = ParseBody(body, login); !s.ok()) {
-    return Fail(s, res);
+  if (absl::Status s = ParseJsonBody(body, login); !s.ok()) {
+    return Fail(res, s);
   }
   absl::StatusOr<authpb::LoginResponse> tokens = auth_.Login(login, client::CallContext());
   if (!tokens.ok()) {
-    return Fail(tokens.status(), res);
+    return Fail(res, tokens.status());
   }
   Started(tokens->access_token(), tokens->refresh_token(), res);
 }
@@ -94,36 +68,47 @@ void SessionEndpoints::Login(const http::HttpRequest& req, absl::string_view bod
 void SessionEndpoints::Refresh(const http::HttpRequest& req, absl::string_view body,
                                http::HttpResponse& res) {
   authpb::RefreshRequest refresh;
-  if (absl::Status s = ParseBody(body, refresh); !s.ok()) {
-    return Fail(s, res);
+  if (absl::Status s = ParseJsonBody(body, refresh); !s.ok()) {
+    return Fail(res, s);
   }
   std::optional<std::string> token = CookieValue(req, kRefreshCookie);
   if (!token || token->empty()) {
-    return Fail(absl::UnauthenticatedError("no session: log in"), res);
+    return Fail(res, absl::UnauthenticatedError("no session: log in"));
   }
   refresh.set_refresh_token(*token);
   const std::string key = absl::StrCat(*token, "\n", body);
-  RecentRefresh answer;
+  std::shared_ptr<RecentRefresh> entry;
+  bool mine = false;
   {
     absl::MutexLock lock(&refresh_mu_);
     const absl::Time now = clock_.Now();
-    absl::erase_if(recent_, [&](const auto& kv) { return now - kv.second.at > kRefreshMemory; });
-    auto it = recent_.find(key);
-    if (it != recent_.end()) {
-      answer = it->second;
-    } else {
-      absl::StatusOr<authpb::RefreshResponse> tokens =
-          auth_.Refresh(refresh, client::CallContext());
-      if (!tokens.ok()) {
-        for (const std::string& c : ClearedSessionCookies(cookies_))
-          res.set_header("Set-Cookie", c);
-        return Fail(tokens.status(), res);
-      }
-      answer = {tokens->access_token(), tokens->refresh_token(), now};
-      recent_[key] = answer;
+    absl::erase_if(recent_, [&](const auto& kv) { return now - kv.second->at > kRefreshMemory; });
+    std::shared_ptr<RecentRefresh>& found = recent_[key];
+    if (found == nullptr) {
+      found = std::make_shared<RecentRefresh>();
+      found->at = now;
+      mine = true;
     }
+    entry = found;
   }
-  Started(answer.access_token, answer.refresh_token, res);
+  if (mine) {
+    entry->answer = auth_.Refresh(refresh, client::CallContext());
+    if (!entry->answer.ok()) {
+      // Not remembered: a later try asks again.
+      absl::MutexLock lock(&refresh_mu_);
+      if (auto it = recent_.find(key); it != recent_.end() && it->second == entry) {
+        recent_.erase(it);
+      }
+    }
+    entry->done.Notify();
+  } else {
+    entry->done.WaitForNotification();
+  }
+  if (!entry->answer.ok()) {
+    for (const std::string& c : ClearedSessionCookies(cookies_)) res.set_header("Set-Cookie", c);
+    return Fail(res, entry->answer.status());
+  }
+  Started(entry->answer->access_token(), entry->answer->refresh_token(), res);
 }
 
 void SessionEndpoints::Logout(const http::HttpRequest& req, http::HttpResponse& res) {
@@ -141,12 +126,12 @@ void SessionEndpoints::Logout(const http::HttpRequest& req, http::HttpResponse& 
 void SessionEndpoints::Current(const http::HttpRequest& req, http::HttpResponse& res) {
   std::optional<std::string> token = CookieValue(req, kSessionCookie);
   if (!token || token->empty()) {
-    return Fail(absl::UnauthenticatedError("no session: log in"), res);
+    return Fail(res, absl::UnauthenticatedError("no session: log in"));
   }
   absl::StatusOr<authpb::WhoAmIResponse> me =
       auth_.WhoAmI({}, client::CallContext().set_bearer_token(*token));
   if (!me.ok()) {
-    return Fail(me.status(), res);
+    return Fail(res, me.status());
   }
   res.status = 200;
   res.set_content(MessageToJson(*me), "application/json");
@@ -157,7 +142,7 @@ void SessionEndpoints::Started(const std::string& access_token, const std::strin
   absl::StatusOr<authpb::WhoAmIResponse> me =
       auth_.WhoAmI({}, client::CallContext().set_bearer_token(access_token));
   if (!me.ok()) {
-    return Fail(me.status(), res);
+    return Fail(res, me.status());
   }
   for (const std::string& c : SessionCookies(access_token, refresh_token, cookies_)) {
     res.set_header("Set-Cookie", c);

@@ -7,12 +7,14 @@
 // Every answer is JSON; errors are google.rpc.Status bodies as on /v1.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "libs/client/auth_client.h"
 #include "libs/common/clock.h"
@@ -31,7 +33,7 @@ class SessionEndpoints final {
   // Whether `path` is one of ours.
   static bool Serves(absl::string_view path);
   void Handle(const http::HttpRequest& req, absl::string_view path, absl::string_view body,
-              bool tls, http::HttpResponse& res);
+              bool https, http::HttpResponse& res);
 
  private:
   void Login(const http::HttpRequest& req, absl::string_view body, http::HttpResponse& res);
@@ -44,14 +46,16 @@ class SessionEndpoints final {
 
   // Two tabs refreshing at once present the same refresh token; the second would look like a
   // replayed (stolen) token and end the session. So a refresh is remembered for a short while
-  // and a repeat gets the same answer.
+  // and a repeat gets the same answer, waiting for it while it is under way. The call is made
+  // outside refresh_mu_: one session's slow refresh holds up no other session's.
   struct RecentRefresh {
-    std::string access_token;
-    std::string refresh_token;
     absl::Time at;
+    absl::Notification done;
+    absl::StatusOr<auth::v1::RefreshResponse> answer;  // once done
   };
   absl::Mutex refresh_mu_;
-  absl::flat_hash_map<std::string, RecentRefresh> recent_ ABSL_GUARDED_BY(refresh_mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<RecentRefresh>> recent_
+      ABSL_GUARDED_BY(refresh_mu_);
 
   const client::AuthClient& auth_;
   CookieOptions cookies_;

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "libs/rpc/status.h"
 
 namespace gpuaas::gateway {
@@ -45,5 +46,18 @@ std::string StatusJson(grpc::StatusCode code, const std::string& message) {
 }
 
 std::string StatusJson(const absl::Status& s) { return StatusJson(rpc::ToGrpcStatus(s)); }
+
+void Fail(http::HttpResponse& res, const grpc::Status& s) {
+  res.status = HttpStatusOf(s.error_code());
+  res.set_content(StatusJson(s), "application/json");
+}
+
+void Fail(http::HttpResponse& res, const absl::Status& s) { Fail(res, rpc::ToGrpcStatus(s)); }
+
+void FailMethodNotAllowed(http::HttpResponse& res, absl::string_view method,
+                          absl::string_view path) {
+  Fail(res, absl::InvalidArgumentError(absl::StrCat(method, " ", path, ": method not allowed")));
+  res.status = 405;
+}
 
 }  // namespace gpuaas::gateway

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "libs/http/http_message.h"
 
 namespace gpuaas::gateway {
 
@@ -17,5 +19,12 @@ inline std::string StatusJson(const grpc::Status& s) {
 }
 // An absl::Status made by the gateway itself, as the same body.
 std::string StatusJson(const absl::Status& s);
+
+// Answers `res` with `s`: its HTTP status and that body.
+void Fail(http::HttpResponse& res, const grpc::Status& s);
+void Fail(http::HttpResponse& res, const absl::Status& s);
+// 405 for `method` on `path`, which other methods serve.
+void FailMethodNotAllowed(http::HttpResponse& res, absl::string_view method,
+                          absl::string_view path);
 
 }  // namespace gpuaas::gateway

@@ -67,6 +67,9 @@ echo "== a tenant and its people"
 make_tenant studio-a alice alice-password-1
 call POST /v1/images '{"image": {"name": "http-demo", "version": "1", "command": "exec python3 -m http.server \"$GPUAAS_PORT_8080\" --directory /data", "defaults": {"ports": [{"port": 8080, "is_probe": true}], "volumes": [{"name": "data", "mount_path": "/data"}]}}}'
 expect 200 "POST /v1/images"
+call GET /v1/images/http-demo:1
+expect 200 "GET /v1/images/{image} with its documented name:version"
+[ "$(field .version)" = 1 ] || fail "GET /v1/images/http-demo:1: $body"
 admin=$token
 token=$(login alice alice-password-1)
 call GET /v1/auth:whoami

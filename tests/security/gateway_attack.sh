@@ -158,6 +158,21 @@ assert code == 200
 print("slow clients, streams and bodies: refused past their caps; others served")
 PY
 
+echo "== malformed credentials and parameters are answered, and the gateway stays up"
+# gRPC aborts the process on metadata it finds illegal: a byte outside printable ASCII in the
+# Authorization header took the gateway down before it was checked.
+[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 -H $'Authorization: Bearer \xff' \
+      "$api/v1/instances")" = 401 ] || fail "a non-ASCII Authorization header was not a 401"
+[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 -H $'Cookie: gpuaas_session=\xc3\xa9' \
+      "$api/api/session")" = 401 ] || fail "a non-ASCII session cookie was not a 401"
+token=$alice
+call GET /v1/instances/%FF
+expect 400 "a path variable that is not UTF-8"
+call GET "/v1/usage?start_time=2026-01-01T00:00:00Z&start_time.seconds=1"
+expect 400 "a query parameter inside one given whole"
+call GET /healthz
+expect 200 "the gateway after the malformed requests"
+
 echo "== no credential in the gateway's log"
 log=$state/logs/gateway.log
 for secret in "$alice" "$bob" "$alice_password" "$csrf" \
