@@ -309,9 +309,12 @@ class Journey(ConsoleBrowser):
         return int(cells[column - 1].text) if cells else 0
 
     def check_browser_log(self):
-        """Fails on a script error or a Content-Security-Policy refusal the pages met so far."""
+        """Fails on a script error or a Content-Security-Policy refusal the console's pages met so
+        far. Not the workload's pages (Jupyter's own scripts race each other now and then)."""
         for entry in self.driver.get_log("browser"):
             message = entry["message"]
+            if not message.startswith(self.base):
+                continue
             if "Uncaught" in message or "Content Security Policy" in message:
                 raise AssertionError(f"the browser reported: {message}")
 
