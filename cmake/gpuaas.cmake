@@ -26,6 +26,15 @@ if(GPUAAS_UNITY)
   list(APPEND GPUAAS_WARNINGS -Wno-subobject-linkage)
 endif()
 
+# Test code compiles at -O1 in every build, the services' and libraries' code at the build's
+# own level (-O3 in Release). Tests are half the tree's translation units and are not batched;
+# -O3 nearly doubles their compile time (instance_images_test.cc: 19 s at -O3, 11 s at -O1, 10 s
+# just to parse), which a fresh machine pays in full, and buys a test nothing. tests/ sets it for
+# its whole directory (the harness libraries too); gpuaas_test for tests kept beside their code.
+if(NOT GPUAAS_SANITIZE)  # which compiles everything at -O1 already
+  set(GPUAAS_TEST_OPTIMIZATION -O1)
+endif()
+
 # gpuaas_batch_sources(OUT TARGET SOURCES...): OUT = what to compile for TARGET's SOURCES.
 function(gpuaas_batch_sources out target)
   set(batchable)
@@ -80,15 +89,16 @@ function(gpuaas_library name)
   target_link_libraries(gpuaas_${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# gpuaas_test(NAME SOURCES... DEPS... [LABELS...] [FIXTURES...] [ENV VAR=value...]) -> a
-# GoogleTest binary run by ctest, with ENV in its environment.
+# gpuaas_test(NAME SOURCES... DEPS... [LABELS...] [FIXTURES...] [ENV VAR=value...] [COST s]) ->
+# a GoogleTest binary run by ctest, with ENV in its environment. COST: about how many seconds it
+# takes in CI, for the tests over a minute (see GPUAAS_STACK_TEST_COST).
 # FIXTURES names ctest fixtures the test requires (e.g. postgres). LABELS: unit (the default),
 # db, integration (in-process services on real PostgreSQL), e2e (real processes), drill (long
 # end-to-end drills: crashes at every step, scale, whole images) and slow (volumes). The
 # sanitized build leaves drill and slow out altogether: sanitizers find their bugs in the
 # shorter tests of the same code, and the Release pass still runs them.
 function(gpuaas_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS;FIXTURES;ENV" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;COST" "SOURCES;DEPS;LABELS;FIXTURES;ENV" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -96,13 +106,16 @@ function(gpuaas_test name)
     return()
   endif()
   add_executable(${name} ${ARG_SOURCES})
-  target_compile_options(${name} PRIVATE ${GPUAAS_WARNINGS})
+  target_compile_options(${name} PRIVATE ${GPUAAS_WARNINGS} ${GPUAAS_TEST_OPTIMIZATION})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+  if(ARG_COST)
+    set_tests_properties(${name} PROPERTIES COST ${ARG_COST})
+  endif()
   set(env ${ARG_ENV})
   if(GPUAAS_SANITIZE)
     # Inherited by the services a test starts as child processes, which leak the same way.
@@ -116,6 +129,25 @@ function(gpuaas_test name)
   if(env)
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
   endif()
+endfunction()
+
+# ctest starts the costliest tests first (COST), and a fresh build tree has no timing history
+# (CTestCostData.txt) to go by, so the long tests say what they cost. The dev-stack tests run one
+# after another (their lock), about 400 s in all: costed above every other test, the next one
+# starts as soon as the last ends, beside the rest, instead of all of them last and alone.
+set(GPUAAS_STACK_TEST_COST 1000)
+
+# gpuaas_stack_test(NAME SCRIPT [LABELS...] [TIMEOUT s]) -> a test that runs SCRIPT SOURCE_DIR
+# BUILD_DIR, which brings up a dev stack of its own with tools/gpuaas on free ports
+# (tests/devstack/stack_lib.sh). Every such test takes the `devstack` lock: ctest runs two tests
+# at once, and two stacks choosing free ports at the same moment (or one choosing a port another
+# has just freed between its `down` and `up`) would collide.
+function(gpuaas_stack_test name script)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "LABELS" ${ARGN})
+  add_test(NAME ${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/${script} ${PROJECT_SOURCE_DIR}
+                                ${PROJECT_BINARY_DIR})
+  set_tests_properties(${name} PROPERTIES RESOURCE_LOCK devstack LABELS "${ARG_LABELS}"
+                       TIMEOUT ${ARG_TIMEOUT} COST ${GPUAAS_STACK_TEST_COST})
 endfunction()
 
 # google/api/annotations.proto and http.proto (google.api.http, the REST mapping of RPCs), from
