@@ -119,6 +119,9 @@ class InstanceCrashTest : public gpuaas::testing::PgTest {
     // reports again, and a claim then fails the instance NO_CAPACITY (seen under ASan, where
     // the restart and the agent's backoff outlast the stack's usual 5 s).
     options.stock_node_timeout_seconds = 30;
+    // The workloads' `sleep` is their sandbox's pid 1, which SIGTERM does not end: every stop
+    // would wait out the whole grace period (10 s) before its SIGKILL.
+    options.instance_flags = {"--stop-grace-seconds=1"};
     stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     token_ = stack_->CreateTenant("drills");
     stack_->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 4);
