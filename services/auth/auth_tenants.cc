@@ -114,6 +114,7 @@ absl::Status Auth::DeleteTenant(const Principal& p, const pb::DeleteTenantReques
   GPUAAS_RETURN_IF_ERROR(authz::RequirePlatformAdmin(p));
   return pool_.RunInTransaction("auth.delete_tenant", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.DeleteTenant(tx, req.tenant_id())) return TenantNotFound();
+    repo_.RevokeTenantTokens(tx, req.tenant_id());
     return absl::OkStatus();
   });
 }

@@ -101,6 +101,13 @@ class Repository final {
   void MarkRefreshTokenUsed(db::Tx& tx, const std::string& token_id);
   void RevokeChain(db::Tx& tx, const std::string& chain_id);
   void RevokeUserTokens(db::Tx& tx, const std::string& user_id);
+  // What a member leaving `tenant_id` held there: its sessions (refresh tokens) and API keys, so
+  // re-adding the user later revives neither.
+  void RevokeMemberCredentials(db::Tx& tx, const std::string& tenant_id,
+                               const std::string& user_id);
+  // Every session in a deleted tenant (its keys and memberships go with its row): a tenant made
+  // later with the same id inherits none.
+  void RevokeTenantTokens(db::Tx& tx, const std::string& tenant_id);
 
   // Signing keys.
   void InsertSigningKey(db::Tx& tx, const SigningKeyRecord& k);
