@@ -96,7 +96,8 @@ class IdentityAttackTest : public AuthStackTest {
     stack_->CreateTenant("acme");
     Eve eve{.user_id = stack_->CreateUser("eve", "acme", common::v1::ROLE_TENANT_ADMIN)};
     eve.login = LoginAs("eve");
-    eve.key = stack_->CreateApiKey(eve.login.access_token(), "eve's script", common::v1::ROLE_MEMBER);
+    eve.key =
+        stack_->CreateApiKey(eve.login.access_token(), "eve's script", common::v1::ROLE_MEMBER);
     return eve;
   }
 
@@ -259,9 +260,8 @@ TEST_F(IdentityAttackTest, AnAdminTokenOfOneTenantHasNoPowerInAnotherOfTheUsersT
   EXPECT_EQ(stub().UpdateMember(Ctx(as_b).get(), promote, &m).error_code(), NF);
   // A key made with the B token acts in B, at most what she holds there.
   pb::ExchangeApiKeyResponse key_token;
-  ASSERT_EQ(Exchange(stack_->CreateApiKey(as_b, "b key", common::v1::ROLE_TENANT_ADMIN),
-                     &key_token),
-            OK);
+  ASSERT_EQ(
+      Exchange(stack_->CreateApiKey(as_b, "b key", common::v1::ROLE_TENANT_ADMIN), &key_token), OK);
   EXPECT_EQ(key_token.tenant_id(), "tenant-b");
   EXPECT_EQ(RemoveMember(key_token.access_token(), "tenant-a", victim), NF);
 
@@ -304,6 +304,28 @@ TEST_F(IdentityAttackTest, OneKindOfCredentialIsNoOtherKind) {
   EXPECT_EQ(WhoAmI(login.access_token()), OK);
   EXPECT_EQ(Exchange(key), OK);
   EXPECT_EQ(Refresh(login.refresh_token()), OK);
+}
+
+// A leaked key's token cannot outlive the key: it mints no further API key (which would survive
+// the key's revocation), even for a role below its own; after RevokeApiKey it exchanges to
+// nothing. Its maker, logged in, still makes keys.
+TEST_F(IdentityAttackTest, ALeakedKeysTokenCannotMintAKeyThatOutlivesIt) {
+  const Eve eve = EveInAcme();
+  pb::ExchangeApiKeyResponse leaked;
+  ASSERT_EQ(Exchange(eve.key, &leaked), OK);
+
+  pb::CreateApiKeyRequest mint;
+  mint.set_name("persistence");
+  mint.set_role(common::v1::ROLE_VIEWER);
+  pb::CreateApiKeyResponse minted;
+  EXPECT_EQ(stub().CreateApiKey(Ctx(leaked.access_token()).get(), mint, &minted).error_code(), PD);
+
+  pb::RevokeApiKeyRequest revoke;
+  revoke.set_api_key_id(eve.key.substr(0, eve.key.find('.')));
+  pb::ApiKey revoked;
+  ASSERT_TRUE(stub().RevokeApiKey(Ctx(eve.login.access_token()).get(), revoke, &revoked).ok());
+  EXPECT_EQ(Exchange(eve.key), UNAUTH);
+  EXPECT_TRUE(stub().CreateApiKey(Ctx(eve.login.access_token()).get(), mint, &minted).ok());
 }
 
 }  // namespace
