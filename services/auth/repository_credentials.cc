@@ -142,13 +142,6 @@ void Repository::RevokeMemberCredentials(db::Tx& tx, const std::string& tenant_i
   tx.Exec(kRevokeMemberKeys, tenant_id, user_id);
 }
 
-void Repository::RevokeTenantTokens(db::Tx& tx, const std::string& tenant_id) {
-  constexpr std::string_view kRevokeTenantTokens =
-      "UPDATE auth.refresh_tokens SET revoke_time = coalesce(revoke_time, now()) "
-      "WHERE tenant_id = $1";
-  tx.Exec(kRevokeTenantTokens, tenant_id);
-}
-
 void Repository::InsertSigningKey(db::Tx& tx, const SigningKeyRecord& k) {
   constexpr std::string_view kInsertSigningKey =
       "INSERT INTO auth.signing_keys (kid, private_key) VALUES ($1, $2)";

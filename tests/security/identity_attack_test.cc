@@ -219,23 +219,32 @@ TEST_F(IdentityAttackTest, ADeletedUsersSessionKeyAndTokenAreRefusedEvenUnderThe
   EXPECT_EQ(WhoAmI(LoginAs("eve").access_token()), OK);
 }
 
-// The platform deletes tenant acme and later makes a new acme (the id is free again), whose
-// admin invites eve. Nothing eve held in the old acme carries over: before, her old session
-// refreshed straight into the new tenant (refresh tokens name their tenant by id and outlived
-// it). Her login into the new acme works.
-TEST_F(IdentityAttackTest, ATenantIdReusedAfterDeletionInheritsNoSessionOrKey) {
+// The platform deletes tenant acme; someone then asks for a new acme. Before, it was made, and
+// eve's old admin token (a JWT, valid for its lifetime) and her old session acted in it, as would
+// every row the other services keep under the id (instances, storages, images, usage). A deleted
+// tenant's id is never reused: ALREADY_EXISTS. Her old session, key and token reach nothing; a
+// tenant of another id is made and she joins it as usual.
+TEST_F(IdentityAttackTest, ADeletedTenantsIdIsNeverGivenToANewTenant) {
   const Eve eve = EveInAcme();
+  const std::string outsider = stack_->CreateUser("out", "", common::v1::ROLE_UNSPECIFIED);
 
   pb::DeleteTenantRequest del;
   del.set_tenant_id("acme");
   pb::DeleteTenantResponse deleted;
   ASSERT_TRUE(stub().DeleteTenant(Ctx(admin_).get(), del, &deleted).ok());
-  stack_->CreateTenant("acme");
-  stack_->AddMember("acme", eve.user_id, common::v1::ROLE_VIEWER);
+  pb::CreateTenantRequest again;
+  again.mutable_tenant()->set_tenant_id("acme");
+  pb::Tenant t;
+  EXPECT_EQ(stub().CreateTenant(Ctx(admin_).get(), again, &t).error_code(),
+            grpc::StatusCode::ALREADY_EXISTS);
 
+  EXPECT_EQ(AddMember(eve.login.access_token(), "acme", outsider, common::v1::ROLE_VIEWER), NF);
   EXPECT_EQ(Refresh(eve.login.refresh_token()), UNAUTH);
   EXPECT_EQ(Exchange(eve.key), UNAUTH);
-  const pb::LoginResponse fresh = LoginAs("eve", "acme");
+
+  stack_->CreateTenant("acme-2");
+  stack_->AddMember("acme-2", eve.user_id, common::v1::ROLE_VIEWER);
+  const pb::LoginResponse fresh = LoginAs("eve", "acme-2");
   EXPECT_EQ(fresh.role(), common::v1::ROLE_VIEWER);
   EXPECT_EQ(Refresh(fresh.refresh_token()), OK);
 }
