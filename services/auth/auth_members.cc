@@ -68,6 +68,9 @@ absl::Status Auth::RemoveMember(const Principal& p, const pb::RemoveMemberReques
   GPUAAS_RETURN_IF_ERROR(RequireManagePeople(p, req.tenant_id()));
   return pool_.RunInTransaction("auth.remove_member", [&](db::Tx& tx) -> absl::Status {
     if (!repo_.DeleteMember(tx, req.tenant_id(), req.user_id())) return MemberNotFound();
+    // Refresh and key exchange already re-check membership; revoking here keeps a later re-add
+    // (a rehire, another role) from reviving what the departed member held.
+    repo_.RevokeMemberCredentials(tx, req.tenant_id(), req.user_id());
     if (repo_.CountTenantAdmins(tx, req.tenant_id()) == 0 && !p.Has(authz::Power::kPlatform)) {
       return absl::FailedPreconditionError("a tenant must keep at least one TENANT_ADMIN");
     }

@@ -39,9 +39,11 @@ absl::Status Auth::CreateTenant(const Principal& p, const pb::CreateTenantReques
             service::CreateOutcome created,
             requests_.Create(tx, {kCreateTenant, p.user_id, req.request_id()}, req,
                              [&](db::Tx& tx) -> absl::StatusOr<std::string> {
-                               if (repo_.GetTenant(tx, t.tenant_id())) {
-                                 return absl::AlreadyExistsError("tenant " + t.tenant_id() +
-                                                                 " already exists");
+                               // A deleted tenant's id stays taken (0004_deleted_tenants.sql).
+                               if (repo_.TenantIdWasUsed(tx, t.tenant_id())) {
+                                 return absl::AlreadyExistsError(
+                                     "tenant " + t.tenant_id() +
+                                     " already exists or existed; tenant ids are never reused");
                                }
                                repo_.InsertTenant(tx, t);
                                return t.tenant_id();

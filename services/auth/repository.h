@@ -55,7 +55,10 @@ class Repository final {
   std::vector<pb::Tenant> ListTenants(db::Tx& tx, const PageRequest& page);
   // Writes display name and quota as given; returns false when the tenant does not exist.
   bool UpdateTenant(db::Tx& tx, const pb::Tenant& t);
+  // Deletes the tenant and keeps its id (auth.deleted_tenants) so that no later tenant gets it.
   bool DeleteTenant(db::Tx& tx, const std::string& tenant_id);
+  // A tenant has, or a deleted tenant had, this id.
+  bool TenantIdWasUsed(db::Tx& tx, const std::string& tenant_id);
 
   // Users.
   void InsertUser(db::Tx& tx, const UserRecord& u);
@@ -101,6 +104,10 @@ class Repository final {
   void MarkRefreshTokenUsed(db::Tx& tx, const std::string& token_id);
   void RevokeChain(db::Tx& tx, const std::string& chain_id);
   void RevokeUserTokens(db::Tx& tx, const std::string& user_id);
+  // What a member leaving `tenant_id` held there: its sessions (refresh tokens) and API keys, so
+  // re-adding the user later revives neither.
+  void RevokeMemberCredentials(db::Tx& tx, const std::string& tenant_id,
+                               const std::string& user_id);
 
   // Signing keys.
   void InsertSigningKey(db::Tx& tx, const SigningKeyRecord& k);

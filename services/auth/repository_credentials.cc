@@ -130,6 +130,18 @@ void Repository::RevokeUserTokens(db::Tx& tx, const std::string& user_id) {
   tx.Exec(kRevokeUserTokens, user_id);
 }
 
+void Repository::RevokeMemberCredentials(db::Tx& tx, const std::string& tenant_id,
+                                         const std::string& user_id) {
+  constexpr std::string_view kRevokeMemberTokens =
+      "UPDATE auth.refresh_tokens SET revoke_time = coalesce(revoke_time, now()) "
+      "WHERE tenant_id = $1 AND user_id = $2";
+  constexpr std::string_view kRevokeMemberKeys =
+      "UPDATE auth.api_keys SET revoke_time = coalesce(revoke_time, now()) "
+      "WHERE tenant_id = $1 AND user_id = $2";
+  tx.Exec(kRevokeMemberTokens, tenant_id, user_id);
+  tx.Exec(kRevokeMemberKeys, tenant_id, user_id);
+}
+
 void Repository::InsertSigningKey(db::Tx& tx, const SigningKeyRecord& k) {
   constexpr std::string_view kInsertSigningKey =
       "INSERT INTO auth.signing_keys (kid, private_key) VALUES ($1, $2)";

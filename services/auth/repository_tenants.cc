@@ -77,8 +77,17 @@ bool Repository::UpdateTenant(db::Tx& tx, const pb::Tenant& t) {
 }
 
 bool Repository::DeleteTenant(db::Tx& tx, const std::string& tenant_id) {
-  constexpr std::string_view kDeleteTenant = "DELETE FROM auth.tenants WHERE tenant_id = $1";
+  constexpr std::string_view kDeleteTenant =
+      "WITH gone AS (DELETE FROM auth.tenants WHERE tenant_id = $1 RETURNING tenant_id) "
+      "INSERT INTO auth.deleted_tenants (tenant_id) SELECT tenant_id FROM gone";
   return tx.Exec(kDeleteTenant, tenant_id).affected_rows() == 1;
+}
+
+bool Repository::TenantIdWasUsed(db::Tx& tx, const std::string& tenant_id) {
+  constexpr std::string_view kTenantIdWasUsed =
+      "SELECT 1 FROM auth.tenants WHERE tenant_id = $1 "
+      "UNION ALL SELECT 1 FROM auth.deleted_tenants WHERE tenant_id = $1";
+  return !tx.Exec(kTenantIdWasUsed, tenant_id).empty();
 }
 
 void Repository::InsertMember(db::Tx& tx, const pb::Membership& m) {
