@@ -80,5 +80,28 @@ TEST_F(RestartTest, TerminatedBackendsAreReplacedWithoutAnError) {
   WarmUp(*pool_, 4);
 }
 
+// The failover drill's case: the connection dies in the middle of a transaction (before
+// COMMIT, so nothing was written). With no retry left that is UNAVAILABLE, which clients retry,
+// never UNKNOWN or INTERNAL (an S3 500); with retries the next attempt succeeds.
+TEST_F(RestartTest, ConnectionLostMidTransactionIsUnavailableThenRetried) {
+  int attempts = 0;
+  auto kill_own_backend = [&](Tx& tx) -> absl::Status {
+    ++attempts;
+    const auto pid = tx.Exec("SELECT pg_backend_pid()").First()->Get<int64_t>(0);
+    if (attempts == 1) {
+      EXPECT_OK(ExecWithoutTransaction(cluster_->dsn(),
+                                       "SELECT pg_terminate_backend(" + std::to_string(pid) + ")"));
+    }
+    tx.Exec("SELECT 1");
+    return absl::OkStatus();
+  };
+  EXPECT_THAT(pool_->RunInTransaction("test.lost", kill_own_backend, /*serializable=*/false,
+                                      {.max_attempts = 1}),
+              StatusIs(absl::StatusCode::kUnavailable));
+  attempts = 0;
+  EXPECT_OK(pool_->RunInTransaction("test.lost", kill_own_backend));
+  EXPECT_EQ(attempts, 2);
+}
+
 }  // namespace
 }  // namespace gpuaas::db

@@ -2,6 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 #include "libs/testing/pg_test.h"
 #include "tests/auth/auth_stack.h"
 
@@ -59,6 +62,28 @@ TEST_F(AuthRpcTest, TenantLifecycle) {
   ASSERT_RPC_OK(stub().DeleteTenant(AuthStack::Ctx(admin_).get(), del, &deleted));
   EXPECT_EQ(stub().GetTenant(AuthStack::Ctx(admin_).get(), get, &got).error_code(),
             grpc::StatusCode::NOT_FOUND);
+}
+
+// Operators and billing clients create tenants at once: none may be refused ABORTED.
+TEST_F(AuthRpcTest, ConcurrentCreateTenantsAllSucceed) {
+  constexpr int kCreates = 16;
+  std::vector<grpc::Status> results(kCreates);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCreates; ++i) {
+    threads.emplace_back([&, i] {
+      pb::CreateTenantRequest create;
+      create.mutable_tenant()->set_tenant_id("burst-" + std::to_string(i));
+      create.mutable_tenant()->set_display_name("Burst");
+      create.set_request_id("req-burst-" + std::to_string(i));
+      pb::Tenant tenant;
+      results[i] = stub().CreateTenant(AuthStack::Ctx(admin_).get(), create, &tenant);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kCreates; ++i) {
+    EXPECT_TRUE(results[i].ok()) << i << ": " << results[i].error_code() << " "
+                                 << results[i].error_message();
+  }
 }
 
 TEST_F(AuthRpcTest, ListTenantsPages) {

@@ -224,8 +224,12 @@ absl::StatusOr<Authenticated> RequestAuthenticator::Verify(const AuthInput& in,
       return S3Status("InvalidAccessKeyId",
                       "The AWS Access Key Id you provided does not exist in our records.");
     }
+    // UNKNOWN/ABORTED: the directory's database failed over under the lookup (commit in doubt,
+    // conflict left after retries); a read, so a retry is safe.
     if (key.status().code() == absl::StatusCode::kUnavailable ||
-        key.status().code() == absl::StatusCode::kDeadlineExceeded) {
+        key.status().code() == absl::StatusCode::kDeadlineExceeded ||
+        key.status().code() == absl::StatusCode::kUnknown ||
+        key.status().code() == absl::StatusCode::kAborted) {
       return S3Status("ServiceUnavailable", "the key directory is unavailable; retry");
     }
     return key.status();  // InternalError for the client; the dispatcher logs the detail

@@ -42,7 +42,8 @@ absl::Status FromAuthz(const absl::Status& status) {
 // A Directory or Backend lookup that failed for a reason other than absence.
 absl::Status Unavailable(const absl::Status& status) {
   if (status.code() == absl::StatusCode::kUnavailable ||
-      status.code() == absl::StatusCode::kDeadlineExceeded) {
+      status.code() == absl::StatusCode::kDeadlineExceeded ||
+      status.code() == absl::StatusCode::kAborted || status.code() == absl::StatusCode::kUnknown) {
     return S3Status("ServiceUnavailable", "Please reduce your request rate or retry.");
   }
   return status;
@@ -290,6 +291,8 @@ void Dispatcher::SendError(RequestContext& ctx, const absl::Status& status) {
   }
   ctx.log->error_code = error.code;
   ctx.res.status = error.http_status;
+  // A failover or overload: tell clients (AWS CLI, rclone) to come back rather than give up.
+  if (error.http_status == 503) ctx.res.set_header("Retry-After", "1");
   std::string resource = ctx.decoded_path.empty() ? "/" : ctx.decoded_path;
   SendXml(ctx, error.http_status, ErrorDocument(error, resource, ctx.request_id));
 }

@@ -82,9 +82,13 @@ std::string_view CodeFor(absl::StatusCode canonical, std::string_view not_found_
       return "InvalidRequest";
     case absl::StatusCode::kOutOfRange:
       return "InvalidRange";
+    // UNKNOWN is the database's "connection lost during COMMIT" (a failover): every S3 write
+    // we answer (a whole object to a key, a delete, a part) is idempotent, so a client retry
+    // is safe, and 503 is what the AWS CLI and rclone retry. Never 500 for "the database left".
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
     case absl::StatusCode::kAborted:
+    case absl::StatusCode::kUnknown:
       return "ServiceUnavailable";
     case absl::StatusCode::kUnimplemented:
       return "NotImplemented";

@@ -68,6 +68,13 @@ TEST(ErrorsTest, CarriesS3CodesAndMapsTheRest) {
   EXPECT_EQ(ToS3Error(absl::ResourceExhaustedError("full")).http_status, 403);
   EXPECT_EQ(ToS3Error(absl::ResourceExhaustedError("full")).code, "QuotaExceeded");
   EXPECT_EQ(ToS3Error(absl::PermissionDeniedError("x")).code, "AccessDenied");
+  // A database failover (commit outcome unknown, conflict left after retries) is retryable.
+  for (const absl::Status& failover :
+       {absl::UnknownError("database commit outcome unknown"), absl::AbortedError("conflict"),
+        absl::UnavailableError("database unreachable")}) {
+    EXPECT_EQ(ToS3Error(failover).http_status, 503) << failover;
+    EXPECT_EQ(ToS3Error(failover).code, "ServiceUnavailable") << failover;
+  }
   S3Error internal = ToS3Error(absl::InternalError("secret detail"));
   EXPECT_EQ(internal.http_status, 500);
   EXPECT_EQ(internal.message.find("secret"), std::string::npos);
