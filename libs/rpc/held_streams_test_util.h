@@ -87,8 +87,8 @@ class HeldStreams final {
   bool Next(absl::Duration wait) {
     void* tag;
     bool ok;
-    auto deadline = std::chrono::system_clock::now() + absl::ToChronoMilliseconds(
-                                                           std::max(wait, absl::ZeroDuration()));
+    auto deadline = std::chrono::system_clock::now() +
+                    absl::ToChronoMilliseconds(std::max(wait, absl::ZeroDuration()));
     if (cq_.AsyncNext(&tag, &ok, deadline) != grpc::CompletionQueue::GOT_EVENT) {
       return false;
     }

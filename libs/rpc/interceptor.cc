@@ -93,6 +93,7 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
       public_slot_ = *std::move(slot);
       return;
     }
+    refused_ = true;
     // A status with the cancellation goes to the client as the call's trailers; the handler
     // then finds the call over (reflection's Read fails) and holds nothing.
     grpc_call_cancel_with_status(ctx_.c_call(), GRPC_STATUS_RESOURCE_EXHAUSTED,
@@ -125,6 +126,9 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   }
 
   void End(grpc::StatusCode code, bool context_alive) {
+    if (refused_) {
+      code = grpc::StatusCode::RESOURCE_EXHAUSTED;  // what the client got, not the cancellation
+    }
     // Monotonic: a wall-clock step must not produce negative or huge latencies.
     absl::Duration latency = absl::FromChrono(std::chrono::steady_clock::now() - start_);
     std::string principal = calls_.End(ctx_);
@@ -160,6 +164,7 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   std::atomic<int> sent_{-1};
   std::atomic<bool> done_{false};
   SlotLimiter* public_streams_ = nullptr;  // set for the streams anyone may open
+  std::atomic<bool> refused_{false};       // such a stream found no slot
   SlotLimiter::Slot public_slot_;          // held while such a stream is open
 };
 

@@ -22,13 +22,12 @@ constexpr absl::Duration kSettle = absl::Milliseconds(300);
 class PublicStreamsTest : public ::testing::Test {
  protected:
   void StartServer(int per_client, int total) {
-    server_ = std::make_unique<Server>(
-        ServerOptions{.name = "caps",
-                      .listen_address = "127.0.0.1:0",
-                      .metrics_address = "",
-                      .max_public_streams_per_client = per_client,
-                      .max_public_streams = total},
-        std::make_unique<test::FakeAuthenticator>());
+    server_ = std::make_unique<Server>(ServerOptions{.name = "caps",
+                                                     .listen_address = "127.0.0.1:0",
+                                                     .metrics_address = "",
+                                                     .max_public_streams_per_client = per_client,
+                                                     .max_public_streams = total},
+                                       std::make_unique<test::FakeAuthenticator>());
     echo_ = std::make_unique<test::EchoService>(server_->handler());
     server_->AddService(echo_.get());
     ASSERT_TRUE(server_->Start().ok());

@@ -102,8 +102,8 @@ int Probe(int watches, int reflections, int connections) {
     for (auto& h : held) {
       ended_all += h->Ended(absl::Seconds(2) / connections).size();
     }
-    Report(child, absl::StrCat("+ ", reflections, " reflection open (", ended_all - ended,
-                               " ended)"));
+    Report(child,
+           absl::StrCat("+ ", reflections, " reflection open (", ended_all - ended, " ended)"));
     for (auto& h : held) {
       for (const grpc::Status& s : h->Ended(absl::ZeroDuration())) {
         if (!s.ok()) {
