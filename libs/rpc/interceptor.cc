@@ -1,5 +1,6 @@
 #include "libs/rpc/interceptor.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/server_context.h>
 
 #include <atomic>
@@ -14,10 +15,17 @@
 namespace gpuaas::rpc {
 namespace {
 
+// The streams anyone may open without a token.
+bool IsPublicStream(std::string_view method) {
+  return method == "/grpc.health.v1.Health/Watch" ||
+         method == "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo" ||
+         method == "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo";
+}
+
 class CallLogInterceptor final : public grpc::experimental::Interceptor {
  public:
   CallLogInterceptor(grpc::experimental::ServerRpcInfo& info, CallRegistry& calls,
-                     RpcMetrics& metrics, spdlog::logger& logger)
+                     RpcMetrics& metrics, SlotLimiter& public_streams, spdlog::logger& logger)
       : ctx_(*info.server_context()),
         method_(info.method() != nullptr ? info.method() : "/unknown/unknown"),
         calls_(calls),
@@ -39,6 +47,9 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
     } else {
       metrics_.CallStarted();
     }
+    if (IsPublicStream(method_)) {
+      public_streams_ = &public_streams;
+    }
   }
 
   ~CallLogInterceptor() override {
@@ -51,6 +62,11 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
+    // Not at construction: a synchronous call (reflection) has no peer yet then.
+    if (public_streams_ != nullptr &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+      TakePublicSlot();
+    }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       grpc::StatusCode sent = methods->GetSendStatus().error_code();
       if (end_at_close_) {
@@ -71,6 +87,19 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   }
 
  private:
+  void TakePublicSlot() {
+    absl::StatusOr<SlotLimiter::Slot> slot = public_streams_->Acquire(PeerAddress(ctx_.peer()));
+    if (slot.ok()) {
+      public_slot_ = *std::move(slot);
+      return;
+    }
+    refused_ = true;
+    // A status with the cancellation goes to the client as the call's trailers; the handler
+    // then finds the call over (reflection's Read fails) and holds nothing.
+    grpc_call_cancel_with_status(ctx_.c_call(), GRPC_STATUS_RESOURCE_EXHAUSTED,
+                                 std::string(slot.status().message()).c_str(), nullptr);
+  }
+
   // A status sent after the client gave up never reaches it; report what the client saw, as
   // far as the server can tell (a cancellation may not have arrived yet).
   grpc::StatusCode EffectiveCode(grpc::StatusCode sent) const {
@@ -97,6 +126,9 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   }
 
   void End(grpc::StatusCode code, bool context_alive) {
+    if (refused_) {
+      code = grpc::StatusCode::RESOURCE_EXHAUSTED;  // what the client got, not the cancellation
+    }
     // Monotonic: a wall-clock step must not produce negative or huge latencies.
     absl::Duration latency = absl::FromChrono(std::chrono::steady_clock::now() - start_);
     std::string principal = calls_.End(ctx_);
@@ -119,7 +151,7 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
     }
   }
 
-  const grpc::ServerContextBase& ctx_;
+  grpc::ServerContextBase& ctx_;
   const char* method_;
   CallRegistry& calls_;
   RpcMetrics& metrics_;
@@ -131,31 +163,40 @@ class CallLogInterceptor final : public grpc::experimental::Interceptor {
   // end_at_close_ only: the code of the status sent, -1 before one is.
   std::atomic<int> sent_{-1};
   std::atomic<bool> done_{false};
+  SlotLimiter* public_streams_ = nullptr;  // set for the streams anyone may open
+  std::atomic<bool> refused_{false};       // such a stream found no slot
+  SlotLimiter::Slot public_slot_;          // held while such a stream is open
 };
 
 class CallLogInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  CallLogInterceptorFactory(CallRegistry& calls, RpcMetrics& metrics,
+  CallLogInterceptorFactory(CallRegistry& calls, RpcMetrics& metrics, SlotLimiter& public_streams,
                             std::shared_ptr<spdlog::logger> logger)
-      : calls_(calls), metrics_(metrics), logger_(std::move(logger)) {}
+      : calls_(calls),
+        metrics_(metrics),
+        public_streams_(public_streams),
+        logger_(std::move(logger)) {}
 
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new CallLogInterceptor(*info, calls_, metrics_, *logger_);
+    return new CallLogInterceptor(*info, calls_, metrics_, public_streams_, *logger_);
   }
 
  private:
   CallRegistry& calls_;
   RpcMetrics& metrics_;
+  SlotLimiter& public_streams_;
   std::shared_ptr<spdlog::logger> logger_;
 };
 
 }  // namespace
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewCallLogInterceptorFactory(
-    CallRegistry& calls, RpcMetrics& metrics, std::shared_ptr<spdlog::logger> logger) {
-  return std::make_unique<CallLogInterceptorFactory>(calls, metrics, std::move(logger));
+    CallRegistry& calls, RpcMetrics& metrics, SlotLimiter& public_streams,
+    std::shared_ptr<spdlog::logger> logger) {
+  return std::make_unique<CallLogInterceptorFactory>(calls, metrics, public_streams,
+                                                     std::move(logger));
 }
 
 }  // namespace gpuaas::rpc

@@ -10,13 +10,19 @@
 
 #include <memory>
 
+#include "libs/common/slot_limiter.h"
 #include "libs/rpc/call_registry.h"
 #include "libs/rpc/metrics.h"
 
 namespace gpuaas::rpc {
 
-// `calls` and `metrics` must outlive the server the factory is installed on.
+// Also the gate on streams that need no token (Health/Watch, reflection): each takes a slot of
+// `public_streams` keyed by the peer's address for its life, and one that gets none is ended
+// at once with the limiter's RESOURCE_EXHAUSTED, before its handler holds anything.
+//
+// `calls`, `metrics` and `public_streams` must outlive the server the factory is installed on.
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewCallLogInterceptorFactory(
-    CallRegistry& calls, RpcMetrics& metrics, std::shared_ptr<spdlog::logger> logger);
+    CallRegistry& calls, RpcMetrics& metrics, SlotLimiter& public_streams,
+    std::shared_ptr<spdlog::logger> logger);
 
 }  // namespace gpuaas::rpc

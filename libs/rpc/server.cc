@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.pb.h"
 #include "libs/common/logging.h"
+#include "libs/common/slot_limiter.h"
 #include "libs/common/thread_pool.h"
 #include "libs/rpc/call_registry.h"
 #include "libs/rpc/interceptor.h"
@@ -98,6 +99,9 @@ struct Server::Impl {
   std::unique_ptr<authz::Authenticator> authenticator;
   std::shared_ptr<spdlog::logger> logger;
   CallRegistry calls;
+  SlotLimiter public_streams{
+      std::max(options.max_public_streams, 1), std::max(options.max_public_streams_per_client, 1),
+      "unauthenticated streams (Health/Watch, reflection)", "client address"};
   // Shared: prometheus-cpp's exposer holds its collectables by (weak) shared pointer.
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   RpcMetrics metrics{*registry};
@@ -166,11 +170,15 @@ absl::Status Server::Start() {
   // gRPC sets SO_REUSEPORT by default: a second instance would share the port and take half
   // the traffic instead of failing to start.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  grpc::ResourceQuota quota(absl::StrCat(impl.options.name, " server"));
+  quota.SetMaxThreads(std::max(impl.options.max_sync_threads, 2));
+  builder.SetResourceQuota(quota);
   for (grpc::Service* service : impl.services) {
     builder.RegisterService(service);
   }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(NewCallLogInterceptorFactory(impl.calls, impl.metrics, impl.logger));
+  interceptors.push_back(
+      NewCallLogInterceptorFactory(impl.calls, impl.metrics, impl.public_streams, impl.logger));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.SetOption(internal::CollectServiceNames(&impl.service_names));
 

@@ -44,6 +44,16 @@ struct ServerOptions {
   // cheap calls nor queues logins past their deadlines.
   int cpu_threads = 0;  // 0 = one per core
   int cpu_max_queued_calls = 32;
+  // Health/Watch and reflection streams need no token, so anyone who reaches the port opens
+  // them, over as many connections as it likes: each held ~18 KB, and a reflection stream one
+  // thread, with nothing counting them (libs/rpc/README.md "Unauthenticated streams"). Past
+  // either cap a new one is refused RESOURCE_EXHAUSTED naming it. A client is a peer address.
+  int max_public_streams_per_client = 128;
+  int max_public_streams = 2048;
+  // gRPC's synchronous pool (pollers and handlers; only reflection is synchronous, a thread
+  // per open stream): past it reflection answers RESOURCE_EXHAUSTED "Server Threadpool
+  // Exhausted", so a crowd of addresses cannot spawn threads without end either.
+  int max_sync_threads = 64;
 };
 
 class Server final {

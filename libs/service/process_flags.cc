@@ -49,6 +49,10 @@ void AddProcessFlags(CLI::App& app, const ServiceIdentity& id, ServerKind kind, 
               "Prometheus /metrics address ('' = off)");
   if (grpc) {
     options.Add("--workers", f.workers, "handler threads")->check(CLI::Range(1, 512));
+    options
+        .Add("--max-public-streams-per-client", f.max_public_streams_per_client,
+             "Health/Watch and reflection streams (no token needed) one client address may hold")
+        ->check(CLI::Range(1, 100000));
   } else {
     options.Add("--io-threads", f.workers, "threads serving connections")->check(CLI::Range(1, 64));
   }
@@ -133,7 +137,8 @@ rpc::ServerOptions ServerOptionsFor(const ServiceIdentity& id, const ProcessFlag
           .listen_address = f.listen,
           .metrics_address = f.metrics_listen,
           .tls = f.tls,
-          .worker_threads = f.workers};
+          .worker_threads = f.workers,
+          .max_public_streams_per_client = f.max_public_streams_per_client};
 }
 
 absl::StatusOr<std::unique_ptr<rpc::MetricsEndpoint>> StartMetrics(

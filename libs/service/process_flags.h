@@ -57,6 +57,9 @@ struct ProcessFlags {
   std::string listen;
   std::string metrics_listen;
   int workers = 8;  // set a process's own default before AddProcessFlags
+  // kGrpc only: Health/Watch and reflection streams one client address may hold
+  // (rpc::ServerOptions::max_public_streams_per_client).
+  int max_public_streams_per_client = rpc::ServerOptions{}.max_public_streams_per_client;
   std::string log_level = "info";
   rpc::TlsOptions tls;          // served
   std::string tls_client_cert;  // kHttp only
@@ -79,9 +82,10 @@ struct PeerFlags {
 absl::StatusOr<std::string> ReadApiKey(const PeerFlags& peers);
 
 // Adds --listen (alias --listen-address), --metrics-listen (alias --metrics-address),
-// --log-level, --tls-cert, --tls-key, --tls-ca, and by `kind` either --workers and
-// --tls-require-client-cert or --io-threads, --tls-client-cert and --tls-client-key to `app`,
-// with their environment fallbacks and range checks; fills `flags` with the defaults.
+// --log-level, --tls-cert, --tls-key, --tls-ca, and by `kind` either --workers,
+// --max-public-streams-per-client and --tls-require-client-cert or --io-threads, --tls-client-cert
+// and --tls-client-key to `app`, with their environment fallbacks and range checks; fills `flags`
+// with the defaults.
 void AddProcessFlags(CLI::App& app, const ServiceIdentity& id, ServerKind kind,
                      ProcessFlags& flags);
 

@@ -72,6 +72,7 @@ TEST(ProcessFlags, AGrpcProcessHasNoDatabaseFlags) {
   EXPECT_EQ(f.metrics_listen, "0.0.0.0:9161");
   EXPECT_EQ(f.workers, 2);
   EXPECT_EQ(ServerOptionsFor(kAgent, f).worker_threads, 2);
+  EXPECT_EQ(ServerOptionsFor(kAgent, f).max_public_streams_per_client, 128);
   EXPECT_NE(app.get_option_no_throw("--tls-require-client-cert"), nullptr);
   EXPECT_EQ(app.get_option_no_throw("--db-dsn"), nullptr);
   EXPECT_EQ(app.get_option_no_throw("--tls-client-cert"), nullptr);
