@@ -28,6 +28,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "libs/common/logging.h"
+#include "libs/http/body_pace.h"
 
 namespace gpuaas::http {
 namespace {
@@ -95,6 +96,10 @@ class SocketStream final {
   int fd() const { return fd_; }
   // Bytes TLS decrypted and holds (a pipelined request's start).
   bool HasPending() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
+  // While set, every read waits at most what `pace` allows and is counted against it.
+  void set_pace(BodyPace* pace) { pace_ = pace; }
+  // A read ran out of time (the body's pace or its idle bound).
+  bool timed_out() const { return timed_out_; }
 
  private:
   template <class Io>
@@ -108,6 +113,30 @@ class SocketStream final {
   }
 
   size_t Receive(char* out, size_t size, beast::error_code& ec) {
+    if (pace_ == nullptr) {
+      return ReceiveNow(out, size, ec);
+    }
+    const absl::Duration wait = pace_->NextWait();
+    if (wait <= absl::ZeroDuration()) {
+      timed_out_ = true;
+      ec = asio::error::timed_out;
+      return 0;
+    }
+    // SO_RCVTIMEO rounds to the clock tick: at least a millisecond, never "forever" (0).
+    timeval tv = absl::ToTimeval(std::max(wait, absl::Milliseconds(1)));
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const auto start = std::chrono::steady_clock::now();
+    errno = 0;
+    const size_t n = ReceiveNow(out, size, ec);
+    const int read_errno = errno;
+    pace_->Record(absl::FromChrono(std::chrono::steady_clock::now() - start), n);
+    if (n == 0 && (read_errno == EAGAIN || read_errno == EWOULDBLOCK)) {
+      timed_out_ = true;
+    }
+    return n;
+  }
+
+  size_t ReceiveNow(char* out, size_t size, beast::error_code& ec) {
     if (ssl_ != nullptr) {
       int n = SSL_read(ssl_, out, static_cast<int>(std::min<size_t>(size, 1 << 30)));
       if (n > 0) {
@@ -157,6 +186,8 @@ class SocketStream final {
 
   int fd_;
   SSL* ssl_;
+  BodyPace* pace_ = nullptr;
+  bool timed_out_ = false;
 };
 
 std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
@@ -258,10 +289,22 @@ bool WriteResponse(SocketStream& stream, const HttpRequest& req, HttpResponse& r
   return !ec;
 }
 
+// What a client whose body was cut for being too slow is told, when it can still hear it.
+void AnswerBodyTooSlow(HttpResponse& res) {
+  res.status = 408;
+  res.headers.clear();
+  res.body = "Request body too slow\n";
+  res.content_length = 0;
+  res.content_provider = nullptr;
+  res.chunked_content_provider = nullptr;
+  res.set_header("Connection", "close");
+}
+
 // Serves one request; false when the connection must close after it.
 bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<char>& piece,
                   bool last, const HttpHandler& handler, const std::atomic<bool>& stopping,
-                  const std::string& name, const std::string& client) {
+                  const std::string& name, const std::string& client,
+                  const ConnectionLimits& limits) {
   bhttp::request_parser<bhttp::buffer_body> parser;
   parser.header_limit(kHeaderLimit);
   // Not body_limit(boost::none): Beast 1.74 then refuses every sized body.
@@ -300,12 +343,15 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
   }
 
   bool body_failed = false;
+  BodyPace pace(limits.body_rate_grace, limits.body_min_rate, limits.body_idle_timeout);
   ContentReader reader = [&](const ContentReceiver& receiver) {
     while (!parser.is_done()) {
       parser.get().body().data = piece.data();
       parser.get().body().size = piece.size();
       beast::error_code read_ec;
+      stream.set_pace(&pace);
       bhttp::read(stream, buffer, parser, read_ec);
+      stream.set_pace(nullptr);
       const size_t n = piece.size() - parser.get().body().size;
       if (read_ec && read_ec != bhttp::error::need_buffer) {
         body_failed = true;
@@ -326,6 +372,16 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
   } catch (const std::exception& e) {
     Logger(name)->error("request handler: {}", e.what());
     return false;
+  }
+  if (stream.timed_out()) {
+    // The client's address only: the target may carry a presigned URL's signature.
+    Logger(name)->warn(
+        "cut a request body from {}: {} bytes in {:.1f}s of waiting (wanted {} B/s after {}s, "
+        "pauses under {}s)",
+        client, pace.bytes(), absl::ToDoubleSeconds(pace.waited()), limits.body_min_rate,
+        absl::ToInt64Seconds(limits.body_rate_grace),
+        absl::ToInt64Seconds(limits.body_idle_timeout));
+    AnswerBodyTooSlow(res);
   }
   // The unread rest of a body cannot be taken for the next request.
   auto connection = res.headers.find("Connection");
@@ -585,7 +641,7 @@ void HttpTransport::ServeConnection(std::unique_ptr<Connection> conn) {
   thread_local std::vector<char> piece(kBodyPiece);
   ++conn->served;
   const bool keep = ServeRequest(stream, buffer, piece, conn->served == kMaxRequestsPerConnection,
-                                 handler_, stopping_, options_.name, conn->client);
+                                 handler_, stopping_, options_.name, conn->client, options_.limits);
   if (!keep || stopping_.load()) {
     Close(std::move(conn));
     return;

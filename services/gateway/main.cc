@@ -34,6 +34,8 @@ struct GatewayFlags {
   std::string s3_endpoint = "http://127.0.0.1:9000";
   absl::Duration header_timeout = absl::Seconds(15);
   absl::Duration body_timeout = absl::Seconds(30);
+  absl::Duration body_rate_grace = absl::Seconds(30);
+  int64_t body_min_rate = 500;
   absl::Duration call_timeout = absl::Seconds(30);
   int max_connections_per_client = 64;
   int max_streams = 192;
@@ -60,6 +62,13 @@ void DefineFlags(CLI::App& app, GatewayFlags& f) {
   options.Add("--header-timeout", f.header_timeout,
               "a client must send a whole request head within this (idle, slowloris)");
   options.Add("--body-timeout", f.body_timeout, "the longest a client's body may stall");
+  options.Add("--body-rate-grace", f.body_rate_grace,
+              "after this long waiting for a request body, it must keep --body-min-rate");
+  options
+      .Add("--body-min-rate", f.body_min_rate,
+           "bytes per second a request body must average after --body-rate-grace, or it is "
+           "answered 408 and closed (a trickle would hold a worker); 0: no minimum")
+      ->check(CLI::NonNegativeNumber);
   options.Add("--call-timeout", f.call_timeout, "the deadline of each call to a service");
   options.Add("--max-connections-per-client", f.max_connections_per_client,
               "connections open at once from one client address; more are answered 503");
@@ -117,7 +126,9 @@ int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
       .threads = f.process.workers,
       .limits = {.max_connections_per_client = f.max_connections_per_client,
                  .header_timeout = f.header_timeout,
-                 .body_idle_timeout = f.body_timeout},
+                 .body_idle_timeout = f.body_timeout,
+                 .body_rate_grace = f.body_rate_grace,
+                 .body_min_rate = f.body_min_rate},
       .call_timeout = f.call_timeout,
       .max_streams = f.max_streams,
       .max_streams_per_client = f.max_streams_per_client,

@@ -42,6 +42,13 @@ int main(int argc, char** argv) {
               "handshake too); a slower one is disconnected without holding a worker");
   options.Add("--s3-body-idle-timeout", f.s3_limits.body_idle_timeout,
               "how long an S3 request body may pause before the connection is closed");
+  options.Add("--s3-body-rate-grace", f.s3_limits.body_rate_grace,
+              "after this long waiting for an S3 request body, it must keep --s3-body-min-rate");
+  options
+      .Add("--s3-body-min-rate", f.s3_limits.body_min_rate,
+           "bytes per second an S3 request body must average after --s3-body-rate-grace, or it "
+           "is answered 408 and closed (a trickle would hold a worker); 0: no minimum")
+      ->check(CLI::NonNegativeNumber);
   options.Add("--s3-cors-origins", f.s3_cors_origins,
               "web pages' origins (comma list, exact: http://127.0.0.1:8090) whose browser "
               "requests the S3 endpoint answers with CORS headers, so the web console's file "

@@ -9,13 +9,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "libs/testing/pg_test.h"
@@ -36,6 +40,9 @@ using storage::s3::testing::TestKey;
 
 // Short, so the stalled clients' disconnection is seen within the test.
 constexpr int kHeaderTimeoutSeconds = 5;
+// Short and fast, so trickled bodies are cut within the test (loopback uploads are far faster).
+constexpr int kBodyRateGraceSeconds = 2;
+constexpr int kBodyMinRate = 1000;
 // The web console's origin, the one page allowed to read S3's answers from a browser.
 constexpr char kConsoleOrigin[] = "http://127.0.0.1:8090";
 
@@ -47,6 +54,8 @@ class S3AttackTest : public gpuaas::testing::PgTest {
     PlatformOptions options;
     options.agents = {};
     options.storage_flags = {absl::StrCat("--s3-header-timeout=", kHeaderTimeoutSeconds, "s"),
+                             absl::StrCat("--s3-body-rate-grace=", kBodyRateGraceSeconds, "s"),
+                             absl::StrCat("--s3-body-min-rate=", kBodyMinRate),
                              absl::StrCat("--s3-cors-origins=", kConsoleOrigin)};
     stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     const std::string endpoint = stack_->s3_endpoint();
@@ -237,9 +246,9 @@ TEST_F(S3AttackTest, KeyWithDotDotDoesNotLeaveTheBucket) {
   EXPECT_EQ(Get("/alpha-data/a..b/..c", key_).body, "fine");
 }
 
-// A connection to the endpoint from `source` that sends half a request head and stalls; -1 when
-// the connection failed.
-int StalledClient(int port, const char* source) {
+// A connection to the endpoint from `source` (bound before connecting) that sends `start`; -1
+// when the connection failed.
+int ClientSending(int port, const char* source, std::string_view start) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in local{};
   local.sin_family = AF_INET;
@@ -253,9 +262,13 @@ int StalledClient(int port, const char* source) {
     ::close(fd);
     return -1;
   }
-  constexpr std::string_view kHalf = "GET /alpha-data/obj HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Am";
-  [[maybe_unused]] ssize_t n = ::send(fd, kHalf.data(), kHalf.size(), MSG_NOSIGNAL);
+  [[maybe_unused]] ssize_t n = ::send(fd, start.data(), start.size(), MSG_NOSIGNAL);
   return fd;
+}
+
+// A connection from `source` that sends half a request head and stalls.
+int StalledClient(int port, const char* source) {
+  return ClientSending(port, source, "GET /alpha-data/obj HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Am");
 }
 
 // True when the server closed `fd` (or answered and closed) within `timeout`.
@@ -302,6 +315,59 @@ TEST_F(S3AttackTest, SlowHeaderClientsDoNotStarveTheEndpoint) {
     ::close(fd);
   }
   EXPECT_EQ(closed, 200);
+  EXPECT_EQ(Get("/alpha-data/obj", key_).body, "still served");
+}
+
+// The body of a presigned PUT that declares 4 MiB and sends a byte every half second (each pause
+// far under the body idle timeout): more such uploads than the endpoint has workers, from a
+// few addresses (each under its cap), used to hold every worker for hours.
+TEST_F(S3AttackTest, SlowBodyClientsDoNotStarveTheEndpoint) {
+  ASSERT_EQ(Put("/alpha-data/obj", "still served", key_).status, 200);
+  const std::string path = "/alpha-data/trickled";
+  const std::string head = absl::StrCat(
+      "PUT ", path, "?", PresignQuery(port_, "PUT", path, key_, absl::Now(), absl::Minutes(10)),
+      " HTTP/1.1\r\nHost: 127.0.0.1:", port_, "\r\nContent-Length: 4194304\r\n\r\nx");
+  std::vector<int> trickling;
+  for (const char* source : {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"}) {
+    for (int i = 0; i < 20; ++i) {
+      int fd = ClientSending(port_, source, head);
+      ASSERT_GE(fd, 0) << source << " connection " << i;
+      trickling.push_back(fd);
+    }
+  }
+  std::atomic<bool> done{false};
+  std::thread trickler([&] {
+    while (!done.load()) {
+      for (int fd : trickling) {
+        [[maybe_unused]] ssize_t n = ::send(fd, "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  // While they trickle, a normal client from 127.0.0.1 gets its object (Send waits 30 s at
+  // most: a liveness bound, not a speed one).
+  HttpReply got = Get("/alpha-data/obj", key_);
+  EXPECT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.body, "still served");
+  // Every trickled body is cut, answered 408 and closed, though it never paused for long.
+  int cut = 0;
+  for (int fd : trickling) {
+    timeval tv = absl::ToTimeval(absl::Seconds(20));
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string answer;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+      answer.append(buffer, static_cast<size_t>(n));
+    }
+    cut += (n == 0 || errno == ECONNRESET) && absl::StartsWith(answer, "HTTP/1.1 408") ? 1 : 0;
+  }
+  done = true;
+  trickler.join();
+  for (int fd : trickling) {
+    ::close(fd);
+  }
+  EXPECT_EQ(cut, static_cast<int>(trickling.size()));
   EXPECT_EQ(Get("/alpha-data/obj", key_).body, "still served");
 }
 

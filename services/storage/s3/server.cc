@@ -28,10 +28,12 @@ absl::Status Server::Start() {
   }
   if (options_.limits.max_connections_per_client < 1 ||
       options_.limits.header_timeout <= absl::ZeroDuration() ||
-      options_.limits.body_idle_timeout <= absl::ZeroDuration()) {
+      options_.limits.body_idle_timeout <= absl::ZeroDuration() ||
+      options_.limits.body_rate_grace <= absl::ZeroDuration() ||
+      options_.limits.body_min_rate < 0) {
     return absl::InvalidArgumentError(
-        "limits: max_connections_per_client, header_timeout and body_idle_timeout must be "
-        "positive");
+        "limits: max_connections_per_client, header_timeout, body_idle_timeout and "
+        "body_rate_grace must be positive, body_min_rate at least 0");
   }
   if (options_.metrics_registry != nullptr) {
     metrics_ = std::make_unique<S3Metrics>(*options_.metrics_registry);
