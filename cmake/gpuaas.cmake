@@ -134,7 +134,11 @@ endfunction()
 # ctest starts the costliest tests first (COST), and a fresh build tree has no timing history
 # (CTestCostData.txt) to go by, so the long tests say what they cost. The dev-stack tests run one
 # after another (their lock), about 400 s in all: costed above every other test, the next one
-# starts as soon as the last ends, beside the rest, instead of all of them last and alone.
+# starts as soon as the last ends, beside the rest, instead of all of them last and alone. But
+# ctest orders by dependency depth before cost, and every PostgreSQL test is a dependency of the
+# fixture's cleanup, one level deeper than a test without one: so the stack tests require a
+# fixture too (`devstack`, whose cleanup is tests/devstack's `devstack_tests_done`), which puts
+# them on the PostgreSQL tests' level, where their cost counts.
 set(GPUAAS_STACK_TEST_COST 1000)
 
 # gpuaas_stack_test(NAME SCRIPT [LABELS...] [TIMEOUT s]) -> a test that runs SCRIPT SOURCE_DIR
@@ -147,7 +151,8 @@ function(gpuaas_stack_test name script)
   add_test(NAME ${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/${script} ${PROJECT_SOURCE_DIR}
                                 ${PROJECT_BINARY_DIR})
   set_tests_properties(${name} PROPERTIES RESOURCE_LOCK devstack LABELS "${ARG_LABELS}"
-                       TIMEOUT ${ARG_TIMEOUT} COST ${GPUAAS_STACK_TEST_COST})
+                       TIMEOUT ${ARG_TIMEOUT} COST ${GPUAAS_STACK_TEST_COST}
+                       FIXTURES_REQUIRED devstack)
 endfunction()
 
 # google/api/annotations.proto and http.proto (google.api.http, the REST mapping of RPCs), from
