@@ -33,7 +33,7 @@ set -a
 set +a
 ctl() { XDG_CONFIG_HOME=$home "$BUILD/tools/gpuaasctl/gpuaasctl" "$@"; }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-AGENT_PID=$(cat "$GPUAAS_STATE_DIR/pids/agent-$NODE.pid")
+AGENT_PID=$(cat "$GPUAAS_STATE_DIR/pids/agent-$NODE.child" 2>/dev/null || cat "$GPUAAS_STATE_DIR/pids/agent-$NODE.pid")
 ctl login -u admin --password-file "$GPUAAS_ADMIN_PASSWORD_FILE" >/dev/null
 ctl tenants create bench --max-gpus 5000 --max-instances 5000 >/dev/null
 ctl specs create bench.share --gpu-type A100-80GB --gpu-num 1 --gpu-share-milli "${SHARE_MILLI:-20}" --cpu 100m \

@@ -71,7 +71,7 @@ cpu_split() {
   inst=$(ticks "$instance_pid")
   stock=$(ticks "$(cat "$GPUAAS_STATE_DIR/pids/stock.pid")")
   for node in bench-a bench-b bench-c; do
-    agents=$((agents + $(ticks "$(cat "$GPUAAS_STATE_DIR/pids/agent-$node.pid")")))
+    agents=$((agents + $(ticks "$(cat "$GPUAAS_STATE_DIR/pids/agent-$node.child" 2>/dev/null || cat "$GPUAAS_STATE_DIR/pids/agent-$node.pid")")))
   done
   pm=$(head -1 "$(cat "$GPUAAS_STATE_DIR/pg-dir")/data/postmaster.pid")
   for p in "$pm" $(pgrep -P "$pm"); do pg=$((pg + $(ticks "$p"))); done
@@ -112,13 +112,13 @@ for what in $ONLY; do
       t0=$(ticks "$instance_pid")
       a0=0
       for node in bench-a bench-b bench-c; do
-        a0=$((a0 + $(ticks "$(cat "$GPUAAS_STATE_DIR/pids/agent-$node.pid")")))
+        a0=$((a0 + $(ticks "$(cat "$GPUAAS_STATE_DIR/pids/agent-$node.child" 2>/dev/null || cat "$GPUAAS_STATE_DIR/pids/agent-$node.pid")")))
       done
       sleep "$IDLE_WINDOW"
       t1=$(ticks "$instance_pid")
       a1=0
       for node in bench-a bench-b bench-c; do
-        a1=$((a1 + $(ticks "$(cat "$GPUAAS_STATE_DIR/pids/agent-$node.pid")")))
+        a1=$((a1 + $(ticks "$(cat "$GPUAAS_STATE_DIR/pids/agent-$node.child" 2>/dev/null || cat "$GPUAAS_STATE_DIR/pids/agent-$node.pid")")))
       done
       awk -v n="$running" -v t=$((t1 - t0)) -v a=$((a1 - a0)) -v hz="$HZ" -v w="$IDLE_WINDOW" \
         'BEGIN { printf "idle           %d instances RUNNING; over %d s gpuaas-instance used %.2f %% of a core, the three agents %.2f %%\n", n, w, 100 * t / hz / w, 100 * a / hz / w }' ;;

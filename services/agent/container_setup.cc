@@ -64,7 +64,7 @@ class StoreImages final : public ContainerImages {
     int last_layers = -1;
     GPUAAS_ASSIGN_OR_RETURN(
         PulledImage pulled,
-        store_->Pull(ref, login ? &*login : nullptr, [&](const PullProgress& p) {
+        store_->Pull(ref, w.tenant_id(), login ? &*login : nullptr, [&](const PullProgress& p) {
           // A line per layer, not per chunk: each becomes an instance event.
           if (p.layers_done == last_layers) return;
           last_layers = p.layers_done;
@@ -178,7 +178,10 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
                           ImageStore::Open({.root = setup.image_root,
                                             .size_limit_bytes = setup.image_cache_bytes,
                                             .tls_verify = setup.registry_tls_verify,
-                                            .pull_timeout = setup.pull_timeout}));
+                                            .pull_timeout = setup.pull_timeout,
+                                            .unpacker_path = setup.unpacker_path,
+                                            .unpacker_memory_bytes = setup.unpacker_memory_bytes,
+                                            .limits = setup.unpack_limits}));
   *store = std::move(opened);
   GPUAAS_RETURN_IF_ERROR(PrepareNodeNetwork(setup.lan_allowed));
   // What a node that lost its workloads' shims at once (a crash) left behind.

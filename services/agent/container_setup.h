@@ -24,6 +24,9 @@ struct ContainerSetup {
   int64_t image_cache_bytes = 50LL << 30;
   bool registry_tls_verify = true;
   absl::Duration pull_timeout = absl::Minutes(30);
+  std::string unpacker_path;  // gpuaas-image-unpacker
+  int64_t unpacker_memory_bytes = 2LL << 30;
+  UnpackLimits unpack_limits;
   // Networks in the node's LAN ranges that workloads with egress may reach (PrepareNodeNetwork).
   std::vector<std::string> lan_allowed;
   // Where the driver is and how MIG instances are found.

@@ -78,6 +78,14 @@ struct AgentFlags {
   std::string image_cache_size = "50Gi";
   bool registry_tls_verify = true;
   absl::Duration pull_timeout = absl::Minutes(30);
+  std::string image_unpacker;
+  std::string image_unpacker_memory = "2Gi";
+  std::string image_layer_max_size = "32Gi";
+  std::string image_max_size = "64Gi";
+  int64_t image_layer_max_entries = agent::UnpackLimits().max_layer_entries;
+  int64_t image_max_entries = agent::UnpackLimits().max_image_entries;
+  int64_t image_max_ratio = agent::UnpackLimits().max_ratio;
+  std::string image_disk_reserve = "2Gi";
   std::vector<std::string> workload_lan_allow;
   std::string imageless = "container";
   std::string utilization_file;
@@ -157,6 +165,25 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--pull-timeout", f.pull_timeout,
               "an image pull (or a registry's check of a tenant's access) that takes longer "
               "fails: a registry that answers slowly or not at all holds nothing of the node");
+  options.Add("--image-unpacker", f.image_unpacker,
+              "gpuaas-image-unpacker, the sandboxed process every manifest, config and layer is "
+              "parsed and unpacked in (default: next to this binary)");
+  options.Add("--image-unpacker-memory", f.image_unpacker_memory,
+              "each unpacker job's address-space limit (a quantity)");
+  options.Add("--image-layer-max-size", f.image_layer_max_size,
+              "a layer that unpacks to more (its files' declared sizes) fails its pull");
+  options.Add("--image-max-size", f.image_max_size,
+              "an image whose layers unpack to more fails its pull");
+  options.Add("--image-layer-max-entries", f.image_layer_max_entries,
+              "a layer with more tar entries fails its pull");
+  options.Add("--image-max-entries", f.image_max_entries,
+              "an image with more tar entries in all fails its pull");
+  options.Add("--image-max-ratio", f.image_max_ratio,
+              "a layer that unpacks to more than this many bytes per compressed byte (past its "
+              "first 64 MiB) fails its pull: a decompression bomb");
+  options.Add("--image-disk-reserve", f.image_disk_reserve,
+              "an unpack stops (its pull fails) before the image cache's file system has less "
+              "free than this (a quantity)");
   options.Add("--registry-tls-verify", f.registry_tls_verify,
               "verify registries' TLS certificates (off for the loopback registry of the dev "
               "stack and the tests)");
@@ -225,6 +252,28 @@ absl::StatusOr<agent::ContainerOptions> ContainerOptions(
                               .lan_allowed = f.workload_lan_allow};
   GPUAAS_ASSIGN_OR_RETURN(setup.image_cache_bytes,
                           gpuaas::ParseBytes("--image-cache-size", f.image_cache_size));
+  GPUAAS_ASSIGN_OR_RETURN(setup.unpacker_memory_bytes,
+                          gpuaas::ParseBytes("--image-unpacker-memory", f.image_unpacker_memory));
+  GPUAAS_ASSIGN_OR_RETURN(setup.unpack_limits.max_layer_bytes,
+                          gpuaas::ParseBytes("--image-layer-max-size", f.image_layer_max_size));
+  GPUAAS_ASSIGN_OR_RETURN(setup.unpack_limits.max_image_bytes,
+                          gpuaas::ParseBytes("--image-max-size", f.image_max_size));
+  GPUAAS_ASSIGN_OR_RETURN(setup.unpack_limits.min_free_bytes,
+                          gpuaas::ParseBytes("--image-disk-reserve", f.image_disk_reserve));
+  setup.unpack_limits.max_layer_entries = f.image_layer_max_entries;
+  setup.unpack_limits.max_image_entries = f.image_max_entries;
+  setup.unpack_limits.max_ratio = f.image_max_ratio;
+  if (f.image_layer_max_entries <= 0 || f.image_max_entries <= 0 || f.image_max_ratio <= 0) {
+    return absl::InvalidArgumentError(
+        "--image-layer-max-entries, --image-max-entries, --image-max-ratio: must be positive");
+  }
+  setup.unpacker_path = f.image_unpacker;
+  if (setup.unpacker_path.empty()) {
+    std::error_code ec;
+    setup.unpacker_path = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() /
+                           "gpuaas-image-unpacker")
+                              .string();
+  }
   std::vector<agent::GpuInfo> infos;
   for (const agent::GpuStatus& g : gpus) {
     infos.push_back(g.info);

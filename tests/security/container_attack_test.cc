@@ -32,6 +32,7 @@
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
 #include "tests/common/child_process.h"
+#include "tests/common/hostile_registry.h"
 #include "tests/images/test_registry.h"
 #include "tests/platform/platform_stack.h"
 #include "tests/proxy/proxy_process.h"
@@ -438,6 +439,49 @@ print("fork ok", flush=True))"),
   EXPECT_EQ(Line(out, "raw"), "raw EPERM") << out;
   EXPECT_EQ(Line(out, "packet"), "packet EPERM") << out;
   EXPECT_FALSE(Line(out, "fork").empty()) << out;
+}
+
+// Mallory's own registry serves an index nested 1.5 million deep. Before, the agent's parse of
+// it overflowed the agent's stack: the agent died, and every tenant's instances on the node
+// lost their starts, stops and logs. Now the parse runs capped, in the sandboxed unpacker:
+// mallory's instance fails with the reason, the agent serves on (the same process), and the
+// victim's instance on the node still logs and stops, and a new one starts.
+TEST_F(ContainerAttackTest, AHostileRegistrysMetadataCostsOnePullNotTheNodesAgent) {
+  Run(victim_, "own", "echo VICTIM-ALIVE; exec sleep 600");
+  gpuaas::testing::HostileRegistry registry(dir_.path() / "hostile");
+  ASSERT_TRUE(Eventually([&] { return registry.Answers(); }, absl::Seconds(10)));
+  instancepb::CreateImageRequest image;
+  image.mutable_image()->set_name("deep");
+  image.mutable_image()->set_version("1");
+  image.mutable_image()->set_oci_reference(
+      registry.Manifest("mallory/deep", gpuaas::testing::HostileRegistry::DeepIndex(1'500'000),
+                        gpuaas::testing::HostileRegistry::kIndexType));
+  instancepb::Image made;
+  grpc::Status s = stack_->images().CreateImage(PlatformStack::Ctx(mallory_).get(), image, &made);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(Create(mallory_, "deep", "exec sleep 600", 0, "deep:1").ok());
+  const instancepb::Instance deep = stack_->WaitInstance(mallory_, "deep", Failed);
+  EXPECT_EQ(deep.reason(), instancepb::REASON_IMAGE_PULL_FAILED) << deep.DebugString();
+  EXPECT_TRUE(absl::StrContains(deep.message(), "nested deeper")) << deep.message();
+
+  // The agent never went away: still running, still SERVING, and the victim's instance on its
+  // node still logs, stops, and a new one starts.
+  EXPECT_TRUE(stack_->agent("node-a").Running());
+  EXPECT_TRUE(gpuaas::testing::WaitServing(stack_->agent("node-a").address()));
+  EXPECT_TRUE(absl::StrContains(OutputWith(victim_, "own", "VICTIM-ALIVE"), "VICTIM-ALIVE"));
+  instancepb::StopInstanceRequest stop;
+  stop.set_instance_id("own");
+  instancepb::Instance stopped;
+  s = stack_->instances().StopInstance(PlatformStack::Ctx(victim_).get(), stop, &stopped);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(stack_
+                ->WaitInstance(victim_, "own",
+                               [](const instancepb::Instance& i) {
+                                 return i.state() == instancepb::STATE_STOPPED;
+                               })
+                .state(),
+            instancepb::STATE_STOPPED);
+  EXPECT_TRUE(Running(Run(victim_, "again", "echo AGAIN; exec sleep 600")));
 }
 
 // Tenants' own images from the fixture's registry behind a login.

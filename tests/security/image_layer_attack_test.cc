@@ -37,7 +37,10 @@ class ImageLayerAttackTest : public ::testing::Test {
     auto registry = TestRegistry::Start((temp_.path() / "registry").string());
     ASSERT_OK(registry.status());
     registry_ = *std::move(registry);
-    auto store = ImageStore::Open({.root = (temp_.path() / "store").string(), .tls_verify = false});
+    // As the agent runs it: every layer unpacked by the sandboxed unpacker.
+    auto store = ImageStore::Open({.root = (temp_.path() / "store").string(),
+                                   .tls_verify = false,
+                                   .unpacker_path = GPUAAS_IMAGE_UNPACKER});
     ASSERT_OK(store.status());
     store_ = *std::move(store);
   }

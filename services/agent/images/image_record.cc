@@ -13,6 +13,7 @@
 #include "libs/common/files.h"
 #include "libs/common/unique_fd.h"
 #include "nlohmann/json.hpp"
+#include "services/agent/images/bounded_json.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -38,9 +39,13 @@ int64_t ImageRecord::unpacked_bytes() const {
 }
 
 absl::StatusOr<ImageConfig> ParseImageConfig(const std::string& config_json) {
+  absl::StatusOr<nlohmann::json> blob =
+      ParseBoundedJson(config_json, "image config", kMaxConfigBytes);
+  if (!blob.ok()) {
+    return blob.status();
+  }
   try {
-    const nlohmann::json blob = nlohmann::json::parse(config_json);
-    const nlohmann::json config = blob.value("config", nlohmann::json::object());
+    const nlohmann::json config = blob->value("config", nlohmann::json::object());
     ImageConfig out;
     out.env = Strings(config.value("Env", nlohmann::json()));
     out.entrypoint = Strings(config.value("Entrypoint", nlohmann::json()));

@@ -2,9 +2,13 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 #include <thread>
 
@@ -16,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
+#include "services/agent/images/bounded_json.h"
 #include "services/agent/images/layer_arrivals.h"
 #include "services/agent/images/layer_unpack.h"
 #include "services/agent/images/oci_layout.h"
@@ -27,6 +32,57 @@ namespace fs = std::filesystem;
 struct ImageStore::Flight {
   absl::Notification done;
   absl::StatusOr<PulledImage> result;
+};
+
+// One pull's files and its image's unpack budget.
+struct ImageStore::PullJob {
+  std::string reference;
+  std::string dir;          // pulls/<hex>.XXXXXX, removed when the pull ends
+  std::string layout_dir;   // dir/layout: skopeo's OCI layout
+  std::string blob_root;    // dir/blobs: skopeo's --dest-shared-blob-dir
+  std::string blob_dir;     // dir/blobs/sha256: the blobs lent to the tenant, then the copy's
+  std::string private_dir;  // tmp/pull-XXXXXX: the login, the unpacker's answers
+  std::vector<OciLayer> planned;
+  UnpackLimits limits;
+
+  absl::Mutex mu;
+  int64_t image_bytes ABSL_GUARDED_BY(mu) = 0;
+  int64_t image_entries ABSL_GUARDED_BY(mu) = 0;
+
+  // The per-layer limits, shrunk to what the image has left.
+  UnpackLimits LayerLimits() {
+    absl::MutexLock lock(&mu);
+    UnpackLimits out = limits;
+    out.max_layer_bytes = std::min(out.max_layer_bytes, limits.max_image_bytes - image_bytes);
+    out.max_layer_entries =
+        std::min(out.max_layer_entries, limits.max_image_entries - image_entries);
+    return out;
+  }
+  // Counts an unpacked layer into the image's totals. Error: RESOURCE_EXHAUSTED past a limit.
+  absl::Status Count(int64_t bytes, int64_t entries) {
+    absl::MutexLock lock(&mu);
+    image_bytes += bytes;
+    image_entries += entries;
+    if (image_bytes > limits.max_image_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("unpack limit: the image unpacks to more than ", limits.max_image_bytes,
+                       " bytes (", reference, ")"));
+    }
+    if (image_entries > limits.max_image_entries) {
+      return absl::ResourceExhaustedError(absl::StrCat("unpack limit: the image has more than ",
+                                                       limits.max_image_entries, " entries (",
+                                                       reference, ")"));
+    }
+    return absl::OkStatus();
+  }
+  OciLayer Planned(const std::string& hex) const {
+    for (const OciLayer& layer : planned) {
+      if (layer.hex == hex) {
+        return layer;
+      }
+    }
+    return OciLayer{.hex = hex, .size = -1};
+  }
 };
 
 namespace {
@@ -77,7 +133,21 @@ int64_t UnpackedSize(const std::string& dir) {
   return total;
 }
 
+// A pull's error with the reference it is about.
+absl::Status About(const absl::Status& status, absl::string_view reference) {
+  return absl::Status(status.code(), absl::StrCat(status.message(), " (", reference, ")"));
+}
+
 }  // namespace
+
+ImageStore::ImageStore(ImageStoreOptions options) : options_(std::move(options)) {
+  if (!options_.unpacker_path.empty()) {
+    unpacker_ = std::make_unique<UnpackerClient>(
+        UnpackerOptions{.path = options_.unpacker_path,
+                        .memory_bytes = options_.unpacker_memory_bytes,
+                        .deadline = options_.pull_timeout});
+  }
+}
 
 absl::StatusOr<std::unique_ptr<ImageStore>> ImageStore::Open(ImageStoreOptions options) {
   if (options.root.empty()) {
@@ -85,7 +155,7 @@ absl::StatusOr<std::unique_ptr<ImageStore>> ImageStore::Open(ImageStoreOptions o
   }
   std::unique_ptr<ImageStore> store(new ImageStore(std::move(options)));
   std::error_code error;
-  for (absl::string_view dir : {"blobs/sha256", "layers", "images", "pulls", "tmp"}) {
+  for (absl::string_view dir : {"blobs/sha256", "layers", "images", "grants", "pulls", "tmp"}) {
     fs::create_directories(store->Dir(dir), error);
     if (error) {
       return absl::InternalError(
@@ -135,24 +205,34 @@ absl::Status ImageStore::LoadRecords() {
     record->hex = std::string(hex);
     records_[record->hex] = *std::move(record);
   }
+  for (const auto& entry : fs::directory_iterator(Dir("grants"), error)) {
+    std::ifstream in(entry.path());
+    for (std::string tenant; std::getline(in, tenant);) {
+      lent_[entry.path().filename()].insert(tenant);
+    }
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<PulledImage> ImageStore::Pull(
-    const std::string& reference, const RegistryLogin* login,
+    const std::string& reference, const std::string& tenant, const RegistryLogin* login,
     const std::function<void(const PullProgress&)>& progress) {
   GPUAAS_ASSIGN_OR_RETURN(const std::string hex, ReferenceDigest(reference));
+  if (tenant.find_first_of("\n\r") != std::string::npos) {
+    return absl::InvalidArgumentError("tenant: not a tenant id");
+  }
+  const std::string flight_key = absl::StrCat(tenant, "\n", hex);
   std::shared_ptr<Flight> flight;
   bool leader = false;
   {
     absl::MutexLock lock(&mu_);
-    if (auto it = records_.find(hex); it != records_.end()) {
+    if (auto it = records_.find(hex); it != records_.end() && Lent(it->second, tenant)) {
       it->second.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
       // The use time only orders garbage collection: losing it in a crash is harmless.
       WriteImageRecord(Dir("images/") + hex + ".json", it->second).IgnoreError();
       return ToPulledImage(it->second);
     }
-    auto [it, inserted] = flights_.try_emplace(hex);
+    auto [it, inserted] = flights_.try_emplace(flight_key);
     if (inserted) {
       it->second = std::make_shared<Flight>();
     }
@@ -163,7 +243,7 @@ absl::StatusOr<PulledImage> ImageStore::Pull(
     flight->done.WaitForNotification();
     return flight->result;
   }
-  absl::StatusOr<ImageRecord> record = PullUncached(reference, hex, login, progress);
+  absl::StatusOr<ImageRecord> record = PullUncached(reference, hex, tenant, login, progress);
   {
     absl::MutexLock lock(&mu_);
     if (record.ok()) {
@@ -172,46 +252,72 @@ absl::StatusOr<PulledImage> ImageStore::Pull(
     } else {
       flight->result = record.status();
     }
-    flights_.erase(hex);
+    flights_.erase(flight_key);
   }
   flight->done.Notify();
   return flight->result;
 }
 
 absl::StatusOr<ImageRecord> ImageStore::PullUncached(
-    const std::string& reference, const std::string& hex, const RegistryLogin* login,
-    const std::function<void(const PullProgress&)>& progress) {
+    const std::string& reference, const std::string& hex, const std::string& tenant,
+    const RegistryLogin* login, const std::function<void(const PullProgress&)>& progress) {
   absl::ReaderMutexLock gc_lock(&gc_mu_);
-  const std::string layout_dir = Dir("pulls/") + hex;
-  RemoveAll(layout_dir);
-  std::string private_dir = Dir("tmp/pull-XXXXXX");
-  if (::mkdtemp(private_dir.data()) == nullptr) {
-    return absl::InternalError("image store: cannot make a private directory");
+  PullJob job;
+  job.reference = reference;
+  job.limits = options_.limits;
+  job.dir = Dir("pulls/") + hex + ".XXXXXX";
+  job.private_dir = Dir("tmp/pull-XXXXXX");
+  if (::mkdtemp(job.dir.data()) == nullptr || ::mkdtemp(job.private_dir.data()) == nullptr) {
+    return absl::InternalError("image store: cannot make a pull's directories");
   }
   // The auth file is gone when the pull ends, however it ends.
   const absl::Cleanup cleanup = [&] {
-    RemoveAll(private_dir);
-    RemoveAll(layout_dir);
+    RemoveAll(job.private_dir);
+    RemoveAll(job.dir);
   };
+  job.layout_dir = job.dir + "/layout";
+  job.blob_root = job.dir + "/blobs";
+  job.blob_dir = job.blob_root + "/sha256";
+  std::error_code error;
+  fs::create_directories(job.blob_dir, error);
   SkopeoOptions skopeo{.skopeo_path = options_.skopeo_path,
-                       .private_dir = private_dir,
+                       .private_dir = job.private_dir,
                        .tls_verify = options_.tls_verify,
                        .timeout = options_.pull_timeout};
   if (login != nullptr) {
-    GPUAAS_ASSIGN_OR_RETURN(skopeo.auth_file, WriteAuthFile(private_dir, reference, *login));
+    GPUAAS_ASSIGN_OR_RETURN(skopeo.auth_file, WriteAuthFile(job.private_dir, reference, *login));
   }
-  GPUAAS_ASSIGN_OR_RETURN(const std::vector<OciLayer> planned, PlanLayers(skopeo, reference));
+  GPUAAS_ASSIGN_OR_RETURN(job.planned, PlanLayers(skopeo, reference));
+  // The copy's blob dir holds only blobs this tenant's registry served to this tenant before:
+  // skopeo reuses those and fetches every other blob from the tenant's registry, with the
+  // tenant's login, verifying its digest. A layer another tenant's pull left on the node is
+  // never this tenant's until its registry serves it to them.
+  {
+    absl::MutexLock lock(&mu_);
+    for (const OciLayer& layer : job.planned) {
+      if (auto it = lent_.find(layer.hex); it != lent_.end() && it->second.contains(tenant)) {
+        ::link((Dir("blobs/sha256/") + layer.hex).c_str(),
+               (job.blob_dir + "/" + layer.hex).c_str());
+      }
+    }
+  }
   // skopeo downloads in its own thread while the layers unpack as they arrive.
   LayerArrivals arrivals(
-      {.planned = planned,
-       .blob_dir = Dir("blobs/sha256"),
+      {.planned = job.planned,
+       .blob_dir = job.blob_dir,
        .layers_dir = Dir("layers"),
-       .layout_dir = layout_dir,
-       .unpack = [this, &reference](const std::string& hex) { return EnsureLayer(hex, reference); },
+       .layout_dir = job.layout_dir,
+       .unpack = [this,
+                  &job](const std::string& hex) { return EnsureLayer(job, job.Planned(hex)); },
+       .unpack_download =
+           [this, &job](const std::string& path, int fd,
+                        const std::function<absl::StatusOr<bool>()>& complete) {
+             return UnpackDownload(job, path, fd, complete);
+           },
        .progress = progress});
   absl::Status copied;
   std::thread copier([&] {
-    copied = SkopeoCopy(skopeo, reference, layout_dir, Dir("blobs"));
+    copied = SkopeoCopy(skopeo, reference, job.layout_dir, job.blob_root);
     arrivals.CopyDone();
   });
   absl::StatusOr<std::map<std::string, int64_t>> unpacked = arrivals.Run();
@@ -219,7 +325,7 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
   GPUAAS_RETURN_IF_ERROR(copied);
   GPUAAS_RETURN_IF_ERROR(unpacked.status());
 
-  GPUAAS_ASSIGN_OR_RETURN(ImageRecord record, ReadPulledLayout(layout_dir, reference));
+  GPUAAS_ASSIGN_OR_RETURN(ImageRecord record, ReadPulledLayout(job));
   record.hex = hex;
   for (LayerRecord& layer : record.layers) {
     if (auto it = unpacked->find(layer.hex); it != unpacked->end()) {
@@ -228,23 +334,61 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
     }
     // Not in the plan (the registry answered the copy with another manifest than the
     // inspection): unpacked now, after the download.
-    GPUAAS_ASSIGN_OR_RETURN(layer.unpacked_bytes, EnsureLayer(layer.hex, reference));
+    GPUAAS_ASSIGN_OR_RETURN(layer.unpacked_bytes,
+                            EnsureLayer(job, OciLayer{.hex = layer.hex, .size = layer.blob_bytes}));
   }
+  // Every blob of the image is now one the tenant's registry served to the tenant: lent before,
+  // or verified by skopeo in this copy. The node keeps one copy of each.
+  std::vector<std::string> blobs = record.other_blobs;
+  for (const LayerRecord& layer : record.layers) {
+    blobs.push_back(layer.hex);
+  }
+  for (const std::string& blob : blobs) {
+    const std::string kept = Dir("blobs/sha256/") + blob;
+    if (::link((job.blob_dir + "/" + blob).c_str(), kept.c_str()) != 0 && errno != EEXIST) {
+      return absl::InternalError(
+          absl::StrCat("image store: keeping blob ", blob, ": ", strerror(errno)));
+    }
+  }
+  Lend(blobs, tenant);
   record.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
   GPUAAS_RETURN_IF_ERROR(WriteImageRecord(Dir("images/") + hex + ".json", record));
   return record;
 }
 
+bool ImageStore::Lent(const ImageRecord& record, const std::string& tenant) const {
+  const auto lent = [&](const std::string& hex) {
+    const auto it = lent_.find(hex);
+    return it != lent_.end() && it->second.contains(tenant);
+  };
+  for (const LayerRecord& layer : record.layers) {
+    if (!lent(layer.hex)) {
+      return false;
+    }
+  }
+  return std::all_of(record.other_blobs.begin(), record.other_blobs.end(), lent);
+}
+
+void ImageStore::Lend(const std::vector<std::string>& hexes, const std::string& tenant) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& hex : hexes) {
+    if (lent_[hex].insert(tenant).second) {
+      // Lost in a crash, the grant only costs the tenant one more download.
+      std::ofstream(Dir("grants/") + hex, std::ios::app) << tenant << "\n";
+    }
+  }
+}
+
 absl::StatusOr<std::vector<OciLayer>> ImageStore::PlanLayers(const SkopeoOptions& skopeo,
                                                              const std::string& reference) {
   GPUAAS_ASSIGN_OR_RETURN(const std::string raw, SkopeoInspectRaw(skopeo, reference));
-  GPUAAS_ASSIGN_OR_RETURN(ManifestLayers manifest, ParseManifest(raw));
+  GPUAAS_ASSIGN_OR_RETURN(ManifestLayers manifest, ParseManifestText(raw, skopeo.private_dir));
   if (!manifest.platform_manifest_hex.empty()) {
     const std::string platform_reference =
         reference.substr(0, reference.find('@')) + "@sha256:" + manifest.platform_manifest_hex;
     GPUAAS_ASSIGN_OR_RETURN(const std::string platform_raw,
                             SkopeoInspectRaw(skopeo, platform_reference));
-    GPUAAS_ASSIGN_OR_RETURN(manifest, ParseManifest(platform_raw));
+    GPUAAS_ASSIGN_OR_RETURN(manifest, ParseManifestText(platform_raw, skopeo.private_dir));
   }
   // A layer listed twice (empty layers often are) is unpacked and counted once.
   std::vector<OciLayer> distinct;
@@ -257,37 +401,82 @@ absl::StatusOr<std::vector<OciLayer>> ImageStore::PlanLayers(const SkopeoOptions
   return distinct;
 }
 
-absl::StatusOr<int64_t> ImageStore::EnsureLayer(const std::string& layer_hex,
-                                                const std::string& reference) {
-  const std::string layer_dir = Dir("layers/") + layer_hex;
-  std::error_code error;
-  if (fs::is_directory(layer_dir, error)) {
-    return KnownUnpackedBytes(layer_hex).value_or(UnpackedSize(layer_dir));
+absl::StatusOr<ManifestLayers> ImageStore::ParseManifestText(const std::string& text,
+                                                             const std::string& work_dir) {
+  if (unpacker_ == nullptr) {
+    return ParseManifest(text);
   }
-  const std::string blob = Dir("blobs/sha256/") + layer_hex;
-  absl::StatusOr<int64_t> bytes = UnpackLayer(blob, layer_hex, Dir("layers"));
-  if (!bytes.ok()) {
-    if (absl::IsDataLoss(bytes.status())) {
-      RemoveAll(blob);  // so the next pull downloads it again
-    }
-    return absl::Status(bytes.status().code(),
-                        absl::StrCat(bytes.status().message(), " (", reference, ")"));
+  if (text.size() > kMaxManifestBytes) {  // before it touches the disk
+    return absl::InvalidArgumentError(
+        absl::StrCat("image manifest: more than the limit of ", kMaxManifestBytes, " bytes"));
   }
-  return bytes;
+  const std::string path = work_dir + "/inspected.json";
+  std::ofstream(path, std::ios::trunc) << text;
+  return unpacker_->ParseManifest(path, work_dir);
 }
 
-absl::StatusOr<ImageRecord> ImageStore::ReadPulledLayout(const std::string& layout_dir,
-                                                         const std::string& reference) {
-  GPUAAS_ASSIGN_OR_RETURN(const OciImage image, ReadOciLayout(layout_dir, Dir("blobs")));
+absl::StatusOr<int64_t> ImageStore::EnsureLayer(PullJob& job, const OciLayer& layer) {
+  const std::string layer_dir = Dir("layers/") + layer.hex;
+  std::error_code error;
+  if (fs::is_directory(layer_dir, error)) {
+    const int64_t bytes = KnownUnpackedBytes(layer.hex).value_or(UnpackedSize(layer_dir));
+    GPUAAS_RETURN_IF_ERROR(job.Count(bytes, 0));
+    return bytes;
+  }
+  const std::string blob = job.blob_dir + "/" + layer.hex;
+  absl::StatusOr<StreamedLayer> unpacked =
+      unpacker_ != nullptr
+          ? unpacker_->UnpackLayer(blob, layer.hex, layer.size, Dir("layers"), job.LayerLimits(),
+                                   job.private_dir)
+          : UnpackLayerWithin(blob, layer.hex, layer.size, Dir("layers"), job.LayerLimits());
+  if (!unpacked.ok()) {
+    if (absl::IsDataLoss(unpacked.status())) {
+      // So the next pull downloads it again: the node's copy may be the bad one it was lent.
+      RemoveAll(blob);
+      RemoveAll(Dir("blobs/sha256/") + layer.hex);
+    }
+    return About(unpacked.status(), job.reference);
+  }
+  GPUAAS_RETURN_IF_ERROR(job.Count(unpacked->size_bytes, unpacked->entries));
+  return unpacked->size_bytes;
+}
+
+absl::StatusOr<StreamedLayer> ImageStore::UnpackDownload(
+    PullJob& job, const std::string& path, int fd,
+    const std::function<absl::StatusOr<bool>()>& complete) {
+  int64_t largest = 0;
+  for (const OciLayer& layer : job.planned) {
+    largest = std::max(largest, layer.size);
+  }
+  absl::StatusOr<StreamedLayer> unpacked =
+      unpacker_ != nullptr
+          ? unpacker_->UnpackDownload(path, job.blob_dir, job.planned, Dir("layers"),
+                                      job.LayerLimits(), job.private_dir)
+          : UnpackGrowingLayer(fd, complete, Dir("layers"), job.LayerLimits(), largest);
+  if (unpacked.ok() && job.Planned(unpacked->hex).size >= 0) {
+    GPUAAS_RETURN_IF_ERROR(job.Count(unpacked->size_bytes, unpacked->entries));
+  }
+  return unpacked;
+}
+
+absl::StatusOr<ImageRecord> ImageStore::ReadPulledLayout(PullJob& job) {
+  OciImage image;
+  if (unpacker_ != nullptr) {
+    GPUAAS_ASSIGN_OR_RETURN(UnpackedLayout layout,
+                            unpacker_->ReadLayout(job.layout_dir, job.blob_root, job.private_dir));
+    image = std::move(layout.image);
+  } else {
+    GPUAAS_ASSIGN_OR_RETURN(image, ReadOciLayout(job.layout_dir, job.blob_root));
+  }
   ImageRecord record;
-  record.reference = reference;
+  record.reference = job.reference;
   record.config_json = image.config_json;
   record.other_blobs = {image.manifest_hex, image.config_hex};
   for (const OciLayer& layer : image.layers) {
     record.layers.push_back({.hex = layer.hex, .blob_bytes = layer.size});
   }
   // Refuse a config the runtime could not use before anything is unpacked.
-  GPUAAS_RETURN_IF_ERROR(ParseImageConfig(record.config_json).status());
+  GPUAAS_RETURN_IF_ERROR(About(ParseImageConfig(record.config_json).status(), job.reference));
   return record;
 }
 
@@ -385,11 +574,17 @@ absl::Status ImageStore::CollectGarbage(const std::set<std::string>& in_use) {
     Logger("images")->info("garbage-collected image sha256:{}", hex);
   }
   std::error_code error;
-  for (absl::string_view dir : {"layers", "blobs/sha256"}) {
+  for (absl::string_view dir : {"layers", "blobs/sha256", "grants"}) {
     for (const auto& entry : fs::directory_iterator(Dir(dir), error)) {
       if (!kept_blobs.contains(entry.path().filename().native())) {
         RemoveAll(entry.path());
       }
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = lent_.begin(); it != lent_.end();) {
+      it = kept_blobs.contains(it->first) ? std::next(it) : lent_.erase(it);
     }
   }
   if (error) {

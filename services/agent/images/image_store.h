@@ -8,7 +8,9 @@
 //   layers/<hex>/        each layer unpacked once, named by its blob's digest
 //   images/<hex>.json    one record per pulled image, by manifest digest (image_record.h), so a
 //                        restarted agent finds its cache
-//   pulls/, tmp/         a pull's OCI layout and private files while it runs
+//   grants/<hex>         the tenants a blob is lent to, one a line: each one's own registry
+//                        served it to that tenant's login (see Pull)
+//   pulls/, tmp/         a pull's OCI layout, its own blob dir and private files while it runs
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,8 @@
 #include "services/agent/images/layer_arrivals.h"
 #include "services/agent/images/oci_layout.h"
 #include "services/agent/images/skopeo_copy.h"
+#include "services/agent/images/unpack_limits.h"
+#include "services/agent/images/unpacker_client.h"
 
 namespace gpuaas::agent {
 
@@ -51,6 +55,11 @@ struct ImageStoreOptions {
   // A registry that answers slowly or not at all (a tenant's own can) fails the pull after
   // this long: DEADLINE_EXCEEDED.
   absl::Duration pull_timeout = absl::Minutes(30);
+  // gpuaas-image-unpacker: every manifest, config and layer is parsed and unpacked in its
+  // sandbox (unpacker_client.h). Empty: in this process (unit tests of the store only).
+  std::string unpacker_path;
+  int64_t unpacker_memory_bytes = 2LL << 30;
+  UnpackLimits limits;
 };
 
 class ImageStore final {
@@ -60,17 +69,31 @@ class ImageStore final {
   // cannot be made.
   static absl::StatusOr<std::unique_ptr<ImageStore>> Open(ImageStoreOptions options);
 
-  // reference: "host[:port]/path@sha256:<64 hex>" (a tag is refused: INVALID_ARGUMENT). Cached:
-  // returns at once, downloading and unpacking nothing. Blocks while downloading and unpacking.
-  // Thread-safe; concurrent pulls of one digest share one download (only the first caller's
-  // `progress` is called). `login` nullptr: anonymous.
+  // reference: "host[:port]/path@sha256:<64 hex>" (a tag is refused: INVALID_ARGUMENT).
+  // `tenant`: who asks. The cache lends a blob (manifest, config or layer) only to a tenant its
+  // registry served that blob to, with that tenant's login: a blob the tenant was never served
+  // is downloaded again from the tenant's registry (which checks the login and the digest)
+  // before the node's copy, or its unpacked layer, is used. A blob another tenant's pull left
+  // is never used on the strength of its digest alone. Cached and lent: returns at once,
+  // downloading and unpacking nothing. Blocks while downloading and unpacking.
+  // Thread-safe; concurrent pulls of one digest by one tenant share one download (only the
+  // first caller's `progress` is called). `login` nullptr: anonymous.
   // Errors, typed by code, message naming it for people: NOT_FOUND ("image not found: ..."),
   // PERMISSION_DENIED ("unauthorized: ..."; wrong or missing login), DATA_LOSS ("digest
   // mismatch: ..."), RESOURCE_EXHAUSTED ("no space: ..."), UNAVAILABLE (registry unreachable),
   // DEADLINE_EXCEEDED ("timed out: ..."; longer than pull_timeout),
-  // INVALID_ARGUMENT (a bad reference, or an image whose layer is unsafe or malformed).
-  absl::StatusOr<PulledImage> Pull(const std::string& reference, const RegistryLogin* login,
+  // INVALID_ARGUMENT (a bad reference, or a manifest, config or layer that is unsafe,
+  // malformed, past a size or nesting cap or not the size its manifest says),
+  // RESOURCE_EXHAUSTED ("unpack limit: ..." past a limit of `limits`), INTERNAL ("image
+  // unpacker died ...": the sandboxed unpacker crashed or hit its memory, CPU or time limit).
+  absl::StatusOr<PulledImage> Pull(const std::string& reference, const std::string& tenant,
+                                   const RegistryLogin* login,
                                    const std::function<void(const PullProgress&)>& progress);
+  // For the node's own pulls and tests: as one tenant of its own, "".
+  absl::StatusOr<PulledImage> Pull(const std::string& reference, const RegistryLogin* login,
+                                   const std::function<void(const PullProgress&)>& progress) {
+    return Pull(reference, "", login, progress);
+  }
 
   // Removes unused images' layers (not in `in_use`, by manifest digest), least recently used
   // first, until the store is under size_limit_bytes; never a layer that an in-use image
@@ -83,32 +106,44 @@ class ImageStore final {
 
  private:
   struct Flight;
+  struct PullJob;
 
-  explicit ImageStore(ImageStoreOptions options) : options_(std::move(options)) {}
+  explicit ImageStore(ImageStoreOptions options);
   absl::Status LoadRecords();
   absl::StatusOr<ImageRecord> PullUncached(
-      const std::string& reference, const std::string& hex, const RegistryLogin* login,
-      const std::function<void(const PullProgress&)>& progress);
+      const std::string& reference, const std::string& hex, const std::string& tenant,
+      const RegistryLogin* login, const std::function<void(const PullProgress&)>& progress);
   // The layers the reference's linux/amd64 manifest lists, asked of the registry before the copy.
   absl::StatusOr<std::vector<OciLayer>> PlanLayers(const SkopeoOptions& skopeo,
                                                    const std::string& reference);
-  // The layer unpacked from its blob unless it already is; returns its unpacked size. A blob
-  // that does not match its digest is deleted (DATA_LOSS).
-  absl::StatusOr<int64_t> EnsureLayer(const std::string& layer_hex, const std::string& reference);
-  absl::StatusOr<ImageRecord> ReadPulledLayout(const std::string& layout_dir,
-                                               const std::string& reference);
+  absl::StatusOr<ManifestLayers> ParseManifestText(const std::string& text,
+                                                   const std::string& work_dir);
+  // The layer unpacked from the pull's blob unless it already is; returns its unpacked size. A
+  // blob that does not match its digest is deleted (DATA_LOSS).
+  absl::StatusOr<int64_t> EnsureLayer(PullJob& job, const OciLayer& layer);
+  absl::StatusOr<StreamedLayer> UnpackDownload(
+      PullJob& job, const std::string& path, int fd,
+      const std::function<absl::StatusOr<bool>()>& complete);
+  absl::StatusOr<ImageRecord> ReadPulledLayout(PullJob& job);
+  // Whether every blob of `record` is lent to `tenant`.
+  bool Lent(const ImageRecord& record, const std::string& tenant) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records that `tenant` was served `hexes` (blobs/ has them): grants/<hex>.
+  void Lend(const std::vector<std::string>& hexes, const std::string& tenant);
   // The unpacked size of a layer another image's record names.
   std::optional<int64_t> KnownUnpackedBytes(const std::string& layer_hex) const;
   PulledImage ToPulledImage(const ImageRecord& record) const;
   std::string Dir(absl::string_view name) const { return options_.root + "/" + std::string(name); }
 
   const ImageStoreOptions options_;
+  std::unique_ptr<UnpackerClient> unpacker_;  // null: in this process
   // Held shared by every pull that writes, exclusively by the collector, so it never removes
   // what a running pull is writing or about to use.
   absl::Mutex gc_mu_;
   mutable absl::Mutex mu_;
-  std::map<std::string, ImageRecord> records_ ABSL_GUARDED_BY(mu_);  // by manifest hex
-  std::map<std::string, std::shared_ptr<Flight>> flights_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ImageRecord> records_ ABSL_GUARDED_BY(mu_);              // by manifest hex
+  std::map<std::string, std::shared_ptr<Flight>> flights_ ABSL_GUARDED_BY(mu_);  // tenant/hex
+  std::map<std::string, std::set<std::string>> lent_ ABSL_GUARDED_BY(mu_);  // blob hex: tenants
 };
 
 }  // namespace gpuaas::agent

@@ -107,7 +107,8 @@ class ImageStoreTest : public ::testing::Test {
         ImageStore::Open({.root = root_.string(),
                           .size_limit_bytes = limit,
                           .tls_verify = false,
-                          .pull_timeout = pull_timeout});
+                          .pull_timeout = pull_timeout,
+                          .unpacker_path = GPUAAS_IMAGE_UNPACKER});
     EXPECT_OK(store.status());
     return store.ok() ? *std::move(store) : nullptr;
   }

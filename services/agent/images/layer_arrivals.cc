@@ -9,7 +9,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
-#include "services/agent/images/layer_unpack.h"
 
 namespace gpuaas::agent {
 
@@ -49,6 +48,7 @@ void LayerArrivals::Work() {
     const bool copy_finished = copy_done_.HasBeenNotified();
     const OciLayer* next = nullptr;
     UniqueFd downloading;
+    std::string download_path;
     {
       absl::MutexLock lock(&mu_);
       if (!error_.ok()) {
@@ -56,7 +56,7 @@ void LayerArrivals::Work() {
       }
       next = ClaimArrivedLayer();
       if (next == nullptr) {
-        downloading = ClaimDownload();
+        downloading = ClaimDownload(download_path);
       }
     }
     if (next != nullptr) {
@@ -68,7 +68,7 @@ void LayerArrivals::Work() {
       }
       Done(*next, *bytes);
     } else if (downloading.valid()) {
-      UnpackWhileDownloading(downloading.get());
+      UnpackWhileDownloading(download_path, downloading.get());
     } else if (copy_finished) {
       return;
     } else {
@@ -94,7 +94,7 @@ const OciLayer* LayerArrivals::ClaimArrivedLayer() {
   return nullptr;
 }
 
-UniqueFd LayerArrivals::ClaimDownload() {
+UniqueFd LayerArrivals::ClaimDownload(std::string& path) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(options_.layout_dir, error)) {
     const std::string name = entry.path().filename();
@@ -106,6 +106,7 @@ UniqueFd LayerArrivals::ClaimDownload() {
     struct stat st;
     if (fd.valid() && ::fstat(fd.get(), &st) == 0) {
       streaming_.insert(st.st_ino);
+      path = entry.path();
       return fd;
     }
   }
@@ -131,11 +132,11 @@ absl::StatusOr<bool> LayerArrivals::DownloadComplete(int fd, const struct stat& 
   return false;
 }
 
-void LayerArrivals::UnpackWhileDownloading(int fd) {
+void LayerArrivals::UnpackWhileDownloading(const std::string& path, int fd) {
   struct stat download;
   ::fstat(fd, &download);
-  absl::StatusOr<StreamedLayer> streamed = UnpackGrowingLayer(
-      fd, [&] { return DownloadComplete(fd, download); }, options_.layers_dir);
+  absl::StatusOr<StreamedLayer> streamed =
+      options_.unpack_download(path, fd, [&] { return DownloadComplete(fd, download); });
   absl::MutexLock lock(&mu_);
   // On failure the blob, once in place, is unpacked from the file and any error reported then.
   streaming_.erase(download.st_ino);

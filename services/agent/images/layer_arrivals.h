@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "libs/common/unique_fd.h"
+#include "services/agent/images/layer_unpack.h"
 #include "services/agent/images/oci_layout.h"
 
 namespace gpuaas::agent {
@@ -38,6 +39,11 @@ struct LayerArrivalsOptions {
   std::string layout_dir;         // the copy's OCI layout, where skopeo writes blobs meanwhile
   // Unpacks a layer from its whole blob (or finds it unpacked): its unpacked bytes.
   std::function<absl::StatusOr<int64_t>(const std::string& hex)> unpack;
+  // Unpacks the download skopeo is writing at `path` (open at `fd`), whole once `complete`
+  // says so, into layers_dir/<hex of its bytes>; the caller checks the hex is planned.
+  std::function<absl::StatusOr<StreamedLayer>(
+      const std::string& path, int fd, const std::function<absl::StatusOr<bool>()>& complete)>
+      unpack_download;
   std::function<void(const PullProgress&)> progress;  // may be empty
 };
 
@@ -61,8 +67,8 @@ class LayerArrivals final {
   // unpacked already, claimed; nullptr if none.
   const OciLayer* ClaimArrivedLayer() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A file skopeo is downloading that no thread reads yet, opened and claimed.
-  UniqueFd ClaimDownload() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void UnpackWhileDownloading(int fd);
+  UniqueFd ClaimDownload(std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnpackWhileDownloading(const std::string& path, int fd);
   // Whether the download open at `fd` (inode `download`) is whole: skopeo renamed it to a
   // planned layer's blob. Waits a little when it may still grow; an error when abandoned.
   absl::StatusOr<bool> DownloadComplete(int fd, const struct stat& download);

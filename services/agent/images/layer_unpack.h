@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "services/agent/images/unpack_limits.h"
 
 namespace gpuaas::agent {
 
@@ -32,7 +33,16 @@ absl::StatusOr<int64_t> UnpackLayer(const std::string& blob_path, const std::str
 struct StreamedLayer {
   std::string hex;  // the sha256 of the bytes read
   int64_t size_bytes = 0;
+  int64_t entries = 0;
 };
+
+// As UnpackLayer, within `limits` (the per-layer ones; RESOURCE_EXHAUSTED "unpack limit: ..."
+// or "no space: ..." when one is crossed) and for a blob the manifest says is `blob_size`
+// bytes (-1: unknown): a blob of another size is INVALID_ARGUMENT "layer size ...".
+absl::StatusOr<StreamedLayer> UnpackLayerWithin(const std::string& blob_path,
+                                                const std::string& sha256_hex, int64_t blob_size,
+                                                const std::string& layers_dir,
+                                                const UnpackLimits& limits);
 
 // As UnpackLayer, for a blob still being downloaded into `blob_fd` by another process, so a
 // layer unpacks while it downloads: at each end of the bytes written so far it asks `complete`
@@ -40,8 +50,10 @@ struct StreamedLayer {
 // answering) or was abandoned (an error, returned). The layer lands in `layers_dir`/<hex of the
 // bytes read>; the caller checks that this is a layer it wants. A tar that fails to unpack ends
 // the unpack at once (its digest is not known yet to tell corruption apart).
+// `limits` as for UnpackLayerWithin; `max_blob_size` (-1: none) bounds the bytes read.
 absl::StatusOr<StreamedLayer> UnpackGrowingLayer(
     int blob_fd, const std::function<absl::StatusOr<bool>()>& complete,
-    const std::string& layers_dir);
+    const std::string& layers_dir, const UnpackLimits& limits = UnpackLimits(),
+    int64_t max_blob_size = -1);
 
 }  // namespace gpuaas::agent

@@ -5,9 +5,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "libs/common/files.h"
 #include "libs/common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "services/agent/images/bounded_json.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -37,13 +37,21 @@ absl::StatusOr<std::string> DigestHex(const nlohmann::json& descriptor) {
 }  // namespace
 
 absl::StatusOr<ManifestLayers> ParseManifest(const std::string& manifest_text) {
+  GPUAAS_ASSIGN_OR_RETURN(const nlohmann::json manifest,
+                          ParseBoundedJson(manifest_text, "image manifest", kMaxManifestBytes));
   try {
-    const nlohmann::json manifest = nlohmann::json::parse(manifest_text);
     ManifestLayers out;
     if (manifest.contains("manifests")) {  // an OCI index or a Docker manifest list
-      for (const nlohmann::json& entry : manifest.at("manifests")) {
-        const nlohmann::json platform = entry.value("platform", nlohmann::json::object());
-        if (platform.value("os", "") == "linux" && platform.value("architecture", "") == "amd64") {
+      const nlohmann::json& manifests = manifest.at("manifests");
+      if (manifests.size() > kMaxDescriptors) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("image index: more than ", kMaxDescriptors, " manifests"));
+      }
+      for (const nlohmann::json& entry : manifests) {
+        const auto platform = entry.find("platform");
+        if (platform != entry.end() && platform->is_object() &&
+            platform->value("os", "") == "linux" &&
+            platform->value("architecture", "") == "amd64") {
           GPUAAS_ASSIGN_OR_RETURN(out.platform_manifest_hex, DigestHex(entry));
           return out;
         }
@@ -51,13 +59,22 @@ absl::StatusOr<ManifestLayers> ParseManifest(const std::string& manifest_text) {
       return absl::NotFoundError("image not found: no linux/amd64 image in the manifest list");
     }
     GPUAAS_ASSIGN_OR_RETURN(out.config_hex, DigestHex(manifest.at("config")));
+    if (manifest.at("layers").size() > kMaxDescriptors) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("image manifest: more than ", kMaxDescriptors, " layers"));
+    }
     for (const nlohmann::json& layer : manifest.at("layers")) {
       const std::string media_type = layer.at("mediaType").get<std::string>();
       if (!TarLayerTypes().contains(media_type)) {
         return absl::InvalidArgumentError(absl::StrCat("unsupported layer type ", media_type));
       }
       GPUAAS_ASSIGN_OR_RETURN(std::string hex, DigestHex(layer));
-      out.layers.push_back({.hex = std::move(hex), .size = layer.at("size").get<int64_t>()});
+      const int64_t size = layer.at("size").get<int64_t>();
+      if (size < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("layer sha256:", hex, " has a negative size"));
+      }
+      out.layers.push_back({.hex = std::move(hex), .size = size});
     }
     return out;
   } catch (const nlohmann::json::exception& e) {
@@ -68,8 +85,11 @@ absl::StatusOr<ManifestLayers> ParseManifest(const std::string& manifest_text) {
 absl::StatusOr<OciImage> ReadOciLayout(const std::string& layout_dir, const std::string& blob_dir) {
   std::string manifest_hex;
   try {
-    GPUAAS_ASSIGN_OR_RETURN(const std::string index_text, ReadFile(layout_dir + "/index.json"));
-    const nlohmann::json index = nlohmann::json::parse(index_text);
+    GPUAAS_ASSIGN_OR_RETURN(
+        const std::string index_text,
+        ReadBoundedFile(layout_dir + "/index.json", "OCI layout index", kMaxManifestBytes));
+    GPUAAS_ASSIGN_OR_RETURN(const nlohmann::json index,
+                            ParseBoundedJson(index_text, "OCI layout index", kMaxManifestBytes));
     const nlohmann::json& manifests = index.at("manifests");
     if (manifests.size() != 1) {
       return absl::InvalidArgumentError("the pulled layout holds more than one manifest");
@@ -78,8 +98,9 @@ absl::StatusOr<OciImage> ReadOciLayout(const std::string& layout_dir, const std:
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("malformed OCI layout: ", e.what()));
   }
-  GPUAAS_ASSIGN_OR_RETURN(const std::string manifest_text,
-                          ReadFile(blob_dir + "/sha256/" + manifest_hex));
+  GPUAAS_ASSIGN_OR_RETURN(
+      const std::string manifest_text,
+      ReadBoundedFile(blob_dir + "/sha256/" + manifest_hex, "image manifest", kMaxManifestBytes));
   GPUAAS_ASSIGN_OR_RETURN(ManifestLayers manifest, ParseManifest(manifest_text));
   if (!manifest.platform_manifest_hex.empty()) {
     return absl::InvalidArgumentError("the pulled layout holds a manifest list");
@@ -87,7 +108,9 @@ absl::StatusOr<OciImage> ReadOciLayout(const std::string& layout_dir, const std:
   OciImage image{.manifest_hex = std::move(manifest_hex),
                  .config_hex = std::move(manifest.config_hex),
                  .layers = std::move(manifest.layers)};
-  GPUAAS_ASSIGN_OR_RETURN(image.config_json, ReadFile(blob_dir + "/sha256/" + image.config_hex));
+  GPUAAS_ASSIGN_OR_RETURN(
+      image.config_json,
+      ReadBoundedFile(blob_dir + "/sha256/" + image.config_hex, "image config", kMaxConfigBytes));
   return image;
 }
 

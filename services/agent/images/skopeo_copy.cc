@@ -16,10 +16,10 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "libs/common/files.h"
 #include "libs/common/status_macros.h"
 #include "libs/common/unique_fd.h"
 #include "nlohmann/json.hpp"
+#include "services/agent/images/bounded_json.h"
 #include "services/agent/images/internal/run_child.h"
 
 namespace gpuaas::agent {
@@ -78,7 +78,7 @@ absl::Status SkopeoFailure(absl::string_view reference, absl::string_view stderr
   if (has({"digest did not match", "does not match", "digest mismatch"})) {
     return absl::DataLossError(absl::StrCat("digest mismatch: ", detail));
   }
-  if (has({"unauthorized", "authentication required", "denied"})) {
+  if (has({"unauthorized", "authentication required", "denied", "403 (forbidden)"})) {
     return absl::PermissionDeniedError(absl::StrCat("unauthorized: ", detail));
   }
   if (has({"manifest unknown", "name unknown", "blob unknown", "not found"})) {
@@ -149,7 +149,7 @@ absl::StatusOr<std::string> SkopeoInspectRaw(const SkopeoOptions& options,
   if (child.exit_code != 0) {
     return SkopeoFailure(reference, child.stderr_text);
   }
-  return ReadFile(out);
+  return ReadBoundedFile(out, "image manifest", kMaxManifestBytes);
 }
 
 absl::Status SkopeoCopy(const SkopeoOptions& options, const std::string& reference,

@@ -75,10 +75,11 @@ int OpenBeneath(int dir_fd, const std::string& name, uint64_t flags) {
 // planted by an earlier entry can lead outside.
 class LayerWriter final {
  public:
-  explicit LayerWriter(int root_fd) : root_fd_(root_fd) {}
+  LayerWriter(int root_fd, LayerBudget& budget) : root_fd_(root_fd), budget_(budget) {}
 
   absl::Status Write(archive* a, archive_entry* entry) {
     GPUAAS_ASSIGN_OR_RETURN(Path path, CleanPath(archive_entry_pathname(entry)));
+    GPUAAS_RETURN_IF_ERROR(budget_.AddEntry(absl::StrJoin(path, "/")));
     if (path.empty()) {  // "./": the layer's root directory itself
       if (archive_entry_filetype(entry) == AE_IFDIR) {
         GPUAAS_RETURN_IF_ERROR(ApplyOwnerModeXattrs(root_fd_, entry, "./"));
@@ -249,6 +250,7 @@ class LayerWriter final {
 
   absl::Status WriteFile(archive* a, int parent, const std::string& name, archive_entry* entry,
                          absl::string_view shown) {
+    GPUAAS_RETURN_IF_ERROR(budget_.AddFile(archive_entry_size(entry), shown));
     GPUAAS_RETURN_IF_ERROR(RemoveExisting(parent, name, shown));
     UniqueFd file(
         ::openat(parent, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -276,6 +278,7 @@ class LayerWriter final {
         bytes += n;
         length -= static_cast<size_t>(n);
         offset += n;
+        GPUAAS_RETURN_IF_ERROR(budget_.Wrote(n, shown));
       }
     }
     // A sparse file's hole at the end has no block.
@@ -345,12 +348,13 @@ class LayerWriter final {
   std::vector<Path> opaque_dirs_;
   std::vector<DirTimes> dir_times_;
   int64_t size_bytes_ = 0;
+  LayerBudget& budget_;
 };
 
 }  // namespace
 
-absl::StatusOr<int64_t> WriteLayerEntries(archive* a, int root_fd) {
-  LayerWriter writer(root_fd);
+absl::StatusOr<int64_t> WriteLayerEntries(archive* a, int root_fd, LayerBudget& budget) {
+  LayerWriter writer(root_fd, budget);
   for (;;) {
     archive_entry* entry = nullptr;
     const int r = archive_read_next_header(a, &entry);

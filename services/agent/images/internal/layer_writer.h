@@ -8,12 +8,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "services/agent/images/internal/layer_budget.h"
 
 namespace gpuaas::agent {
 
 // Reads every entry of the open archive `a` into the directory `root_fd`; returns the bytes of
-// regular files written. Errors as UnpackLayer's, but DATA_LOSS (the caller checks the digest).
-absl::StatusOr<int64_t> WriteLayerEntries(archive* a, int root_fd);
+// regular files written. Errors as UnpackLayer's, but DATA_LOSS (the caller checks the digest);
+// RESOURCE_EXHAUSTED when `budget` says a limit is crossed.
+absl::StatusOr<int64_t> WriteLayerEntries(archive* a, int root_fd, LayerBudget& budget);
 
 // `what` failed with `err`: RESOURCE_EXHAUSTED "no space: ..." for a full disk or quota, else
 // INTERNAL.

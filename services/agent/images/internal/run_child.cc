@@ -13,6 +13,11 @@
 #include "libs/common/unique_fd.h"
 
 namespace gpuaas::agent {
+namespace {
+
+constexpr size_t kMaxStderr = 64 << 10;
+
+}  // namespace
 
 absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& argv,
                                      const std::vector<std::string>& env,
@@ -58,12 +63,17 @@ absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& argv,
          (n < 0 && errno == EINTR)) {
     if (n > 0) {
       child.stderr_text.append(buffer.data(), static_cast<size_t>(n));
+      // A child that writes without end costs the agent no memory: the last lines tell why.
+      if (child.stderr_text.size() > kMaxStderr) {
+        child.stderr_text.erase(0, child.stderr_text.size() - kMaxStderr);
+      }
     }
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   child.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  child.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return child;
 }
 

@@ -9,8 +9,9 @@
 namespace gpuaas::agent {
 
 struct ChildResult {
-  int exit_code = -1;  // -1 when it did not exit normally
-  std::string stderr_text;
+  int exit_code = -1;       // -1 when it did not exit normally
+  int signal = 0;           // the signal that ended it, if one did
+  std::string stderr_text;  // its last 64 KiB at most
 };
 
 // Runs argv (argv[0] an absolute path) with exactly `env`, stdin on /dev/null, stdout into
