@@ -37,13 +37,14 @@ TEST(AgentSupervisorTest, AKilledAgentComesBackAndAStoppedOneStaysDown) {
   // An agent of a node with no control plane yet (it retries the stock service quietly) and no
   // workloads: it serves its health at once.
   ChildProcess supervisor(
-      {GPUAAS_SUPERVISE, "agent-sim", pids.string(), "--", GPUAAS_AGENT_BINARY,
-       "--node-id=sim", "--simulate-gpus=1xT4", "--listen=" + address,
-       "--metrics-listen=127.0.0.1:0", "--stock-addr=127.0.0.1:1", "--instance-addr=none",
-       "--runtime=process", "--workload-root=" + (temp.path() / "workloads").string(),
+      {GPUAAS_SUPERVISE, "agent-sim", pids.string(), "--", GPUAAS_AGENT_BINARY, "--node-id=sim",
+       "--simulate-gpus=1xT4", "--listen=" + address, "--metrics-listen=127.0.0.1:0",
+       "--stock-addr=127.0.0.1:1", "--instance-addr=none", "--runtime=process",
+       "--workload-root=" + (temp.path() / "workloads").string(),
        "--image-root=" + (temp.path() / "images").string()},
       (temp.path() / "supervise.log").string());
-  ASSERT_TRUE(WaitServing(address)) << ReadFile((temp.path() / "supervise.log").string()).value_or("");
+  ASSERT_TRUE(WaitServing(address))
+      << ReadFile((temp.path() / "supervise.log").string()).value_or("");
   const pid_t first = ReadPid(pids / "agent-sim.child");
   ASSERT_TRUE(Alive(first));
   EXPECT_EQ(ReadPid(pids / "agent-sim.restarts"), 0);
@@ -53,7 +54,8 @@ TEST(AgentSupervisorTest, AKilledAgentComesBackAndAStoppedOneStaysDown) {
     const pid_t now = ReadPid(pids / "agent-sim.child");
     return now != first && Alive(now);
   }));
-  EXPECT_TRUE(WaitServing(address)) << ReadFile((temp.path() / "supervise.log").string()).value_or("");
+  EXPECT_TRUE(WaitServing(address))
+      << ReadFile((temp.path() / "supervise.log").string()).value_or("");
   EXPECT_EQ(ReadPid(pids / "agent-sim.restarts"), 1);
 
   // A stop (SIGTERM to the supervisor, as `tools/gpuaas down` sends) ends the agent for good.

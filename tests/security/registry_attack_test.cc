@@ -99,8 +99,8 @@ class RegistryAttackTest : public ::testing::Test {
 
   // The store still pulls an ordinary image from the same registry: the attack cost one pull.
   void ExpectTheNextPullWorks(ImageStore& store) {
-    const std::string fine =
-        AddImage("mallory/fine", {AddLayer("fine", TarBuilder().Dir("etc").File("etc/motd", "hi"))});
+    const std::string fine = AddImage(
+        "mallory/fine", {AddLayer("fine", TarBuilder().Dir("etc").File("etc/motd", "hi"))});
     absl::StatusOr<PulledImage> image = store.Pull(fine, "mallory", nullptr, nullptr);
     ASSERT_OK(image.status());
     EXPECT_EQ(ReadFile(image->layer_dirs.at(0) + "/etc/motd").value_or(""), "hi");
@@ -115,27 +115,27 @@ class RegistryAttackTest : public ::testing::Test {
 // skopeo's 4 MiB cap; this killed the agent), a config nested 5000 deep (under Go's own limit,
 // so skopeo copies it), a 5 MiB manifest. Each pull fails with its reason; the store goes on.
 TEST_F(RegistryAttackTest, HostileManifestsIndexesAndConfigsFailTheirPullNotTheAgent) {
-  EXPECT_THAT(store_->Pull(registry_->Manifest("mallory/deep-index",
-                                               HostileRegistry::DeepIndex(1'500'000),
-                                               HostileRegistry::kIndexType),
-                           "mallory", nullptr, nullptr),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nested deeper")));
+  EXPECT_THAT(
+      store_->Pull(registry_->Manifest("mallory/deep-index", HostileRegistry::DeepIndex(1'500'000),
+                                       HostileRegistry::kIndexType),
+                   "mallory", nullptr, nullptr),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nested deeper")));
 
   const std::string deep_config =
       absl::StrCat(R"({"architecture":"amd64","os":"linux","config":{"Cmd":)",
                    std::string(5000, '['), std::string(5000, ']'), "}}");
-  const absl::StatusOr<PulledImage> config_pull = store_->Pull(
-      registry_->Image("mallory/deep-config", {AddLayer("small", TarBuilder().File("a", "a"))},
-                       deep_config),
-      "mallory", nullptr, nullptr);
+  const absl::StatusOr<PulledImage> config_pull =
+      store_->Pull(registry_->Image("mallory/deep-config",
+                                    {AddLayer("small", TarBuilder().File("a", "a"))}, deep_config),
+                   "mallory", nullptr, nullptr);
   EXPECT_FALSE(config_pull.ok());
   EXPECT_THAT(config_pull.status().message(), HasSubstr("image config"));
 
-  const std::string huge = absl::StrCat(R"({"schemaVersion":2,"mediaType":")", kManifestType,
-                                        R"(","annotations":{"x":")", std::string(5 << 20, 'a'),
-                                        R"("},"layers":[]})");
-  EXPECT_FALSE(store_->Pull(registry_->Manifest("mallory/huge", huge), "mallory", nullptr, nullptr)
-                   .ok());
+  const std::string huge =
+      absl::StrCat(R"({"schemaVersion":2,"mediaType":")", kManifestType,
+                   R"(","annotations":{"x":")", std::string(5 << 20, 'a'), R"("},"layers":[]})");
+  EXPECT_FALSE(
+      store_->Pull(registry_->Manifest("mallory/huge", huge), "mallory", nullptr, nullptr).ok());
   ExpectTheNextPullWorks(*store_);
 }
 
@@ -217,7 +217,8 @@ TEST_F(RegistryAttackTest, TheUnpackerRunsSandboxed) {
   pull.join();
   const auto field = [&](const std::string& name) -> std::string {
     for (absl::string_view line : absl::StrSplit(status, '\n')) {
-      if (absl::ConsumePrefix(&line, name + ":")) return std::string(absl::StripAsciiWhitespace(line));
+      if (absl::ConsumePrefix(&line, name + ":"))
+        return std::string(absl::StripAsciiWhitespace(line));
     }
     return "";
   };
@@ -244,7 +245,8 @@ TEST_F(RegistryAttackTest, ACachedLayerIsNotLentToATenantWhoseRegistryRefusesIt)
       TestRegistry::Start((temp_.path() / "victims-registry").string());
   ASSERT_OK(victims_registry.status());
   const std::string tar = (temp_.path() / "work" / "victim.tar").string();
-  ASSERT_OK(TarBuilder().File("secret", "the victim's weights").Write(tar, Compression::kNone).status());
+  ASSERT_OK(
+      TarBuilder().File("secret", "the victim's weights").Write(tar, Compression::kNone).status());
   absl::StatusOr<std::string> victims_image =
       PushImage(**victims_registry, "victim/model", {.layer_tars = {tar}},
                 (temp_.path() / "work" / "victim").string());
@@ -253,8 +255,8 @@ TEST_F(RegistryAttackTest, ACachedLayerIsNotLentToATenantWhoseRegistryRefusesIt)
   ASSERT_OK(pulled.status());
   const std::string layer_hex = fs::path(pulled->layer_dirs.at(0)).filename();
 
-  const int64_t size = registry_->BlobFile(
-      layer_hex, temp_.path() / "store" / "blobs" / "sha256" / layer_hex);
+  const int64_t size =
+      registry_->BlobFile(layer_hex, temp_.path() / "store" / "blobs" / "sha256" / layer_hex);
   registry_->Refuse(layer_hex);
   const std::string stolen = AddImage("mallory/stolen", {{.hex = layer_hex, .size = size}});
   EXPECT_THAT(store_->Pull(stolen, "mallory", nullptr, nullptr),

@@ -50,7 +50,8 @@ T Field(const nlohmann::json& json, const char* name) {
 std::vector<OciLayer> Layers(const nlohmann::json& json) {
   std::vector<OciLayer> layers;
   for (const nlohmann::json& layer : json.at("layers")) {
-    layers.push_back({.hex = Field<std::string>(layer, "hex"), .size = Field<int64_t>(layer, "size")});
+    layers.push_back(
+        {.hex = Field<std::string>(layer, "hex"), .size = Field<int64_t>(layer, "size")});
   }
   return layers;
 }
@@ -104,9 +105,10 @@ absl::StatusOr<ManifestLayers> UnpackerClient::ParseManifest(const std::string& 
   GPUAAS_ASSIGN_OR_RETURN(const std::string answer,
                           RunJob({"manifest", manifest_path}, UnpackLimits(), work_dir));
   return Decode<ManifestLayers>(answer, [](const nlohmann::json& json) {
-    return ManifestLayers{.platform_manifest_hex = Field<std::string>(json, "platform_manifest_hex"),
-                          .config_hex = Field<std::string>(json, "config_hex"),
-                          .layers = Layers(json)};
+    return ManifestLayers{
+        .platform_manifest_hex = Field<std::string>(json, "platform_manifest_hex"),
+        .config_hex = Field<std::string>(json, "config_hex"),
+        .layers = Layers(json)};
   });
 }
 
@@ -124,8 +126,7 @@ absl::StatusOr<UnpackedLayout> UnpackerClient::ReadLayout(const std::string& lay
 }
 
 absl::StatusOr<StreamedLayer> UnpackerClient::UnpackLayer(const std::string& blob_path,
-                                                          const std::string& hex,
-                                                          int64_t blob_size,
+                                                          const std::string& hex, int64_t blob_size,
                                                           const std::string& layers_dir,
                                                           const UnpackLimits& limits,
                                                           const std::string& work_dir) {

@@ -98,7 +98,8 @@ nlohmann::json LayersJson(const std::vector<OciLayer>& layers) {
 // only what this process wrote.
 nlohmann::json ReducedConfig(const ImageConfig& config) {
   nlohmann::json ports = nlohmann::json::object();
-  for (int port : config.exposed_ports) ports[absl::StrCat(port, "/tcp")] = nlohmann::json::object();
+  for (int port : config.exposed_ports)
+    ports[absl::StrCat(port, "/tcp")] = nlohmann::json::object();
   return {{"config",
            {{"Env", config.env},
             {"Entrypoint", config.entrypoint},
@@ -189,8 +190,8 @@ absl::StatusOr<nlohmann::json> Run(const Args& args) {
     GPUAAS_ASSIGN_OR_RETURN(
         const StreamedLayer layer,
         UnpackGrowingLayer(
-            fd.get(), [&] { return DownloadComplete(fd.get(), p[1], p[2], planned); }, p[5],
-            limits, size));
+            fd.get(), [&] { return DownloadComplete(fd.get(), p[1], p[2], planned); }, p[5], limits,
+            size));
     return LayerJson(layer);
   }
   return absl::InvalidArgumentError("usage: see unpacker_main.cc");

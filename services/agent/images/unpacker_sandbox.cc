@@ -22,17 +22,17 @@ constexpr uid_t kNobody = 65534;
 // On top of the workloads' deny list: the unpacker talks to no one, starts nothing and touches
 // no other process.
 constexpr const char* kAlsoDenied[] = {
-    "socket", "socketpair", "connect",  "bind",   "listen", "accept", "accept4",
-    "execve", "execveat",   "fork",     "vfork",  "clone",  "clone3", "kill",
-    "tkill",  "setuid",     "setgid",   "setreuid", "setregid", "setresuid", "setresgid",
-    "setgroups", "capset",  "prctl"};
+    "socket",   "socketpair", "connect",   "bind",      "listen", "accept",
+    "accept4",  "execve",     "execveat",  "fork",      "vfork",  "clone",
+    "clone3",   "kill",       "tkill",     "setuid",    "setgid", "setreuid",
+    "setregid", "setresuid",  "setresgid", "setgroups", "capset", "prctl"};
 
 // The capabilities writing a layer needs: owners and modes from the tar (CHOWN, FOWNER,
 // FSETID), directories of any mode (DAC_OVERRIDE, DAC_READ_SEARCH), whiteout devices (MKNOD),
 // security.capability xattrs (SETFCAP) and trusted.overlay.opaque (SYS_ADMIN, whose mount and
 // namespace calls the filter refuses).
-constexpr int kLayerCapabilities[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
-                                      CAP_FOWNER, CAP_FSETID,       CAP_MKNOD,
+constexpr int kLayerCapabilities[] = {CAP_CHOWN,   CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
+                                      CAP_FOWNER,  CAP_FSETID,       CAP_MKNOD,
                                       CAP_SETFCAP, CAP_SYS_ADMIN};
 
 std::string Errno(const char* what) { return std::string(what) + ": " + strerror(errno); }
@@ -45,7 +45,8 @@ std::string SetLimit(int resource, int64_t value, const char* what) {
 
 std::string BecomeNobody(SandboxRole role) {
   if (::geteuid() != 0) return "";  // already unprivileged (a developer's agent)
-  if (role != SandboxRole::kParse && ::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) return Errno("PR_SET_KEEPCAPS");
+  if (role != SandboxRole::kParse && ::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0)
+    return Errno("PR_SET_KEEPCAPS");
   if (::setgroups(0, nullptr) != 0) return Errno("setgroups");
   if (::setresgid(kNobody, kNobody, kNobody) != 0) return Errno("setresgid");
   if (::setresuid(kNobody, kNobody, kNobody) != 0) return Errno("setresuid");
@@ -86,12 +87,11 @@ std::string LoadFilter() {
 }  // namespace
 
 std::string EnterSandbox(const SandboxLimits& limits) {
-  for (const std::string& error :
-       {SetLimit(RLIMIT_AS, limits.memory_bytes, "RLIMIT_AS"),
-        SetLimit(RLIMIT_CPU, limits.cpu_seconds, "RLIMIT_CPU"),
-        SetLimit(RLIMIT_FSIZE, limits.file_bytes, "RLIMIT_FSIZE"),
-        SetLimit(RLIMIT_NOFILE, limits.open_files, "RLIMIT_NOFILE"),
-        SetLimit(RLIMIT_CORE, 0, "RLIMIT_CORE")}) {
+  for (const std::string& error : {SetLimit(RLIMIT_AS, limits.memory_bytes, "RLIMIT_AS"),
+                                   SetLimit(RLIMIT_CPU, limits.cpu_seconds, "RLIMIT_CPU"),
+                                   SetLimit(RLIMIT_FSIZE, limits.file_bytes, "RLIMIT_FSIZE"),
+                                   SetLimit(RLIMIT_NOFILE, limits.open_files, "RLIMIT_NOFILE"),
+                                   SetLimit(RLIMIT_CORE, 0, "RLIMIT_CORE")}) {
     if (!error.empty()) return error;
   }
   // A file past RLIMIT_FSIZE fails its write (EFBIG, a clear error) instead of a silent kill.
