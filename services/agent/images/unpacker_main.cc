@@ -88,6 +88,11 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, absl::string_view
   return ReadBoundedFile(path, what, kMaxManifestBytes);
 }
 
+std::string Parent(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
 nlohmann::json LayersJson(const std::vector<OciLayer>& layers) {
   nlohmann::json out = nlohmann::json::array();
   for (const OciLayer& layer : layers) out.push_back({{"hex", layer.hex}, {"size", layer.size}});
@@ -164,6 +169,7 @@ absl::StatusOr<nlohmann::json> Run(const Args& args) {
   }
   if (job == "layout" && p.size() == 3) {
     sandbox.role = SandboxRole::kReadFiles;
+    sandbox.read_beneath = {p[1], p[2]};
     GPUAAS_RETURN_IF_ERROR(enter());
     GPUAAS_ASSIGN_OR_RETURN(const OciImage image, ReadOciLayout(p[1], p[2]));
     GPUAAS_ASSIGN_OR_RETURN(const ImageConfig config, ParseImageConfig(image.config_json));
@@ -177,6 +183,8 @@ absl::StatusOr<nlohmann::json> Run(const Args& args) {
   sandbox.file_bytes = limits.max_layer_bytes;
   int64_t size = 0;
   if (job == "layer" && p.size() == 5 && absl::SimpleAtoi(p[3], &size)) {
+    sandbox.read_beneath = {Parent(p[1])};
+    sandbox.write_beneath = {p[4]};
     GPUAAS_RETURN_IF_ERROR(enter());
     GPUAAS_ASSIGN_OR_RETURN(const StreamedLayer layer,
                             UnpackLayerWithin(p[1], p[2], size, p[4], limits));
@@ -185,6 +193,8 @@ absl::StatusOr<nlohmann::json> Run(const Args& args) {
   if (job == "growing" && p.size() == 6 && absl::SimpleAtoi(p[4], &size)) {
     UniqueFd fd(::open(p[1].c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) return absl::AbortedError("the download is gone");
+    sandbox.read_beneath = {Parent(p[1]), p[2]};
+    sandbox.write_beneath = {p[5]};
     GPUAAS_RETURN_IF_ERROR(enter());
     const std::vector<std::string> planned = absl::StrSplit(p[3], ',', absl::SkipEmpty());
     GPUAAS_ASSIGN_OR_RETURN(

@@ -1,7 +1,9 @@
 #include "services/agent/images/unpacker_sandbox.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -64,6 +66,55 @@ std::string BecomeNobody(SandboxRole role) {
   return "";
 }
 
+// Rights of ABI 3 that Debian 12's headers predate.
+constexpr uint64_t kTruncate = 1ULL << 14;
+
+std::string ConfineFiles(const SandboxLimits& limits) {
+  const long abi =
+      ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 1) return "";  // no Landlock in this kernel: uid, capabilities and seccomp still hold
+  constexpr uint64_t kRead = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+  uint64_t write = kRead | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                   LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                   LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                   LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_SYM;
+  uint64_t handled = write | LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+                     LANDLOCK_ACCESS_FS_MAKE_BLOCK;
+  if (abi >= 2) {  // links and renames between directories: a layer's hardlinks
+    handled |= LANDLOCK_ACCESS_FS_REFER;
+    write |= LANDLOCK_ACCESS_FS_REFER;
+  }
+  if (abi >= 3) {
+    handled |= kTruncate;
+    write |= kTruncate;
+  }
+  const landlock_ruleset_attr attr{.handled_access_fs = handled};
+  const int ruleset =
+      static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0));
+  if (ruleset < 0) return Errno("landlock_create_ruleset");
+  std::string error;
+  const auto allow = [&](const std::string& dir, uint64_t access) {
+    if (!error.empty()) return;
+    const int fd = ::open(dir.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
+    if (fd < 0) {
+      error = Errno(("landlock: opening " + dir).c_str());
+      return;
+    }
+    const landlock_path_beneath_attr rule{.allowed_access = access, .parent_fd = fd};
+    if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
+      error = Errno(("landlock: a rule for " + dir).c_str());
+    }
+    ::close(fd);
+  };
+  for (const std::string& dir : limits.read_beneath) allow(dir, kRead);
+  for (const std::string& dir : limits.write_beneath) allow(dir, write);
+  if (error.empty() && ::syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
+    error = Errno("landlock_restrict_self");
+  }
+  ::close(ruleset);
+  return error;
+}
+
 std::string LoadFilter() {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) return "seccomp_init failed";
@@ -98,6 +149,8 @@ std::string EnterSandbox(const SandboxLimits& limits) {
   ::signal(SIGXFSZ, SIG_IGN);
   if (limits.deadline_seconds > 0) ::alarm(static_cast<unsigned>(limits.deadline_seconds));
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Errno("PR_SET_NO_NEW_PRIVS");
+  // Before the uid changes: the rules' directories are opened as the agent can.
+  if (std::string error = ConfineFiles(limits); !error.empty()) return error;
   if (std::string error = BecomeNobody(limits.role); !error.empty()) return error;
   return LoadFilter();
 }

@@ -8,10 +8,14 @@
 //               devices, file capabilities, trusted.overlay xattrs); none to parse JSON
 //   seccomp     no sockets, no exec, no fork or threads, no mounts or namespaces, no tracing,
 //               nothing of the workloads' deny list (runtime/seccomp_policy.h): EPERM
+//   files       Landlock: it reads only beneath the directories its job reads and writes only
+//               beneath the one it unpacks into, whatever its capabilities would allow (a
+//               kernel without Landlock: the rest still holds)
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gpuaas::agent {
 
@@ -29,6 +33,8 @@ struct SandboxLimits {
   int64_t open_files = 256;          // RLIMIT_NOFILE
   int64_t deadline_seconds = 0;      // alarm(); 0: none
   SandboxRole role = SandboxRole::kParse;
+  std::vector<std::string> read_beneath;   // directories the job reads files beneath
+  std::vector<std::string> write_beneath;  // directories it makes and writes files beneath
 };
 
 // Confines the calling (single-threaded) process as above. Returns "" on success, else what
