@@ -18,14 +18,17 @@ RUN apt-get update -q \
 COPY . .
 # Werror off: a newer point release of a dependency must not break an image build; CI keeps -Werror.
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUAAS_WERROR=OFF \
- && cmake --build /build --target gpuaas-agent gpuaas-workload-shim gpuaas-health gpuaasctl \
+ && cmake --build /build --target gpuaas-agent gpuaas-workload-shim gpuaas-image-unpacker \
+      gpuaas-health gpuaasctl \
       -j"$(nproc)"
 RUN mkdir -p /out \
  && cp /build/services/agent/gpuaas-agent /build/services/agent/gpuaas-workload-shim \
-       /build/tools/health/gpuaas-health \
+       /build/services/agent/gpuaas-image-unpacker /build/tools/health/gpuaas-health \
        /build/tools/gpuaasctl/gpuaasctl tools/agent-credentials /out/ \
- && strip /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-health /out/gpuaasctl \
- && for lib in $(ldd /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-health /out/gpuaasctl \
+ && strip /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-image-unpacker \
+      /out/gpuaas-health /out/gpuaasctl \
+ && for lib in $(ldd /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-image-unpacker \
+                 /out/gpuaas-health /out/gpuaasctl \
                  | awk '/=> \//{print $3}' | sort -u); do \
       dpkg -S "$lib" 2>/dev/null || dpkg -S "$(realpath "$lib")" 2>/dev/null || dpkg -S "/usr$lib"; \
     done | cut -d: -f1 | sort -u > /out/runtime-packages \
@@ -45,8 +48,10 @@ RUN apt-get update -q \
  && chown 10001:10001 /var/lib/gpuaas-agent /var/lib/gpuaas-keys/service /var/lib/gpuaas-keys/proxy \
  && chmod 0700 /var/lib/gpuaas-agent /var/lib/gpuaas-keys/service /var/lib/gpuaas-keys/proxy \
  && chmod 0711 /var/lib/gpuaas-workloads
-COPY --from=builder /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-health /out/gpuaasctl \
-     /out/agent-credentials /usr/local/bin/
+# gpuaas-image-unpacker beside the agent, where it looks for it (every registry's bytes are
+# parsed and unpacked there, sandboxed).
+COPY --from=builder /out/gpuaas-agent /out/gpuaas-workload-shim /out/gpuaas-image-unpacker \
+     /out/gpuaas-health /out/gpuaasctl /out/agent-credentials /usr/local/bin/
 # The credentials job runs as the gpuaas user (compose sets `user`); the agent as root, so that
 # its workloads run as nobody.
 # A named volume mounted here starts with this directory's owner and mode: the API key stays
