@@ -138,7 +138,14 @@ std::string LoadFilter() {
 }  // namespace
 
 std::string EnterSandbox(const SandboxLimits& limits) {
-  for (const std::string& error : {SetLimit(RLIMIT_AS, limits.memory_bytes, "RLIMIT_AS"),
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // The sanitizers' shadow memory alone is terabytes of address space: the sanitized CI build
+  // goes without this one limit.
+  constexpr int64_t kAddressSpace = -1;
+#else
+  const int64_t kAddressSpace = limits.memory_bytes;
+#endif
+  for (const std::string& error : {SetLimit(RLIMIT_AS, kAddressSpace, "RLIMIT_AS"),
                                    SetLimit(RLIMIT_CPU, limits.cpu_seconds, "RLIMIT_CPU"),
                                    SetLimit(RLIMIT_FSIZE, limits.file_bytes, "RLIMIT_FSIZE"),
                                    SetLimit(RLIMIT_NOFILE, limits.open_files, "RLIMIT_NOFILE"),
