@@ -296,4 +296,53 @@ TEST_F(LayerUnpackTest, AnAbandonedDownloadLeavesNothing) {
 }
 
 }  // namespace
+// The limits of UnpackLayerWithin, each crossed by a tar of a few MiB (the sandboxed unpacker
+// runs this same code; tests/security/registry_attack_test runs it through a registry).
+class UnpackLimitsTest : public LayerUnpackTest {
+ protected:
+  absl::StatusOr<StreamedLayer> UnpackWithin(const TarBuilder& tar, const UnpackLimits& limits,
+                                             int64_t size_delta = 0) {
+    const std::string blob = (temp_.path() / "limited").string();
+    absl::StatusOr<std::string> hex = tar.Write(blob, Compression::kGzip);
+    if (!hex.ok()) {
+      return hex.status();
+    }
+    return UnpackLayerWithin(blob, *hex, static_cast<int64_t>(fs::file_size(blob)) + size_delta,
+                             layers_.string(), limits);
+  }
+  static UnpackLimits Small() {
+    return UnpackLimits{.max_layer_bytes = 4 << 20,
+                        .max_layer_entries = 100,
+                        .max_ratio = 20,
+                        .ratio_floor_bytes = 1 << 20,
+                        .min_free_bytes = 0};
+  }
+};
+
+TEST_F(UnpackLimitsTest, EachLimitStopsTheUnpackAndLeavesNothing) {
+  EXPECT_THAT(UnpackWithin(TarBuilder().File("zeros", std::string(3 << 20, '\0')), Small()),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("compressed more than 20")));
+  EXPECT_THAT(UnpackWithin(TarBuilder().File("big", std::string(5 << 20, 'x')), Small()),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("bytes in one layer")));
+  TarBuilder many;
+  for (int i = 0; i < 101; ++i) many.File("f" + std::to_string(i), "");
+  EXPECT_THAT(UnpackWithin(many, Small()),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("more than 100 entries")));
+  UnpackLimits reserve = Small();
+  reserve.min_free_bytes = int64_t{1} << 62;
+  EXPECT_THAT(UnpackWithin(TarBuilder().File("a", "a"), reserve),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("reserve")));
+  EXPECT_THAT(UnpackWithin(TarBuilder().File("a", "a"), Small(), -1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("layer size")));
+  EXPECT_THAT(Names(layers_), IsEmpty());
+}
+
+TEST_F(UnpackLimitsTest, ALayerWithinTheLimitsUnpacksAndCountsItsEntries) {
+  absl::StatusOr<StreamedLayer> layer =
+      UnpackWithin(TarBuilder().Dir("etc").File("etc/a", "a").File("etc/b", "bb"), Small());
+  ASSERT_OK(layer.status());
+  EXPECT_EQ(layer->size_bytes, 3);
+  EXPECT_EQ(layer->entries, 3);
+}
+
 }  // namespace gpuaas::agent
