@@ -19,8 +19,9 @@ using ::testing::HasSubstr;
 std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 TEST(BoundedJsonTest, RefusesTooLongAndTooDeepBeforeParsing) {
-  EXPECT_THAT(ParseBoundedJson(std::string(101, ' '), "manifest", 100),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("more than the limit of 100")));
+  EXPECT_THAT(
+      ParseBoundedJson(std::string(101, ' '), "manifest", 100),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("more than the limit of 100")));
   EXPECT_THAT(ParseBoundedJson(Nested(kMaxJsonDepth + 1), "manifest", 1000),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nested deeper")));
   // Unbalanced and deep: refused by the scan all the same, never handed to the parser.
@@ -60,9 +61,10 @@ TEST(BoundedJsonTest, AManifestListingTooManyLayersOrANegativeSizeIsRefused) {
   EXPECT_THAT(ParseManifest(R"({"config":)" + config + R"(,"layers":[)" + layers + "]}"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("more than 1000 layers")));
   EXPECT_THAT(
-      ParseManifest(R"({"config":)" + config +
-                    R"(,"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:)" +
-                    std::string(64, 'a') + R"(","size":-5}]})"),
+      ParseManifest(
+          R"({"config":)" + config +
+          R"(,"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:)" +
+          std::string(64, 'a') + R"(","size":-5}]})"),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("negative size")));
 }
 

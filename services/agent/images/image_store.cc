@@ -352,6 +352,8 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
   }
   Lend(blobs, tenant);
   record.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
+  // Under mu_: two tenants' pulls of one image write the same record (through one temp file).
+  absl::MutexLock lock(&mu_);
   GPUAAS_RETURN_IF_ERROR(WriteImageRecord(Dir("images/") + hex + ".json", record));
   return record;
 }

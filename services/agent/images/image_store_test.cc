@@ -223,6 +223,27 @@ TEST_F(ImageStoreTest, ConcurrentPullsOfOneImageShareOneDownload) {
   EXPECT_EQ(registry_->BlobDownloads(), before + 3);  // config and two layers, once
 }
 
+// Each tenant's pull of an image is its own: its registry serves it the blobs (three downloads
+// each), the unpacked layers are shared, and two tenants pulling at once both succeed.
+TEST_F(ImageStoreTest, TwoTenantsPullingOneImageAtOnceEachDownloadItAndShareItsLayers) {
+  const std::string reference = Push("tenant/app", {base_, changes_});
+  auto store = OpenStore();
+  const int before = registry_->BlobDownloads();
+  absl::StatusOr<PulledImage> a, b;
+  std::thread first([&] { a = store->Pull(reference, "tenant-a", nullptr, nullptr); });
+  std::thread second([&] { b = store->Pull(reference, "tenant-b", nullptr, nullptr); });
+  first.join();
+  second.join();
+  ASSERT_OK(a.status());
+  ASSERT_OK(b.status());
+  EXPECT_EQ(a->layer_dirs, b->layer_dirs);
+  EXPECT_EQ(registry_->BlobDownloads(), before + 6);
+  // Lent to both now: neither downloads again.
+  ASSERT_OK(store->Pull(reference, "tenant-a", nullptr, nullptr).status());
+  ASSERT_OK(store->Pull(reference, "tenant-b", nullptr, nullptr).status());
+  EXPECT_EQ(registry_->BlobDownloads(), before + 6);
+}
+
 TEST_F(ImageStoreTest, ManifestListGivesTheLinuxAmd64Image) {
   const std::string arm = Tar("arm", TarBuilder().File("arch", "arm64"));
   const std::string amd = Tar("amd", TarBuilder().File("arch", "amd64"));
