@@ -34,57 +34,6 @@ struct ImageStore::Flight {
   absl::StatusOr<PulledImage> result;
 };
 
-// One pull's files and its image's unpack budget.
-struct ImageStore::PullJob {
-  std::string reference;
-  std::string dir;          // pulls/<hex>.XXXXXX, removed when the pull ends
-  std::string layout_dir;   // dir/layout: skopeo's OCI layout
-  std::string blob_root;    // dir/blobs: skopeo's --dest-shared-blob-dir
-  std::string blob_dir;     // dir/blobs/sha256: the blobs lent to the tenant, then the copy's
-  std::string private_dir;  // tmp/pull-XXXXXX: the login, the unpacker's answers
-  std::vector<OciLayer> planned;
-  UnpackLimits limits;
-
-  absl::Mutex mu;
-  int64_t image_bytes ABSL_GUARDED_BY(mu) = 0;
-  int64_t image_entries ABSL_GUARDED_BY(mu) = 0;
-
-  // The per-layer limits, shrunk to what the image has left.
-  UnpackLimits LayerLimits() {
-    absl::MutexLock lock(&mu);
-    UnpackLimits out = limits;
-    out.max_layer_bytes = std::min(out.max_layer_bytes, limits.max_image_bytes - image_bytes);
-    out.max_layer_entries =
-        std::min(out.max_layer_entries, limits.max_image_entries - image_entries);
-    return out;
-  }
-  // Counts an unpacked layer into the image's totals. Error: RESOURCE_EXHAUSTED past a limit.
-  absl::Status Count(int64_t bytes, int64_t entries) {
-    absl::MutexLock lock(&mu);
-    image_bytes += bytes;
-    image_entries += entries;
-    if (image_bytes > limits.max_image_bytes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("unpack limit: the image unpacks to more than ", limits.max_image_bytes,
-                       " bytes (", reference, ")"));
-    }
-    if (image_entries > limits.max_image_entries) {
-      return absl::ResourceExhaustedError(absl::StrCat("unpack limit: the image has more than ",
-                                                       limits.max_image_entries, " entries (",
-                                                       reference, ")"));
-    }
-    return absl::OkStatus();
-  }
-  OciLayer Planned(const std::string& hex) const {
-    for (const OciLayer& layer : planned) {
-      if (layer.hex == hex) {
-        return layer;
-      }
-    }
-    return OciLayer{.hex = hex, .size = -1};
-  }
-};
-
 namespace {
 
 constexpr absl::string_view kDigestMark = "@sha256:";
@@ -133,6 +82,15 @@ int64_t UnpackedSize(const std::string& dir) {
   return total;
 }
 
+// Every blob of the image: its manifest, its config, its layers.
+std::vector<std::string> Blobs(const ImageRecord& record) {
+  std::vector<std::string> blobs = record.other_blobs;
+  for (const LayerRecord& layer : record.layers) {
+    blobs.push_back(layer.hex);
+  }
+  return blobs;
+}
+
 // A pull's error with the reference it is about.
 absl::Status About(const absl::Status& status, absl::string_view reference) {
   return absl::Status(status.code(), absl::StrCat(status.message(), " (", reference, ")"));
@@ -177,6 +135,7 @@ absl::StatusOr<std::unique_ptr<ImageStore>> ImageStore::Open(ImageStoreOptions o
       RemoveAll(entry.path());
     }
   }
+  store->grants_ = std::make_unique<BlobGrants>(store->Dir("grants"));
   GPUAAS_RETURN_IF_ERROR(store->LoadRecords());
   return store;
 }
@@ -205,12 +164,6 @@ absl::Status ImageStore::LoadRecords() {
     record->hex = std::string(hex);
     records_[record->hex] = *std::move(record);
   }
-  for (const auto& entry : fs::directory_iterator(Dir("grants"), error)) {
-    std::ifstream in(entry.path());
-    for (std::string tenant; std::getline(in, tenant);) {
-      lent_[entry.path().filename()].insert(tenant);
-    }
-  }
   return absl::OkStatus();
 }
 
@@ -226,7 +179,8 @@ absl::StatusOr<PulledImage> ImageStore::Pull(
   bool leader = false;
   {
     absl::MutexLock lock(&mu_);
-    if (auto it = records_.find(hex); it != records_.end() && Lent(it->second, tenant)) {
+    if (auto it = records_.find(hex);
+        it != records_.end() && grants_->LentAll(Blobs(it->second), tenant)) {
       it->second.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
       // The use time only orders garbage collection: losing it in a crash is harmless.
       WriteImageRecord(Dir("images/") + hex + ".json", it->second).IgnoreError();
@@ -292,13 +246,9 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
   // skopeo reuses those and fetches every other blob from the tenant's registry, with the
   // tenant's login, verifying its digest. A layer another tenant's pull left on the node is
   // never this tenant's until its registry serves it to them.
-  {
-    absl::MutexLock lock(&mu_);
-    for (const OciLayer& layer : job.planned) {
-      if (auto it = lent_.find(layer.hex); it != lent_.end() && it->second.contains(tenant)) {
-        ::link((Dir("blobs/sha256/") + layer.hex).c_str(),
-               (job.blob_dir + "/" + layer.hex).c_str());
-      }
+  for (const OciLayer& layer : job.planned) {
+    if (grants_->LentAll({layer.hex}, tenant)) {
+      ::link((Dir("blobs/sha256/") + layer.hex).c_str(), (job.blob_dir + "/" + layer.hex).c_str());
     }
   }
   // skopeo downloads in its own thread while the layers unpack as they arrive.
@@ -339,10 +289,7 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
   }
   // Every blob of the image is now one the tenant's registry served to the tenant: lent before,
   // or verified by skopeo in this copy. The node keeps one copy of each.
-  std::vector<std::string> blobs = record.other_blobs;
-  for (const LayerRecord& layer : record.layers) {
-    blobs.push_back(layer.hex);
-  }
+  const std::vector<std::string> blobs = Blobs(record);
   for (const std::string& blob : blobs) {
     const std::string kept = Dir("blobs/sha256/") + blob;
     if (::link((job.blob_dir + "/" + blob).c_str(), kept.c_str()) != 0 && errno != EEXIST) {
@@ -350,35 +297,12 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
           absl::StrCat("image store: keeping blob ", blob, ": ", strerror(errno)));
     }
   }
-  Lend(blobs, tenant);
+  grants_->Lend(blobs, tenant);
   record.last_used_unix_micros = absl::ToUnixMicros(absl::Now());
   // Under mu_: two tenants' pulls of one image write the same record (through one temp file).
   absl::MutexLock lock(&mu_);
   GPUAAS_RETURN_IF_ERROR(WriteImageRecord(Dir("images/") + hex + ".json", record));
   return record;
-}
-
-bool ImageStore::Lent(const ImageRecord& record, const std::string& tenant) const {
-  const auto lent = [&](const std::string& hex) {
-    const auto it = lent_.find(hex);
-    return it != lent_.end() && it->second.contains(tenant);
-  };
-  for (const LayerRecord& layer : record.layers) {
-    if (!lent(layer.hex)) {
-      return false;
-    }
-  }
-  return std::all_of(record.other_blobs.begin(), record.other_blobs.end(), lent);
-}
-
-void ImageStore::Lend(const std::vector<std::string>& hexes, const std::string& tenant) {
-  absl::MutexLock lock(&mu_);
-  for (const std::string& hex : hexes) {
-    if (lent_[hex].insert(tenant).second) {
-      // Lost in a crash, the grant only costs the tenant one more download.
-      std::ofstream(Dir("grants/") + hex, std::ios::app) << tenant << "\n";
-    }
-  }
 }
 
 absl::StatusOr<std::vector<OciLayer>> ImageStore::PlanLayers(const SkopeoOptions& skopeo,
@@ -576,19 +500,14 @@ absl::Status ImageStore::CollectGarbage(const std::set<std::string>& in_use) {
     Logger("images")->info("garbage-collected image sha256:{}", hex);
   }
   std::error_code error;
-  for (absl::string_view dir : {"layers", "blobs/sha256", "grants"}) {
+  for (absl::string_view dir : {"layers", "blobs/sha256"}) {
     for (const auto& entry : fs::directory_iterator(Dir(dir), error)) {
       if (!kept_blobs.contains(entry.path().filename().native())) {
         RemoveAll(entry.path());
       }
     }
   }
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto it = lent_.begin(); it != lent_.end();) {
-      it = kept_blobs.contains(it->first) ? std::next(it) : lent_.erase(it);
-    }
-  }
+  grants_->KeepOnly(kept_blobs);
   if (error) {
     return absl::InternalError(absl::StrCat("image store: collecting garbage: ", error.message()));
   }

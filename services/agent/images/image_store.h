@@ -27,6 +27,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "services/agent/images/image_record.h"
+#include "services/agent/images/internal/blob_grants.h"
+#include "services/agent/images/internal/pull_job.h"
 #include "services/agent/images/layer_arrivals.h"
 #include "services/agent/images/oci_layout.h"
 #include "services/agent/images/skopeo_copy.h"
@@ -106,7 +108,6 @@ class ImageStore final {
 
  private:
   struct Flight;
-  struct PullJob;
 
   explicit ImageStore(ImageStoreOptions options);
   absl::Status LoadRecords();
@@ -125,11 +126,6 @@ class ImageStore final {
       PullJob& job, const std::string& path, int fd,
       const std::function<absl::StatusOr<bool>()>& complete);
   absl::StatusOr<ImageRecord> ReadPulledLayout(PullJob& job);
-  // Whether every blob of `record` is lent to `tenant`.
-  bool Lent(const ImageRecord& record, const std::string& tenant) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Records that `tenant` was served `hexes` (blobs/ has them): grants/<hex>.
-  void Lend(const std::vector<std::string>& hexes, const std::string& tenant);
   // The unpacked size of a layer another image's record names.
   std::optional<int64_t> KnownUnpackedBytes(const std::string& layer_hex) const;
   PulledImage ToPulledImage(const ImageRecord& record) const;
@@ -137,13 +133,13 @@ class ImageStore final {
 
   const ImageStoreOptions options_;
   std::unique_ptr<UnpackerClient> unpacker_;  // null: in this process
+  std::unique_ptr<BlobGrants> grants_;
   // Held shared by every pull that writes, exclusively by the collector, so it never removes
   // what a running pull is writing or about to use.
   absl::Mutex gc_mu_;
   mutable absl::Mutex mu_;
   std::map<std::string, ImageRecord> records_ ABSL_GUARDED_BY(mu_);              // by manifest hex
   std::map<std::string, std::shared_ptr<Flight>> flights_ ABSL_GUARDED_BY(mu_);  // tenant/hex
-  std::map<std::string, std::set<std::string>> lent_ ABSL_GUARDED_BY(mu_);  // blob hex: tenants
 };
 
 }  // namespace gpuaas::agent
