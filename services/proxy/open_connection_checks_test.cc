@@ -49,8 +49,8 @@ class OpenConnectionChecksTest : public ::testing::Test {
     return d;
   }
 
-  std::unique_ptr<RouteTable> routes_ = Routes({"web-1-8080=ten-a@127.0.0.1:20001",
-                               "web-1-9090=ten-a@127.0.0.1:20002,public"});
+  std::unique_ptr<RouteTable> routes_ =
+      Routes({"web-1-8080=ten-a@127.0.0.1:20001", "web-1-9090=ten-a@127.0.0.1:20002,public"});
   SwitchableAuthenticator auth_;
   AccessCookieSigner signer_{std::string(32, 'k')};
 };

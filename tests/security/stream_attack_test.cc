@@ -39,10 +39,10 @@ class EventStream final {
     EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
     timeval timeout{0, 200'000};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    const std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: gw\r\n",
-                                             "Authorization: Bearer ", token,
-                                             "\r\nAccept: text/event-stream\r\n"
-                                             "Connection: close\r\n\r\n");
+    const std::string request =
+        absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: gw\r\n", "Authorization: Bearer ", token,
+                     "\r\nAccept: text/event-stream\r\n"
+                     "Connection: close\r\n\r\n");
     EXPECT_EQ(::send(fd_, request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
   }
@@ -76,10 +76,9 @@ class StreamAttackTest : public gpuaas::testing::PgTest {
     token_a_ = stack_->CreateTenant("studio-a");
     for (const gateway::PublicService& s : gateway::kPublicServices) {
       if (s.peer != gateway::Peer::kAuth && s.peer != gateway::Peer::kInstance) continue;
-      const std::string address = s.peer == gateway::Peer::kAuth ? stack_->auth().address()
-                                                                 : stack_->instance().address();
-      std::shared_ptr<grpc::Channel> channel =
-          *client::OpenChannel(address, client::TlsOptions{});
+      const std::string address =
+          s.peer == gateway::Peer::kAuth ? stack_->auth().address() : stack_->instance().address();
+      std::shared_ptr<grpc::Channel> channel = *client::OpenChannel(address, client::TlsOptions{});
       if (s.peer == gateway::Peer::kAuth) auth_ = std::make_unique<client::AuthClient>(channel);
       backends_.Add(std::string(s.name), channel);
     }
@@ -90,8 +89,8 @@ class StreamAttackTest : public gpuaas::testing::PgTest {
                                             .max_streams_per_client = 4,
                                             .stream_keepalive = absl::Milliseconds(250),
                                             .stream_recheck = kRecheck};
-    gateway_ = std::make_unique<gateway::GatewayServer>(gateway_options, routes_, backends_,
-                                                        *auth_, clock_);
+    gateway_ = std::make_unique<gateway::GatewayServer>(gateway_options, routes_, backends_, *auth_,
+                                                        clock_);
     ASSERT_TRUE(gateway_->Start().ok());
   }
   void TearDown() override {

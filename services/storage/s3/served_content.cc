@@ -9,11 +9,12 @@
 namespace gpuaas::storage::s3 {
 
 bool IsActiveContentType(std::string_view content_type) {
-  const std::string media = absl::AsciiStrToLower(absl::StripAsciiWhitespace(
-      absl::string_view(content_type.data(), content_type.size()).substr(0, content_type.find(';'))));
-  constexpr std::string_view kActive[] = {"text/html", "application/xhtml+xml", "image/svg+xml",
-                                          "text/xml",  "application/xml",       "text/xsl",
-                                          "application/xslt+xml"};
+  const std::string media = absl::AsciiStrToLower(
+      absl::StripAsciiWhitespace(absl::string_view(content_type.data(), content_type.size())
+                                     .substr(0, content_type.find(';'))));
+  constexpr std::string_view kActive[] = {
+      "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml",
+      "text/xsl",  "application/xslt+xml"};
   for (std::string_view active : kActive) {
     if (media == active) {
       return true;
