@@ -25,7 +25,6 @@ namespace gpuaas::proxy_testing {
 namespace {
 
 namespace instancepb = ::gpuaas::instance::v1;
-namespace authpb = ::gpuaas::auth::v1;
 using platform_testing::PlatformStack;
 
 std::string Bearer(const std::string& token) { return "Authorization: Bearer " + token + "\r\n"; }
@@ -263,15 +262,7 @@ TEST_F(ProxyAttackTest, ARemovedMemberLosesTheCookiesAccessWithinTheBound) {
   const std::string cookie = CookieOf(mate);
   ASSERT_EQ(WithCookie(cookie, "GET", ""), 200);
 
-  authpb::RemoveMemberRequest remove;
-  remove.set_tenant_id("studio-a");
-  remove.set_user_id(mate_id);
-  authpb::RemoveMemberResponse removed;
-  ASSERT_TRUE(stack_->auth()
-                  .stub()
-                  .RemoveMember(auth::testing::AuthStack::Ctx(stack_->admin_token()).get(), remove,
-                                &removed)
-                  .ok());
+  stack_->auth().RemoveMember("studio-a", mate_id);
   const absl::Time start = absl::Now();
   EXPECT_TRUE(gpuaas::testing::Eventually([&] { return WithCookie(cookie, "GET", "") == 403; },
                                           absl::Seconds(10)))
@@ -300,15 +291,7 @@ TEST_F(ProxyAttackTest, ARemovedMembersOpenWebSocketEndsWithinTheBound) {
   ASSERT_EQ(removed.Echo("print(1)"), "print(1)") << proxy_->Log();
   ASSERT_EQ(kept.Echo("print(1)"), "print(1)");
 
-  authpb::RemoveMemberRequest remove;
-  remove.set_tenant_id("studio-a");
-  remove.set_user_id(mate_id);
-  authpb::RemoveMemberResponse removed_member;
-  ASSERT_TRUE(stack_->auth()
-                  .stub()
-                  .RemoveMember(auth::testing::AuthStack::Ctx(stack_->admin_token()).get(), remove,
-                                &removed_member)
-                  .ok());
+  stack_->auth().RemoveMember("studio-a", mate_id);
   const absl::Time start = absl::Now();
   EXPECT_TRUE(gpuaas::testing::Eventually(
       [&] { return removed.Echo("print(2)").starts_with("error"); }, absl::Seconds(15)))
