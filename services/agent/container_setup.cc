@@ -138,12 +138,21 @@ class StoreImages final : public ContainerImages {
 
 class NodeNetworks final : public ContainerNetworks {
  public:
+  // `access`: where ports are forwarded and the proxies' sources (its public ports are set per
+  // workload).
+  explicit NodeNetworks(PortAccess access = {}) : access_(std::move(access)) {}
   absl::StatusOr<std::string> Create(const std::string& dir, const std::map<int, int>& ports,
+                                     const std::set<int>& public_host_ports,
                                      bool deny_egress) override {
-    GPUAAS_RETURN_IF_ERROR(CreateWorkloadNetwork(dir, ports, deny_egress));
+    PortAccess access = access_;
+    access.public_host_ports = public_host_ports;
+    GPUAAS_RETURN_IF_ERROR(CreateWorkloadNetwork(dir, ports, deny_egress, access));
     return NetnsPath(dir);
   }
   absl::Status Destroy(const std::string& dir) override { return DestroyWorkloadNetwork(dir); }
+
+ private:
+  const PortAccess access_;
 };
 
 // An image's LD_LIBRARY_PATH stays, after the driver's (MergeGpuEnv); the runtime's variables
@@ -189,7 +198,13 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
   ContainerOptions options;
   options.images = std::make_shared<StoreImages>(*store, setup.image_root,
                                                  setup.registry_tls_verify, setup.pull_timeout);
-  options.networks = std::make_shared<NodeNetworks>();
+  const PortAccess access{.address = setup.forward_address, .proxy_sources = setup.proxy_sources};
+  if (absl::Status s = CheckPortAccess(access); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--advertise-address/--proxy-source: ", s.message()));
+  }
+  if (!setup.workload_root.empty()) BindUnboundForwards(setup.workload_root, access);
+  options.networks = std::make_shared<NodeNetworks>(access);
   options.gpus = MakeGpuInjector(setup);
   return options;
 }

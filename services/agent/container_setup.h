@@ -29,6 +29,13 @@ struct ContainerSetup {
   UnpackLimits unpack_limits;
   // Networks in the node's LAN ranges that workloads with egress may reach (PrepareNodeNetwork).
   std::vector<std::string> lan_allowed;
+  // Where workload ports are forwarded (the advertised address) and the proxies' sources, the
+  // only ones a private port accepts (workload_network.h's PortAccess).
+  std::string forward_address = "127.0.0.1";
+  std::vector<std::string> proxy_sources = {"127.0.0.1"};
+  // Where the workloads' directories are (their networks' forwards are moved, if they predate
+  // the binding to an address); empty: none.
+  std::string workload_root;
   // Where the driver is and how MIG instances are found.
   GpuHost gpu_host;
   std::shared_ptr<const MigResolver> mig;

@@ -87,6 +87,7 @@ struct AgentFlags {
   int64_t image_max_ratio = agent::UnpackLimits().max_ratio;
   std::string image_disk_reserve = "2Gi";
   std::vector<std::string> workload_lan_allow;
+  std::vector<std::string> proxy_sources;
   std::string imageless = "container";
   std::string utilization_file;
   absl::Duration keep_finished = absl::Hours(1);
@@ -191,6 +192,11 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
               "a network (a.b.c.d/n, or an address) in the node's LAN ranges (link-local, "
               "10/8, 172.16/12, 192.168/16, 100.64/10) that workloads with egress may reach, "
               "e.g. an internal package mirror; repeatable. Workloads reach none of the rest");
+  options.Add("--proxy-source", f.proxy_sources,
+              "an IPv4 address the access proxy connects from, as this node sees it; "
+              "repeatable. A workload's private ports (not marked public) accept connections "
+              "from these alone, and every port only at --advertise-address (an IPv4 address). "
+              "Default: --advertise-address (a proxy on this node)");
   options.Add("--utilization-file", f.utilization_file,
               "simulated GPUs take the utilization this file pins, one '<gpu uuid or index> "
               "<percent>' per line");
@@ -249,7 +255,12 @@ absl::StatusOr<agent::ContainerOptions> ContainerOptions(
   agent::ContainerSetup setup{.image_root = f.image_root,
                               .registry_tls_verify = f.registry_tls_verify,
                               .pull_timeout = f.pull_timeout,
-                              .lan_allowed = f.workload_lan_allow};
+                              .lan_allowed = f.workload_lan_allow,
+                              .forward_address = f.advertise_address,
+                              .proxy_sources = f.proxy_sources.empty()
+                                                   ? std::vector<std::string>{f.advertise_address}
+                                                   : f.proxy_sources,
+                              .workload_root = f.workload_root};
   GPUAAS_ASSIGN_OR_RETURN(setup.image_cache_bytes,
                           gpuaas::ParseBytes("--image-cache-size", f.image_cache_size));
   GPUAAS_ASSIGN_OR_RETURN(setup.unpacker_memory_bytes,

@@ -10,6 +10,7 @@
 #include "services/gateway/request_transcoder.h"
 #include "services/gateway/static_files.h"
 #include "services/gateway/status_json.h"
+#include "services/gateway/stream_grants.h"
 
 namespace gpuaas::gateway {
 namespace {
@@ -79,6 +80,27 @@ std::unique_ptr<grpc::ClientContext> ContextFor(const std::string& authorization
 struct GatewayServer::OpenStream {
   std::string client;
   std::shared_ptr<grpc::ClientContext> ctx;
+  // The caller's credentials, asked about again every stream_recheck (stream_grants.h). A
+  // secret: never logged.
+  std::string authorization;
+  absl::Time checked;  // when they last held; touched by the keep-alive thread only
+
+  // Ends the stream because its caller may no longer have it: its call is cancelled, and the
+  // serving thread answers `why` instead of the cancellation.
+  void Revoke(const absl::Status& why) {
+    {
+      absl::MutexLock lock(&revoked_mu);
+      revoked = why;
+    }
+    ctx->TryCancel();
+  }
+  // OK unless Revoke was called.
+  absl::Status Revoked() {
+    absl::MutexLock lock(&revoked_mu);
+    return revoked;
+  }
+  absl::Mutex revoked_mu;
+  absl::Status revoked ABSL_GUARDED_BY(revoked_mu);
   absl::Mutex write_mu;
   // Set while the first message is awaited (nothing is written yet, so only asking the
   // connection tells whether the client left).
@@ -124,6 +146,7 @@ GatewayServer::GatewayServer(GatewayOptions options, const RouteTable& routes,
     : options_(std::move(options)),
       routes_(routes),
       backends_(backends),
+      auth_(auth),
       sessions_(auth, CookieOptions{.secure = PagesAreHttps(options_)}, clock) {
   transport_ = std::make_unique<http::HttpTransport>(
       http::HttpTransportOptions{.host = options_.host,
@@ -167,16 +190,47 @@ void GatewayServer::Stop() {
 }
 
 void GatewayServer::KeepStreamsAlive() {
+  // Woken often enough for both jobs: a stream is re-checked at most a quarter of the bound
+  // late.
+  const absl::Duration tick = std::min(options_.stream_keepalive, options_.stream_recheck / 4);
+  absl::Time last_ping = absl::Now();
   absl::MutexLock wait_lock(&keepalive_mu_);
   while (!stopping_.load()) {
-    keepalive_cv_.WaitWithTimeout(&keepalive_mu_, options_.stream_keepalive);
+    keepalive_cv_.WaitWithTimeout(&keepalive_mu_, tick);
     if (stopping_.load()) break;
     std::vector<std::shared_ptr<OpenStream>> open;
     {
       absl::MutexLock lock(&streams_mu_);
       for (auto& [key, stream] : streams_) open.push_back(stream);
     }
-    for (const std::shared_ptr<OpenStream>& stream : open) stream->Ping();
+    RecheckStreams(open);
+    if (absl::Now() - last_ping >= options_.stream_keepalive) {
+      last_ping = absl::Now();
+      for (const std::shared_ptr<OpenStream>& stream : open) stream->Ping();
+    }
+  }
+}
+
+void GatewayServer::RecheckStreams(const std::vector<std::shared_ptr<OpenStream>>& open) {
+  // One WhoAmI per token per round, however many tabs stream on it.
+  absl::flat_hash_map<std::string, absl::Status> answers;
+  for (const std::shared_ptr<OpenStream>& stream : open) {
+    const absl::Time now = absl::Now();
+    if (now - stream->checked < options_.stream_recheck || stopping_.load()) continue;
+    auto [it, fresh] = answers.try_emplace(stream->authorization);
+    if (fresh) {
+      it->second = StillMayStream(auth_, stream->authorization,
+                                  std::min(options_.call_timeout, absl::Seconds(5)));
+    }
+    const absl::Status& answer = it->second;
+    if (answer.ok()) {
+      stream->checked = now;
+    } else if (answer.code() != absl::StatusCode::kUnavailable &&
+               answer.code() != absl::StatusCode::kDeadlineExceeded) {
+      Logger("gateway")->info("ending an event stream from {}: {}", stream->client,
+                              std::string(answer.message()));
+      stream->Revoke(answer);
+    }
   }
 }
 
@@ -259,6 +313,8 @@ void GatewayServer::ServeStream(const http::HttpRequest& req, const RouteMatch& 
   auto stream = std::make_shared<OpenStream>();
   stream->client = client;
   stream->ctx = ContextFor(authorization, std::nullopt);
+  stream->authorization = authorization;
+  stream->checked = absl::Now();
   {
     absl::MutexLock lock(&streams_mu_);
     int& from_client = streams_per_client_[client];
@@ -293,6 +349,7 @@ void GatewayServer::ServeStream(const http::HttpRequest& req, const RouteMatch& 
   if (first == nullptr) {
     grpc::Status status = reader->Finish();
     forget();
+    if (absl::Status revoked = stream->Revoked(); !revoked.ok()) return Fail(res, revoked);
     if (!status.ok()) return Fail(res, status);
     res.status = 200;
     res.set_content("", "text/event-stream");
@@ -313,7 +370,9 @@ void GatewayServer::ServeStream(const http::HttpRequest& req, const RouteMatch& 
           first.reset();
         }
         grpc::Status status = reader->Finish();
-        if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
+        if (absl::Status revoked = stream->Revoked(); !revoked.ok()) {
+          stream->Write(absl::StrCat("event: error\ndata: ", StatusJson(revoked), "\n\n"));
+        } else if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
           stream->Write(absl::StrCat("event: error\ndata: ", StatusJson(status), "\n\n"));
         }
         {

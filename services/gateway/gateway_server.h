@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -44,6 +45,10 @@ struct GatewayOptions {
   // noticed (its call is then cancelled) and proxies keep the connection; a stream still
   // awaiting its first event has its connection looked at as often, for the same reason.
   absl::Duration stream_keepalive = absl::Seconds(15);
+  // An open event stream's caller is asked about again this often (stream_grants.h): a stream
+  // whose token expired or whose user left the tenant ends within this bound (plus a quarter
+  // of it and one WhoAmI call).
+  absl::Duration stream_recheck = absl::Seconds(60);
   // What the console needs to know that no API says: the S3 endpoint's URL as browsers reach it
   // (the file browser sends presigned requests there). Served at /api/config.
   std::string s3_endpoint;
@@ -69,10 +74,13 @@ class GatewayServer final {
                    const google::protobuf::Message& request, const std::string& authorization,
                    http::HttpResponse& res);
   void KeepStreamsAlive();
+  // Ends the open streams whose caller may no longer have them (stream_grants.h).
+  void RecheckStreams(const std::vector<std::shared_ptr<OpenStream>>& open);
 
   GatewayOptions options_;
   const RouteTable& routes_;
   const Backends& backends_;
+  const client::AuthClient& auth_;
   SessionEndpoints sessions_;
   std::unique_ptr<http::HttpTransport> transport_;
 

@@ -40,6 +40,7 @@ struct GatewayFlags {
   int max_connections_per_client = 64;
   int max_streams = 192;
   int max_streams_per_client = 16;
+  absl::Duration stream_recheck = absl::Seconds(60);
 };
 
 void DefineFlags(CLI::App& app, GatewayFlags& f) {
@@ -76,6 +77,9 @@ void DefineFlags(CLI::App& app, GatewayFlags& f) {
               "event streams (watch, logs) open at once; each holds a worker (--io-threads)");
   options.Add("--max-streams-per-client", f.max_streams_per_client,
               "event streams open at once from one client address");
+  options.Add("--stream-recheck", f.stream_recheck,
+              "an open event stream's token and membership are asked about again this often; "
+              "one whose token expired or whose user left the tenant ends within the bound");
 }
 
 int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
@@ -87,6 +91,9 @@ int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
   if (f.max_streams < 1 || f.max_streams_per_client < 1 || f.max_connections_per_client < 1) {
     return fail(absl::InvalidArgumentError(
         "--max-streams, --max-streams-per-client, --max-connections-per-client: want at least 1"));
+  }
+  if (f.stream_recheck < absl::Seconds(1)) {
+    return fail(absl::InvalidArgumentError("--stream-recheck: want at least 1s"));
   }
   if (f.max_streams >= f.process.workers) {
     return fail(absl::InvalidArgumentError(
@@ -132,6 +139,7 @@ int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
       .call_timeout = f.call_timeout,
       .max_streams = f.max_streams,
       .max_streams_per_client = f.max_streams_per_client,
+      .stream_recheck = f.stream_recheck,
       .s3_endpoint = f.s3_endpoint};
   if (absl::Status s =
           gpuaas::http::ParseListen("--listen", f.process.listen, options.host, options.port);

@@ -134,6 +134,7 @@ Decision Decide(const RequestHead& head, const DecisionContext& ctx) {
     return FromStatus(s);
   }
   forward.route = *route;
+  forward.bearer = std::string(head.authorization);
   return forward;
 }
 

@@ -64,6 +64,9 @@ struct Decision {
   // Forwarding on the proxy's cookie: its grant and value, to re-check (grant_rechecks.h).
   std::optional<authz::WorkloadGrant> cookie_grant;
   std::string cookie;
+  // Forwarding on a bearer token: the Authorization value, to verify again while the
+  // connection stays open (open_connection_checks.h). A secret: never logged.
+  std::string bearer;
 };
 
 struct DecisionContext {

@@ -11,6 +11,15 @@ std::optional<absl::Status> GrantRechecks::Fresh(const std::string& cookie, absl
   return it->second.answer;
 }
 
+std::optional<absl::Time> GrantRechecks::ConfirmedAt(const std::string& cookie) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(cookie);
+  if (it == entries_.end()) {
+    return std::nullopt;
+  }
+  return it->second.checked;
+}
+
 void GrantRechecks::Remember(const std::string& cookie, const absl::Status& answer,
                              absl::Time now) {
   if (answer.code() == absl::StatusCode::kUnavailable ||

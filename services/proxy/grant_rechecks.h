@@ -34,6 +34,10 @@ class GrantRechecks final {
   // not remembered).
   void Remember(const std::string& cookie, const absl::Status& answer, absl::Time now);
 
+  // When the answer remembered for `cookie` was found; nullopt when none is. An open
+  // connection on the cookie is re-checked once that is `recheck` ago (open_connection_checks.h).
+  std::optional<absl::Time> ConfirmedAt(const std::string& cookie) const;
+
  private:
   struct Entry {
     absl::Status answer;

@@ -20,6 +20,11 @@ ProxyMetrics::ProxyMetrics()
                                .Help("Client connections refused at accept by a connection cap.")
                                .Register(*registry_)
                                .Add({})),
+      revoked_connections_(prometheus::BuildCounter()
+                               .Name("gpuaas_proxy_revoked_connections_total")
+                               .Help("Open connections ended because their access stopped holding.")
+                               .Register(*registry_)
+                               .Add({})),
       connections_(prometheus::BuildGauge()
                        .Name("gpuaas_proxy_connections")
                        .Help("Client connections open.")

@@ -1,6 +1,6 @@
 // The proxy's Prometheus series: answers by status class, open client connections and
-// WebSocket tunnels, upstream failures, connections refused by the caps. Served by
-// rpc::MetricsEndpoint (--metrics-listen).
+// WebSocket tunnels, upstream failures, connections refused by the caps or ended by a revocation.
+// Served by rpc::MetricsEndpoint (--metrics-listen).
 #pragma once
 
 #include <prometheus/counter.h>
@@ -22,6 +22,9 @@ class ProxyMetrics final {
   void CountUpstreamError() { upstream_errors_.Increment(); }
   // A connection refused at accept: a connection cap was reached (ProxyOptions::connection_limits).
   void CountRefusedConnection() { refused_connections_.Increment(); }
+  // An open connection (a tunnel, a streamed body) ended because its access stopped holding
+  // (open_connection_checks.h).
+  void CountRevokedConnection() { revoked_connections_.Increment(); }
   prometheus::Gauge& connections() { return connections_; }
   prometheus::Gauge& tunnels() { return tunnels_; }
   prometheus::Gauge& routes() { return routes_; }
@@ -34,6 +37,7 @@ class ProxyMetrics final {
   std::array<prometheus::Counter*, 6> by_class_{};  // 1xx..5xx, index 0 for others
   prometheus::Counter& upstream_errors_;
   prometheus::Counter& refused_connections_;
+  prometheus::Counter& revoked_connections_;
   prometheus::Gauge& connections_;
   prometheus::Gauge& tunnels_;
   prometheus::Gauge& routes_;

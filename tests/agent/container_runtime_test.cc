@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "libs/testing/eventually.h"
 #include "libs/testing/temp_dir.h"
@@ -65,8 +66,13 @@ class BusyboxImage final : public ContainerImages {
 class VethNetworks final : public ContainerNetworks {
  public:
   absl::StatusOr<std::string> Create(const std::string& dir, const std::map<int, int>& ports,
+                                     const std::set<int>& public_host_ports,
                                      bool deny_egress) override {
-    if (absl::Status s = CreateWorkloadNetwork(dir, ports, deny_egress); !s.ok()) return s;
+    PortAccess access;
+    access.public_host_ports = public_host_ports;
+    if (absl::Status s = CreateWorkloadNetwork(dir, ports, deny_egress, access); !s.ok()) {
+      return s;
+    }
     return NetnsPath(dir);
   }
   absl::Status Destroy(const std::string& dir) override { return DestroyWorkloadNetwork(dir); }

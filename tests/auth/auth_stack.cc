@@ -100,6 +100,16 @@ void AuthStack::AddMember(const std::string& tenant_id, const std::string& user_
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
+void AuthStack::RemoveMember(const std::string& tenant_id, const std::string& user_id) {
+  if (admin_token_.empty()) admin_token_ = AdminToken();
+  pb::RemoveMemberRequest req;
+  req.set_tenant_id(tenant_id);
+  req.set_user_id(user_id);
+  pb::RemoveMemberResponse resp;
+  grpc::Status s = stub_->RemoveMember(Ctx(admin_token_).get(), req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
 std::string AuthStack::CreateServiceUser(const std::string& user_name) {
   if (admin_token_.empty()) admin_token_ = AdminToken();
   pb::CreateUserRequest req;

@@ -45,6 +45,8 @@ class AuthStack final {
                          common::v1::Role role);
   // Adds user `user_id` to tenant `tenant_id` with `role`, as the admin.
   void AddMember(const std::string& tenant_id, const std::string& user_id, common::v1::Role role);
+  // Removes user `user_id` from tenant `tenant_id`, as the admin (the test fails otherwise).
+  void RemoveMember(const std::string& tenant_id, const std::string& user_id);
   // A user with the global role SERVICE and no membership, as the admin. Returns the user id.
   std::string CreateServiceUser(const std::string& user_name);
   static std::string PasswordOf(const std::string& user_name) { return "password-" + user_name; }

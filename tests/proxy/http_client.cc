@@ -7,6 +7,7 @@
 #include <boost/beast/websocket.hpp>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace gpuaas::proxy_testing {
@@ -168,6 +169,53 @@ std::string WebSocketEcho(int port, const std::string& host, const std::string& 
     return out;
   } catch (const std::exception& e) {
     return std::string("error: ") + e.what();
+  }
+}
+
+struct OpenWebSocket::Impl {
+  asio::io_context io;
+  beast::websocket::stream<tcp::socket> ws{io};
+  std::string error;
+};
+
+OpenWebSocket::OpenWebSocket(int port, const std::string& host, const std::string& path,
+                             const std::vector<std::pair<std::string, std::string>>& fields)
+    : impl_(std::make_unique<Impl>()) {
+  try {
+    impl_->ws.next_layer().connect(
+        {asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(port)});
+    // A blocking read never outlasts this: a test waits on a closed socket, not forever.
+    timeval tv{.tv_sec = 10, .tv_usec = 0};
+    setsockopt(impl_->ws.next_layer().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    impl_->ws.set_option(
+        beast::websocket::stream_base::decorator([fields](beast::websocket::request_type& req) {
+          for (const auto& [name, value] : fields) {
+            req.set(name, value);
+          }
+        }));
+    impl_->ws.handshake(host, path);
+  } catch (const std::exception& e) {
+    impl_->error = std::string("error: ") + e.what();
+  }
+}
+
+OpenWebSocket::~OpenWebSocket() = default;
+
+const std::string& OpenWebSocket::error() const { return impl_->error; }
+
+std::string OpenWebSocket::Echo(const std::string& message) {
+  if (!impl_->error.empty()) {
+    return impl_->error;
+  }
+  try {
+    impl_->ws.text(true);
+    impl_->ws.write(asio::buffer(message));
+    beast::flat_buffer b;
+    impl_->ws.read(b);
+    return beast::buffers_to_string(b.data());
+  } catch (const std::exception& e) {
+    impl_->error = std::string("error: ") + e.what();
+    return impl_->error;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuaas::proxy_testing {
@@ -59,5 +60,23 @@ HttpResponse HttpGet(int port, const std::string& host, const std::string& path,
 std::string WebSocketEcho(int port, const std::string& host, const std::string& path,
                           const std::string& authorization,
                           const std::vector<std::string>& messages);
+
+// A WebSocket held open through 127.0.0.1:port (as a Jupyter kernel's is), opened with extra
+// request fields (a cookie, an Origin), so a test can keep using it after access changes.
+class OpenWebSocket final {
+ public:
+  OpenWebSocket(int port, const std::string& host, const std::string& path,
+                const std::vector<std::pair<std::string, std::string>>& fields);
+  ~OpenWebSocket();
+  // The handshake's error, "" once open.
+  const std::string& error() const;
+  // Sends `message` and reads its echo; "error: ..." once the connection has ended (or no echo
+  // came within 10 s).
+  std::string Echo(const std::string& message);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace gpuaas::proxy_testing

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -220,6 +221,87 @@ TEST_F(NetworkAttackTest, AWorkloadReachesNeitherTheLanNorCloudMetadata) {
   EXPECT_THAT(allowed, gpuaas::testing::IsOkAndHolds("connected"));
   EXPECT_THAT(reach(metadata, metadata_server), gpuaas::testing::IsOkAndHolds("refused"));
   EXPECT_OK(PrepareNodeNetwork());
+}
+
+// A machine on the node's network (an Outside, behind its own link) tries a workload's host
+// ports without the proxy: at the node's address on that link, and at the node's other
+// addresses. Ports are forwarded only at the address the proxy uses (the agent's
+// --advertise-address), and a private port only from the proxies' sources (--proxy-source):
+// the machine reaches a public port there, and nothing else. The proxy (the node, from the
+// advertised address) still reaches the private one.
+TEST_F(NetworkAttackTest, APrivatePortAnswersOnlyTheProxyAtTheAdvertisedAddress) {
+  ASSERT_OK_AND_ASSIGN(testing::Outside lan, testing::Outside::Make());
+  // The machine routes everything through the node, so it can try the node's other addresses.
+  ASSERT_OK(testing::Shell(absl::StrCat("ip -n ", lan.netns().substr(lan.netns().rfind('/') + 1),
+                                        " route add default via ", lan.node_address())));
+  gpuaas::testing::TempDir exposed, local;
+  const int private_port = FreePort(), public_port = FreePort(), local_port = FreePort();
+  // Advertised at the link's address, the proxy on the node (so connecting from it).
+  ASSERT_OK(CreateWorkloadNetwork(exposed.path(), {{private_port, 8080}, {public_port, 9090}},
+                                  false,
+                                  {.address = lan.node_address(),
+                                   .proxy_sources = {lan.node_address()},
+                                   .public_host_ports = {public_port}}));
+  // Advertised at loopback (the dev stack's agents): private, nothing for the outside.
+  ASSERT_OK(CreateWorkloadNetwork(local.path(), {{local_port, 8080}}, false));
+  // Held after, as the agent holds a workload's: an agent starting beside this test keeps them.
+  std::vector<UniqueFd> held;
+  for (int port : {private_port, public_port, local_port}) held.push_back(HoldTcpPort(port));
+  ASSERT_OK_AND_ASSIGN(Listener private_server,
+                       Listener::Open(NetnsPath(exposed.path()), "0.0.0.0", 8080));
+  ASSERT_OK_AND_ASSIGN(Listener public_server,
+                       Listener::Open(NetnsPath(exposed.path()), "0.0.0.0", 9090));
+  ASSERT_OK_AND_ASSIGN(Listener local_server,
+                       Listener::Open(NetnsPath(local.path()), "0.0.0.0", 8080));
+
+  std::vector<std::string> other_addresses;
+  for (const std::string& a : testing::NodeAddresses()) {
+    if (a != lan.node_address() && a.find(':') == std::string::npos && !a.starts_with("127.")) {
+      other_addresses.push_back(a);
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(std::string results, RunAsWorkload(lan.netns(), kAttackerUid, [&] {
+                         std::string out;
+                         auto attempt = [&](const std::string& name, const std::string& address,
+                                            int port) {
+                           absl::StrAppend(&out, name, "@", address, "=",
+                                           ReachName(ConnectWithin(address, port, kWaitMs)), " ");
+                         };
+                         attempt("private", lan.node_address(), private_port);
+                         attempt("loopback-advertised", lan.node_address(), local_port);
+                         for (const std::string& address : other_addresses) {
+                           attempt("private", address, private_port);
+                           attempt("public", address, public_port);
+                           attempt("loopback-advertised", address, local_port);
+                         }
+                         return out;
+                       }));
+  EXPECT_EQ(results.find("=connected"), std::string::npos) << results;
+
+  // The legitimate paths: the public port from the machine, at the advertised address ...
+  EXPECT_THAT(
+      RunAsWorkload(lan.netns(), kAttackerUid,
+                    [&] {
+                      absl::StatusOr<std::string> read =
+                          ConnectAndRead(lan.node_address(), public_port, kWaitMs * 2, [&] {
+                            public_server.AcceptAndReply("public", kWaitMs * 2).IgnoreError();
+                          });
+                      return read.ok() ? *read : read.status().ToString();
+                    }),
+      gpuaas::testing::IsOkAndHolds("public"));
+  // ... and the private ones from the proxy: the node, from the advertised address.
+  for (auto [address, port, server] :
+       {std::tuple{lan.node_address(), private_port, &private_server},
+        std::tuple{std::string("127.0.0.1"), local_port, &local_server}}) {
+    absl::Status accepted;
+    EXPECT_THAT(ConnectAndRead(address, port, kWaitMs * 2,
+                               [&] { accepted = server->AcceptAndReply("proxy", kWaitMs * 2); }),
+                gpuaas::testing::IsOkAndHolds("proxy"))
+        << address;
+    EXPECT_OK(accepted) << address;
+  }
+  EXPECT_OK(DestroyWorkloadNetwork(exposed.path()));
+  EXPECT_OK(DestroyWorkloadNetwork(local.path()));
 }
 
 // The network works: what the attacks above were refused is not everything.

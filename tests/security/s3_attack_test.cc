@@ -228,6 +228,67 @@ TEST_F(S3AttackTest, AnotherSitesPageCannotReadS3AnswersInABrowser) {
   EXPECT_EQ(read.Header("access-control-allow-credentials"), "");
 }
 
+// A tenant uploads a page (or an SVG) with scripts and sends a victim the link: opened from
+// the S3 endpoint, it must not run there with the cookies that site may share with the
+// console. Every object answer says nosniff and sandbox (no scripts, an opaque origin), and an
+// active type is a download, unless a signer asked for a disposition of its own (then it is
+// still sandboxed). The bytes themselves come back unchanged.
+TEST_F(S3AttackTest, ATenantsHtmlObjectCannotRunOnTheS3Site) {
+  const std::string page = "<html><script>fetch('/api/session')</script></html>";
+  for (const auto& [path, type] : std::vector<std::pair<std::string, std::string>>{
+           {"/alpha-data/page.html", "text/html; charset=utf-8"},
+           {"/alpha-data/image.svg", "image/svg+xml"},
+           {"/alpha-data/page.xhtml", "application/xhtml+xml"}}) {
+    RawRequest put;
+    put.method = "PUT";
+    put.path = path;
+    put.body = page;
+    put.key = key_;
+    put.headers = {{"Content-Type", type}};
+    ASSERT_EQ(Send(port_, put).status, 200) << path;
+
+    RawRequest presigned;
+    presigned.path = path;
+    presigned.query = PresignQuery(port_, "GET", path, key_, absl::Now(), absl::Minutes(10));
+    RawRequest head;
+    head.method = "HEAD";
+    head.path = path;
+    head.key = key_;
+    for (const HttpReply& got : {Get(path, key_), Send(port_, presigned), Send(port_, head)}) {
+      EXPECT_EQ(got.status, 200) << path;
+      EXPECT_EQ(got.Header("content-type"), type) << path;
+      EXPECT_EQ(got.Header("x-content-type-options"), "nosniff") << path;
+      EXPECT_EQ(got.Header("content-security-policy"), "sandbox") << path;
+      EXPECT_EQ(got.Header("content-disposition"), "attachment") << path;
+    }
+    EXPECT_EQ(Get(path, key_).body, page);
+  }
+  // A plain object is shown inline (no disposition), still nosniff and sandboxed ...
+  ASSERT_EQ(Put("/alpha-data/notes.txt", page, key_).status, 200);
+  HttpReply plain = Get("/alpha-data/notes.txt", key_);
+  EXPECT_EQ(plain.Header("content-disposition"), "");
+  EXPECT_EQ(plain.Header("x-content-type-options"), "nosniff");
+  EXPECT_EQ(plain.Header("content-security-policy"), "sandbox");
+  // ... and a signed response-content-type that turns it into HTML makes it a download.
+  RawRequest as_html;
+  as_html.path = "/alpha-data/notes.txt";
+  as_html.query = PresignQuery(port_, "GET", as_html.path, key_, absl::Now(), absl::Minutes(10),
+                               "response-content-type=text%2Fhtml");
+  HttpReply forced = Send(port_, as_html);
+  EXPECT_EQ(forced.Header("content-type"), "text/html");
+  EXPECT_EQ(forced.Header("content-disposition"), "attachment");
+  // A signer who asks for inline gets it, sandboxed.
+  RawRequest inline_page;
+  inline_page.path = "/alpha-data/page.html";
+  inline_page.query = PresignQuery(port_, "GET", inline_page.path, key_, absl::Now(),
+                                   absl::Minutes(10), "response-content-disposition=inline");
+  HttpReply shown = Send(port_, inline_page);
+  EXPECT_EQ(shown.status, 200) << shown.body;
+  EXPECT_EQ(shown.Header("content-disposition"), "inline");
+  EXPECT_EQ(shown.Header("content-security-policy"), "sandbox");
+  EXPECT_EQ(shown.Header("x-content-type-options"), "nosniff");
+}
+
 TEST_F(S3AttackTest, KeyWithDotDotDoesNotLeaveTheBucket) {
   for (const char* path :
        {"/alpha-data/../beta-data/planted.txt", "/alpha-data/%2e%2e/beta-data/planted.txt",

@@ -184,8 +184,14 @@ absl::StatusOr<PreparedContainer> PrepareContainer(const ContainerOptions& optio
   if (options.networks != nullptr) {
     std::map<int, int> host_to_port;
     for (const auto& [port, host] : launch.host_ports) host_to_port[host] = port;
-    GPUAAS_ASSIGN_OR_RETURN(spec.netns_path,
-                            options.networks->Create(dir.string(), host_to_port, w.deny_egress()));
+    std::set<int> public_host_ports;
+    for (const instance::v1::Port& p : w.ports()) {
+      auto host = launch.host_ports.find(p.port());
+      if (p.is_public() && host != launch.host_ports.end()) public_host_ports.insert(host->second);
+    }
+    GPUAAS_ASSIGN_OR_RETURN(
+        spec.netns_path,
+        options.networks->Create(dir.string(), host_to_port, public_host_ports, w.deny_egress()));
   }
   GPUAAS_ASSIGN_OR_RETURN(nlohmann::json config, BuildOciSpec(spec));
   std::error_code ec;

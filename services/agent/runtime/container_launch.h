@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,10 +56,12 @@ class ContainerImages {
 class ContainerNetworks {
  public:
   virtual ~ContainerNetworks() = default;
-  // A network namespace for the workload in `dir` forwarding each host port to its port;
+  // A network namespace for the workload in `dir` forwarding each host port to its port (those
+  // in `public_host_ports` from anyone, the others from the proxies only: workload_network.h);
   // returns the namespace's path.
   virtual absl::StatusOr<std::string> Create(const std::string& dir,
                                              const std::map<int, int>& host_port_to_port,
+                                             const std::set<int>& public_host_ports,
                                              bool deny_egress) = 0;
   virtual absl::Status Destroy(const std::string& dir) = 0;
 };

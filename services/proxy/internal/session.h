@@ -17,6 +17,7 @@
 #include "services/proxy/access_decision.h"
 #include "services/proxy/grant_rechecks.h"
 #include "services/proxy/internal/relay.h"
+#include "services/proxy/open_connection_checks.h"
 #include "services/proxy/proxy_server.h"
 #include "services/proxy/request_checks.h"
 #include "services/proxy/upstream_headers.h"
@@ -31,6 +32,10 @@ inline constexpr std::uint64_t kNoBodyLimit = std::numeric_limits<std::uint64_t>
 
 // Beast has a string_view of its own (boost::string_view in 1.74).
 inline std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+// An open connection is re-checked no more often than this, even when its cookie's last
+// confirmation is already stale.
+inline constexpr absl::Duration kLeastRecheckWait = absl::Milliseconds(100);
 
 // What every session shares, owned by the server.
 struct SessionShared {
@@ -139,7 +144,9 @@ class Session final {
     }
     PrepareUpstreamHeaders(
         req, {.client_ip = client_ip_, .tls = shared_.tls, .host = view.host, .route = d.route});
-    co_return co_await Forward(head, d);
+    const bool keep = co_await Forward(head, d);
+    co_await StopGuard();
+    co_return keep;
   }
 
   Task<bool> Answer(unsigned status, std::string_view body, bool keep, unsigned version,
@@ -246,6 +253,86 @@ class Session final {
     }
   }
 
+  using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                           asio::wait_traits<std::chrono::steady_clock>, Executor>;
+
+  // The watch over a long exchange's access (KeepChecking), while it runs.
+  struct Guard {
+    explicit Guard(Executor executor)
+        : wake(executor), finished(executor, std::chrono::steady_clock::time_point::max()) {}
+    Timer wake;
+    Timer finished;  // cancelled when KeepChecking has returned
+    bool stop = false;
+    bool running = true;
+  };
+
+  // From here until StopGuard, the exchange of `d` (which must outlive it) is watched: a
+  // tunnel or a body that streams for longer than the re-check bound ends when its access
+  // stops holding. Only long exchanges pay for it: a small response that came whole with its
+  // head never starts one.
+  void StartGuard(const Decision& d) {
+    if (guard_) {
+      return;
+    }
+    guard_ = std::make_unique<Guard>(client_.get_executor());
+    Guard* guard = guard_.get();
+    asio::co_spawn(client_.get_executor(), KeepChecking(d, *guard), [guard](std::exception_ptr) {
+      guard->running = false;
+      guard->finished.cancel();
+    });
+  }
+
+  Task<void> StopGuard() {
+    if (!guard_) {
+      co_return;
+    }
+    guard_->stop = true;
+    guard_->wake.cancel();
+    if (guard_->running) {
+      beast::error_code ignored;
+      co_await guard_->finished.async_wait(asio::redirect_error(kAwait, ignored));
+    }
+    guard_.reset();
+  }
+
+  // Asks again, on the re-check bound, whether `d` would still be forwarded (the route, a
+  // bearer token, a cookie's grant: open_connection_checks.h); when not, or when the instance
+  // service cannot say (as a new request would answer 503), closes both sides, which ends the
+  // relay or tunnel. So an open connection outlives its access by at most --grant-recheck plus
+  // one re-check RPC.
+  Task<void> KeepChecking(const Decision& d, Guard& guard) {
+    for (;;) {
+      const absl::Duration wait =
+          std::max(UntilNextCheck(d, shared_.rechecks, shared_.options.grant_recheck,
+                                  shared_.deps.clock.Now()),
+                   std::min(shared_.options.grant_recheck, kLeastRecheckWait));
+      beast::error_code ec;
+      guard.wake.expires_after(Chrono(wait));
+      co_await guard.wake.async_wait(asio::redirect_error(kAwait, ec));
+      if (guard.stop) {
+        co_return;
+      }
+      absl::Status holds = StillRoutes(d, shared_.deps.routes, shared_.deps.authenticator);
+      if (holds.ok() && d.cookie_grant) {
+        holds = co_await Recheck(d);
+      }
+      if (guard.stop) {
+        co_return;
+      }
+      if (!holds.ok()) {
+        Logger("proxy")->info("{}: ending an open connection to port {}: {}", d.host.instance_id,
+                              d.host.port, std::string(holds.message()));
+        shared_.deps.metrics.CountRevokedConnection();
+        beast::error_code ignored;
+        beast::get_lowest_layer(client_).socket().close(ignored);
+        if (upstream_.stream) {
+          upstream_.stream->socket().close(ignored);
+        }
+        co_return;
+      }
+    }
+  }
+
   Task<beast::error_code> Connect(const PortRoute& route) {
     beast::error_code ec;
     if (upstream_.stream && upstream_.host == route.host && upstream_.port == route.host_port &&
@@ -280,12 +367,16 @@ class Session final {
     const unsigned version = head.get().version();
     const bool is_head = head.get().method() == http::verb::head;
     const bool client_keep = head.get().keep_alive();
+    const bool long_request = head.chunked() || head.content_length().value_or(0) > kRelayChunk;
     beast::error_code ec = co_await Connect(d.route);
     if (ec) {
       Logger("proxy")->debug("{}: connecting to the workload: {}", d.host.instance_id,
                              ec.message());
       shared_.deps.metrics.CountUpstreamError();
       co_return co_await Answer(502, "the workload cannot be reached\n", false, version);
+    }
+    if (long_request) {
+      StartGuard(d);
     }
     http::request_parser<http::buffer_body> request{std::move(head)};
     http::request_serializer<http::buffer_body> request_out{request.get()};
@@ -317,6 +408,9 @@ class Session final {
     }
     shared_.deps.metrics.CountResponse(response.get().result_int());
     const bool upgraded = response.get().result() == http::status::switching_protocols;
+    if (upgraded || !CameWhole(response, is_head)) {
+      StartGuard(d);
+    }
     http::response_serializer<http::buffer_body> response_out{response.get()};
     if (upgraded) {
       response.get().body().data = nullptr;
@@ -365,6 +459,16 @@ class Session final {
     co_return keep;
   }
 
+  // Whether the response's body is already in the upstream buffer (or it has none).
+  bool CameWhole(const http::response_parser<http::buffer_body>& response, bool is_head) const {
+    const unsigned code = response.get().result_int();
+    if (is_head || code / 100 == 1 || code == 204 || code == 304) {
+      return true;
+    }
+    const boost::optional<std::uint64_t> length = response.content_length();
+    return length && upstream_.buffer.size() >= *length;
+  }
+
   ClientStream& client_;
   SessionShared& shared_;
   beast::flat_buffer buffer_;
@@ -373,6 +477,7 @@ class Session final {
   ReadDeadline client_deadline_;
   ReadDeadline upstream_deadline_;
   std::string client_ip_;
+  std::unique_ptr<Guard> guard_;
 };
 
 }  // namespace gpuaas::proxy::internal

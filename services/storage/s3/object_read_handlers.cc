@@ -5,6 +5,7 @@
 #include "services/storage/s3/conditions.h"
 #include "services/storage/s3/errors.h"
 #include "services/storage/s3/handlers.h"
+#include "services/storage/s3/served_content.h"
 
 namespace gpuaas::storage::s3 {
 namespace {
@@ -62,6 +63,7 @@ absl::Status CheckPreconditions(RequestContext& ctx, const ObjectInfo& info, boo
       return absl::OkStatus();
     case Precondition::kNotModified:
       SetObjectHeaders(ctx, info);
+      SetServedContentHeaders(ctx, ContentType(ctx, info));
       ctx.res.status = 304;
       *answered = true;
       return absl::OkStatus();
@@ -91,6 +93,7 @@ absl::Status HeadObject(RequestContext& ctx) {
   SetObjectHeaders(ctx, *info);
   SetOverrides(ctx);
   ctx.res.set_header("Content-Type", ContentType(ctx, *info));
+  SetServedContentHeaders(ctx, ContentType(ctx, *info));
   if (*range) {
     ctx.res.set_header("Content-Range",
                        absl::StrCat("bytes ", (*range)->first, "-",
@@ -134,6 +137,7 @@ absl::Status GetObject(RequestContext& ctx) {
   SetObjectHeaders(ctx, info);
   SetOverrides(ctx);
   std::string content_type = ContentType(ctx, info);
+  SetServedContentHeaders(ctx, content_type);
   if (length == 0) {
     ctx.res.set_header("Content-Type", content_type);
     ctx.res.set_header("Content-Length", "0");

@@ -41,13 +41,25 @@ absl::StatusOr<std::string> Ipv4Network(const std::string& field, const std::str
   return absl::StrCat(address, "/", prefix);
 }
 
+absl::Status Ipv4Address(const std::string& field, const std::string& text) {
+  in_addr parsed{};
+  if (inet_pton(AF_INET, text.c_str(), &parsed) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: \"%s\" is not an IPv4 address", field, text));
+  }
+  return absl::OkStatus();
+}
+
 // Each workload's host end is gpw<n> (its namespace's end is eth0), and what arrives from one
 // is the workload's own traffic. Nothing new from a workload to the
 // node (input), nor into a workload but through a declared port (forward, and output for the
 // node's own processes); egress masqueraded behind the node, refused for the workloads in
 // veth_no_egress, and for the others refused to the LAN ranges (veth_lan) but what the
-// operator allows (veth_lan_allowed); host ports DNATed to the workload's address (veth_ports),
-// from loopback too (route_localnet on the host end, the source masqueraded). Refused at once (a
+// operator allows (veth_lan_allowed); host ports DNATed to the workload's address, only when
+// the connection is to the node address the proxy uses, from anyone for a public port
+// (veth_public_ports) and from a proxy's address for a private one (veth_private_ports), from
+// loopback too (route_localnet on the host end, the source masqueraded). Whatever matches no
+// forward stays the node's: the host port there is the agent's, held closed. Refused at once (a
 // TCP reset, an ICMP error), not dropped: the workload sees a refusal instead of a timeout.
 std::vector<std::string> Ipv4Nameservers(const std::string& text) {
   std::vector<std::string> out;
@@ -67,6 +79,10 @@ std::string NodeRules(const std::vector<std::string>& lan_allowed,
                       const std::vector<std::string>& resolvers) {
   const std::string kRefuseTcp = "meta l4proto tcp counter reject with tcp reset";
   const std::string kRefuse = "counter reject with icmpx admin-prohibited";
+  const std::string kDnatPublic =
+      absl::StrCat("dnat ip to ip daddr . tcp dport map @", kPublicPortsMap);
+  const std::string kDnatPrivate =
+      absl::StrCat("dnat ip to ip saddr . ip daddr . tcp dport map @", kPrivatePortsMap);
   const std::string kToLan =
       "iifname \"gpw*\" ct state != { established, related } ip daddr @veth_lan "
       "ip daddr != @veth_lan_allowed ";
@@ -80,12 +96,24 @@ std::string NodeRules(const std::vector<std::string>& lan_allowed,
        "type filter hook output priority filter; policy accept;",
        {absl::StrCat("oifname \"gpw*\" ct state new ct status != dnat ", kRefuseTcp),
         absl::StrCat("oifname \"gpw*\" ct state new ct status != dnat ", kRefuse)}},
+      // The forwards of workloads made by agents before forwards were bound to an address
+      // (veth_ports, by host port alone): empty once an agent of this version has started on
+      // the node (BindUnboundForwards moves them), kept so that an older agent beside it
+      // (another build on a test machine) still serves its own.
       {"veth_dnat_in",
        "type nat hook prerouting priority dstnat; policy accept;",
        {"iifname != \"gpw*\" fib daddr type local dnat ip to tcp dport map @veth_ports"}},
       {"veth_dnat_local",
        "type nat hook output priority -100; policy accept;",
        {"fib daddr type local dnat ip to tcp dport map @veth_ports"}},
+      // Chains of their own, which an older agent's rules never flush.
+      {"veth_forwards_in",
+       "type nat hook prerouting priority dstnat; policy accept;",
+       {absl::StrCat("iifname != \"gpw*\" ", kDnatPublic),
+        absl::StrCat("iifname != \"gpw*\" ", kDnatPrivate)}},
+      {"veth_forwards_local",
+       "type nat hook output priority -100; policy accept;",
+       {kDnatPublic, kDnatPrivate}},
       {"veth_snat",
        "type nat hook postrouting priority srcnat; policy accept;",
        {"oifname \"gpw*\" ip saddr 127.0.0.0/8 masquerade",
@@ -112,6 +140,9 @@ std::string NodeRules(const std::vector<std::string>& lan_allowed,
   std::string text = absl::StrFormat(
       "add table inet %1$s\n"
       "add map inet %1$s veth_ports { type inet_service : ipv4_addr . inet_service; }\n"
+      "add map inet %1$s %3$s { type ipv4_addr . inet_service : ipv4_addr . inet_service; }\n"
+      "add map inet %1$s %4$s "
+      "{ type ipv4_addr . ipv4_addr . inet_service : ipv4_addr . inet_service; }\n"
       "add set inet %1$s veth_no_egress { type ifname; }\n"
       "add set inet %1$s veth_lan { type ipv4_addr; flags interval; auto-merge; }\n"
       "flush set inet %1$s veth_lan\n"
@@ -120,7 +151,7 @@ std::string NodeRules(const std::vector<std::string>& lan_allowed,
       "flush set inet %1$s veth_lan_allowed\n"
       "add set inet %1$s veth_dns { type ipv4_addr; }\n"
       "flush set inet %1$s veth_dns\n",
-      kNodeTable, kLanRanges);
+      kNodeTable, kLanRanges, kPublicPortsMap, kPrivatePortsMap);
   if (!resolvers.empty()) {
     absl::StrAppend(&text, "add element inet ", kNodeTable, " veth_dns { ",
                     absl::StrJoin(resolvers, ", "), " }\n");

@@ -11,10 +11,18 @@ namespace gpuaas::agent::network_internal {
 
 inline constexpr char kNodeTable[] = "gpuaas_workload_network";
 inline constexpr char kNftPath[] = "/usr/sbin/nft";
+// The forwards: a public host port by (node address . host port), a private one by
+// (proxy source . node address . host port), each to (workload address . port).
+inline constexpr char kPublicPortsMap[] = "veth_public_ports";
+inline constexpr char kPrivatePortsMap[] = "veth_private_ports";
 
 // `text` ("a.b.c.d/n", or an address alone: /32) as nftables takes it. INVALID_ARGUMENT
 // naming `field` when it is not an IPv4 network or has bits set beyond its prefix.
 absl::StatusOr<std::string> Ipv4Network(const std::string& field, const std::string& text);
+
+// `text` is an IPv4 address (nothing else reaches an nft script); else INVALID_ARGUMENT naming
+// `field`.
+absl::Status Ipv4Address(const std::string& field, const std::string& text);
 
 // An `nft -f` script that adds the table, its maps and sets where missing and refills each
 // chain. `lan_allowed`: networks from Ipv4Network that workloads with egress may reach although

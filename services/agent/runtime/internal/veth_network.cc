@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -38,29 +39,50 @@ struct VethState {
   int slot = -1;
   bool deny_egress = false;
   std::map<int, int> ports;
+  // Who reaches the ports where (empty address: a network made before ports were bound to an
+  // address, its forwards in the old veth_ports map by host port alone).
+  PortAccess access;
+  bool legacy = false;
 };
 
+// "slot deny [address source,source...]", then "host_port port [public]" per port.
 absl::StatusOr<VethState> ReadVethState(const std::string& dir) {
   GPUAAS_ASSIGN_OR_RETURN(std::string text, ReadFile(VethStatePath(dir)));
-  VethState state;
-  int deny = 0;
-  const char* p = text.c_str();
-  int used = 0;
-  if (sscanf(p, "%d %d\n%n", &state.slot, &deny, &used) != 2) {
+  const auto bad = [&] {
     return absl::DataLossError(absl::StrCat(VethStatePath(dir), " is not a veth state"));
+  };
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  if (lines.empty()) return bad();
+  VethState state;
+  std::vector<std::string> head = absl::StrSplit(lines[0], ' ', absl::SkipEmpty());
+  if (head.size() < 2 || !absl::SimpleAtoi(head[0], &state.slot)) return bad();
+  state.deny_egress = head[1] != "0";
+  state.legacy = head.size() < 4;
+  state.access.proxy_sources.clear();
+  if (!state.legacy) {
+    state.access.address = head[2];
+    state.access.proxy_sources =
+        std::vector<std::string>(absl::StrSplit(head[3], ',', absl::SkipEmpty()));
   }
-  state.deny_egress = deny != 0;
-  p += used;
-  for (int host_port, port; sscanf(p, "%d %d\n%n", &host_port, &port, &used) == 2; p += used) {
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> f = absl::StrSplit(lines[i], ' ', absl::SkipEmpty());
+    int host_port = 0, port = 0;
+    if (f.size() < 2 || !absl::SimpleAtoi(f[0], &host_port) || !absl::SimpleAtoi(f[1], &port)) {
+      return bad();
+    }
     state.ports[host_port] = port;
+    if (f.size() > 2 && f[2] == "public") state.access.public_host_ports.insert(host_port);
   }
   return state;
 }
 
 absl::Status WriteVethState(const std::string& dir, const VethState& state) {
-  std::string text = absl::StrCat(state.slot, " ", state.deny_egress ? 1 : 0, "\n");
+  std::string text =
+      absl::StrCat(state.slot, " ", state.deny_egress ? 1 : 0, " ", state.access.address, " ",
+                   absl::StrJoin(state.access.proxy_sources, ","), "\n");
   for (const auto& [host_port, port] : state.ports) {
-    absl::StrAppend(&text, host_port, " ", port, "\n");
+    absl::StrAppend(&text, host_port, " ", port,
+                    state.access.public_host_ports.contains(host_port) ? " public" : "", "\n");
   }
   Fd fd(open(VethStatePath(dir).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (fd.get() < 0 || write(fd.get(), text.data(), text.size()) != ssize_t(text.size())) {
@@ -88,15 +110,33 @@ bool LinkExists(const std::string& name) {
   return stat(absl::StrCat("/sys/class/net/", name).c_str(), &st) == 0;
 }
 
-std::string VethElements(const VethState& state) {
-  std::vector<std::string> ports;
+// The workload's forwards and egress policy as nft elements, one line per map or set
+// ("element inet TABLE MAP { ... }"); `keys_only` for deleting them.
+std::string VethElements(const VethState& state, bool keys_only = false) {
+  std::vector<std::string> public_ports, private_ports, legacy_ports;
   for (const auto& [host_port, port] : state.ports) {
-    ports.push_back(absl::StrCat(host_port, " : ", SlotAddress(state.slot, 2), " . ", port));
+    const std::string to =
+        keys_only ? "" : absl::StrCat(" : ", SlotAddress(state.slot, 2), " . ", port);
+    if (state.legacy) {
+      legacy_ports.push_back(absl::StrCat(host_port, to));
+    } else if (state.access.public_host_ports.contains(host_port)) {
+      public_ports.push_back(absl::StrCat(state.access.address, " . ", host_port, to));
+    } else {
+      for (const std::string& source : state.access.proxy_sources) {
+        private_ports.push_back(
+            absl::StrCat(source, " . ", state.access.address, " . ", host_port, to));
+      }
+    }
   }
   std::string text;
-  if (!ports.empty()) {
-    absl::StrAppend(&text, "element inet ", kNodeTable, " veth_ports { ",
-                    absl::StrJoin(ports, ", "), " }\n");
+  for (const auto& [map, elements] : {std::pair<absl::string_view, const std::vector<std::string>*>{
+                                          kPublicPortsMap, &public_ports},
+                                      {kPrivatePortsMap, &private_ports},
+                                      {"veth_ports", &legacy_ports}}) {
+    if (!elements->empty()) {
+      absl::StrAppend(&text, "element inet ", kNodeTable, " ", map, " { ",
+                      absl::StrJoin(*elements, ", "), " }\n");
+    }
   }
   if (state.deny_egress) {
     absl::StrAppend(&text, "element inet ", kNodeTable, " veth_no_egress { \"", HostEnd(state.slot),
@@ -110,7 +150,7 @@ std::string VethElements(const VethState& state) {
 absl::Status DestroyVethNetwork(const std::string& dir) {
   absl::StatusOr<VethState> state = ReadVethState(dir);
   if (state.ok()) {
-    const std::string elements = VethElements(*state);
+    const std::string elements = VethElements(*state, /*keys_only=*/true);
     if (!elements.empty()) {
       // Each on its own: one already gone must not keep the others.
       for (absl::string_view line : absl::StrSplit(elements, '\n', absl::SkipEmpty())) {
@@ -131,6 +171,16 @@ absl::Status DestroyVethNetwork(const std::string& dir) {
 }
 
 namespace {
+
+absl::Status AddElements(const VethState& state) {
+  const std::string elements = VethElements(state);
+  if (elements.empty()) return absl::OkStatus();
+  return RunTool(
+      {std::string(kNftPath), "-f", "-"},
+      absl::StrCat("add ",
+                   absl::StrJoin(absl::StrSplit(elements, '\n', absl::SkipEmpty()), "\nadd "),
+                   "\n"));
+}
 
 absl::Status MakeVeth(const std::string& dir, VethState& state) {
   GPUAAS_RETURN_IF_ERROR(MakeNetns(dir));
@@ -161,28 +211,45 @@ absl::Status MakeVeth(const std::string& dir, VethState& state) {
                                 "default via ",
                                 SlotAddress(state.slot, 1), "\n"));
   }));
-  const std::string elements = VethElements(state);
-  if (elements.empty()) return absl::OkStatus();
-  return RunTool(
-      {std::string(kNftPath), "-f", "-"},
-      absl::StrCat("add ",
-                   absl::StrJoin(absl::StrSplit(elements, '\n', absl::SkipEmpty()), "\nadd "),
-                   "\n"));
+  return AddElements(state);
+}
+
+// A live network made before forwards were bound to an address (an agent upgraded under its
+// workloads): its forwards in the old map, which no rule reads any more, move to the new ones.
+absl::Status BindForwards(const std::string& dir, VethState state, const PortAccess& access) {
+  for (absl::string_view line :
+       absl::StrSplit(VethElements(state, /*keys_only=*/true), '\n', absl::SkipEmpty())) {
+    RunTool({std::string(kNftPath), "-f", "-"}, absl::StrCat("delete ", line, "\n")).IgnoreError();
+  }
+  state.legacy = false;
+  state.access = access;
+  GPUAAS_RETURN_IF_ERROR(WriteVethState(dir, state));
+  return AddElements(state);
 }
 
 }  // namespace
 
+absl::Status BindLegacyForwards(const std::string& dir, const PortAccess& access) {
+  absl::StatusOr<VethState> live = ReadVethState(dir);
+  if (!live.ok() || !live->legacy || !IsNamespaceMount(NetnsPath(dir)) ||
+      !LinkExists(HostEnd(live->slot))) {
+    return absl::OkStatus();
+  }
+  return BindForwards(dir, *live, access);
+}
+
 absl::Status CreateVethNetwork(const std::string& dir, const std::map<int, int>& host_port_to_port,
-                               bool deny_egress) {
+                               bool deny_egress, const PortAccess& access) {
   absl::StatusOr<VethState> live = ReadVethState(dir);
   if (live.ok() && IsNamespaceMount(NetnsPath(dir)) && LinkExists(HostEnd(live->slot))) {
-    return absl::OkStatus();
+    return live->legacy ? BindForwards(dir, *live, access) : absl::OkStatus();
   }
   GPUAAS_RETURN_IF_ERROR(CheckHostPortsFree(host_port_to_port));
   GPUAAS_RETURN_IF_ERROR(DestroyVethNetwork(dir));  // a half-made one
   VethState state;
   state.deny_egress = deny_egress;
   state.ports = host_port_to_port;
+  state.access = access;
   absl::Status made = MakeVeth(dir, state);
   if (!made.ok()) DestroyVethNetwork(dir).IgnoreError();
   return made;

@@ -9,13 +9,18 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "services/agent/runtime/workload_network.h"
 
 namespace gpuaas::agent::network_internal {
 
 absl::Status CreateVethNetwork(const std::string& dir, const std::map<int, int>& host_port_to_port,
-                               bool deny_egress);
+                               bool deny_egress, const PortAccess& access);
 
 // Removes its nftables elements, its link and its namespace; missing pieces are fine.
 absl::Status DestroyVethNetwork(const std::string& dir);
+
+// When `dir` holds a live network whose forwards predate their binding to an address, makes
+// them again with `access`; else nothing.
+absl::Status BindLegacyForwards(const std::string& dir, const PortAccess& access);
 
 }  // namespace gpuaas::agent::network_internal

@@ -215,13 +215,15 @@ HttpReply Send(int port, const RawRequest& request) {
 }
 
 std::string PresignQuery(int port, const std::string& method, const std::string& path,
-                         const TestKey& key, absl::Time time, absl::Duration expires) {
+                         const TestKey& key, absl::Time time, absl::Duration expires,
+                         const std::string& extra_query) {
   Credential credential = CredentialFor(key, time, "us-east-1");
   std::string amz_date = AmzDate(time);
-  std::string query = absl::StrCat(
-      "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=",
-      UriEncode(absl::StrCat(key.id, "/", credential.Scope()), true), "&X-Amz-Date=", amz_date,
-      "&X-Amz-Expires=", absl::ToInt64Seconds(expires), "&X-Amz-SignedHeaders=host");
+  std::string query =
+      absl::StrCat("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=",
+                   UriEncode(absl::StrCat(key.id, "/", credential.Scope()), true),
+                   "&X-Amz-Date=", amz_date, "&X-Amz-Expires=", absl::ToInt64Seconds(expires),
+                   "&X-Amz-SignedHeaders=host", extra_query.empty() ? "" : "&", extra_query);
   auto params = ParseQuery(query);
   std::string path_decoded = *UriDecode(path, false);
   CanonicalInput in;

@@ -51,8 +51,10 @@ struct RawRequest {
 // Sends `request` to 127.0.0.1:port over one connection and reads the reply.
 HttpReply Send(int port, const RawRequest& request);
 
-// The query string of a presigned GET/PUT URL for `path` (as sent).
+// The query string of a presigned GET/PUT URL for `path` (as sent), signing `extra_query`
+// ("name=value&...", already encoded, e.g. response-content-disposition) with it.
 std::string PresignQuery(int port, const std::string& method, const std::string& path,
-                         const TestKey& key, absl::Time time, absl::Duration expires);
+                         const TestKey& key, absl::Time time, absl::Duration expires,
+                         const std::string& extra_query = "");
 
 }  // namespace gpuaas::storage::s3::testing
