@@ -19,7 +19,7 @@ std::optional<std::string> ThrottleAddress(std::string_view text) {
   if (inet_pton(AF_INET6, s.c_str(), bytes.data()) != 1) {
     return std::nullopt;
   }
-  constexpr std::array<unsigned char, 12> kMappedPrefix = {0, 0, 0, 0, 0, 0,
+  constexpr std::array<unsigned char, 12> kMappedPrefix = {0, 0, 0, 0, 0,    0,
                                                            0, 0, 0, 0, 0xff, 0xff};
   if (std::memcmp(bytes.data(), kMappedPrefix.data(), kMappedPrefix.size()) == 0) {
     return std::string(inet_ntop(AF_INET, bytes.data() + 12, out.data(), out.size()));

@@ -89,7 +89,7 @@ std::vector<std::optional<std::string>> Hops(const http::HttpRequest& req) {
 }  // namespace
 
 absl::StatusOr<TrustedProxies> TrustedProxies::Parse(absl::string_view flag,
-                                                    absl::string_view list) {
+                                                     absl::string_view list) {
   TrustedProxies t;
   for (absl::string_view entry : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
     entry = absl::StripAsciiWhitespace(entry);

@@ -6,10 +6,10 @@
 
 #include <array>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "libs/client/access_tokens.h"
 #include "libs/client/call_context.h"
 #include "libs/http/http_message.h"

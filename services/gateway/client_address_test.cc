@@ -36,7 +36,7 @@ TEST(TrustedProxies, ParsesCidrsAndRefusesGarbage) {
 TEST(ClientAddressOf, HeadersFromAnUntrustedPeerAreIgnored) {
   const TrustedProxies none;
   EXPECT_EQ(ClientAddressOf(From("203.0.113.9", {{"X-Forwarded-For", "198.51.100.1"},
-                                                  {"Forwarded", "for=198.51.100.2"}}),
+                                                 {"Forwarded", "for=198.51.100.2"}}),
                             none),
             "203.0.113.9");
 }
@@ -53,10 +53,11 @@ TEST(ClientAddressOf, ATrustedProxyNamesTheClient) {
                             t),
             "198.51.100.8");
   // Forwarded wins over X-Forwarded-For; ports and brackets are dropped.
-  EXPECT_EQ(ClientAddressOf(From("10.0.0.1", {{"Forwarded", "for=\"[2001:db8::5]:4711\";proto=https"},
-                                              {"X-Forwarded-For", "198.51.100.9"}}),
-                            t),
-            "2001:db8::5");
+  EXPECT_EQ(
+      ClientAddressOf(From("10.0.0.1", {{"Forwarded", "for=\"[2001:db8::5]:4711\";proto=https"},
+                                        {"X-Forwarded-For", "198.51.100.9"}}),
+                      t),
+      "2001:db8::5");
   EXPECT_EQ(ClientAddressOf(From("10.0.0.1", {{"Forwarded", "for=198.51.100.3:80"}}), t),
             "198.51.100.3");
   // A hop that is no address stops the walk at the last one known good.

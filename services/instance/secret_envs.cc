@@ -18,7 +18,8 @@ void HideSecretEnvs(google::protobuf::Message& m) {
   for (const google::protobuf::FieldDescriptor* f : fields) {
     if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
     if (f->is_repeated()) {
-      for (int i = 0; i < r.FieldSize(m, f); ++i) HideSecretEnvs(*r.MutableRepeatedMessage(&m, f, i));
+      for (int i = 0; i < r.FieldSize(m, f); ++i)
+        HideSecretEnvs(*r.MutableRepeatedMessage(&m, f, i));
     } else {
       HideSecretEnvs(*r.MutableMessage(&m, f));
     }

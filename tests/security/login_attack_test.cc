@@ -23,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/service_dsn.h"
@@ -36,10 +37,10 @@ namespace pb = ::gpuaas::auth::v1;
 using testing::ChildProcess;
 using testing::FreePort;
 
-constexpr std::string_view kAdminPassword = "login-attack-admin-password";
-constexpr std::string_view kAttacker = "127.0.0.1";
-constexpr std::string_view kVictim = "127.0.0.2";
-constexpr std::string_view kTrustedProxy = "127.0.0.3";
+constexpr absl::string_view kAdminPassword = "login-attack-admin-password";
+constexpr absl::string_view kAttacker = "127.0.0.1";
+constexpr absl::string_view kVictim = "127.0.0.2";
+constexpr absl::string_view kTrustedProxy = "127.0.0.3";
 
 struct Answer {
   int status = 0;  // 0: no answer
@@ -49,7 +50,7 @@ struct Answer {
 
 // One HTTP/1.1 request from a socket bound to `from` (any 127/8 address is ours on loopback),
 // as a client at that address would send it.
-Answer HttpFrom(std::string_view from, int port, const std::string& path, const std::string& body,
+Answer HttpFrom(absl::string_view from, int port, const std::string& path, const std::string& body,
                 const std::string& extra_headers = "") {
   Answer a;
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -87,7 +88,7 @@ Answer HttpFrom(std::string_view from, int port, const std::string& path, const 
   return a;
 }
 
-std::string LoginBody(std::string_view user, std::string_view password) {
+std::string LoginBody(absl::string_view user, absl::string_view password) {
   return absl::StrCat(R"({"user_name": ")", user, R"(", "password": ")", password, R"("})");
 }
 
@@ -99,7 +100,7 @@ std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token = "") {
 }
 
 // A secret file as the platform writes one: created 0600, never readable by others.
-void WriteSecret(const fs::path& path, std::string_view secret) {
+void WriteSecret(const fs::path& path, absl::string_view secret) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0) << path;
   const std::string line = absl::StrCat(secret, "\n");
@@ -164,14 +165,15 @@ class LoginAttackTest : public testing::PgTest {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
-  Answer Rest(std::string_view from, const std::string& path, const std::string& body,
+  Answer Rest(absl::string_view from, const std::string& path, const std::string& body,
               const std::string& headers = "") {
     return HttpFrom(from, gateway_port_, path, body, headers);
   }
 
-  grpc::Status GrpcLoginStatus(int replica, std::string_view user, std::string_view password,
-                               const std::vector<std::pair<std::string, std::string>>& metadata = {},
-                               std::string* token = nullptr) {
+  grpc::Status GrpcLoginStatus(
+      int replica, absl::string_view user, absl::string_view password,
+      const std::vector<std::pair<std::string, std::string>>& metadata = {},
+      std::string* token = nullptr) {
     pb::LoginRequest req;
     req.set_user_name(std::string(user));
     req.set_password(std::string(password));
@@ -183,7 +185,7 @@ class LoginAttackTest : public testing::PgTest {
     return s;
   }
 
-  std::string GrpcLogin(int replica, std::string_view user, std::string_view password) {
+  std::string GrpcLogin(int replica, absl::string_view user, absl::string_view password) {
     std::string token;
     grpc::Status s = GrpcLoginStatus(replica, user, password, {}, &token);
     EXPECT_TRUE(s.ok()) << s.error_message();
@@ -226,8 +228,8 @@ class LoginAttackTest : public testing::PgTest {
 
 // What a run of guesses from one address was answered.
 struct Tally {
-  int refused = 0;       // 401: the guess was judged
-  int throttled = 0;     // 429 with a Retry-After
+  int refused = 0;    // 401: the guess was judged
+  int throttled = 0;  // 429 with a Retry-After
   int other = 0;
   bool names_account = false;
   int last = 0;
@@ -360,7 +362,8 @@ TEST_F(LoginAttackTest, ApiKeyGuessesLockOutTheGuesserNeverTheKey) {
               grpc::StatusCode::RESOURCE_EXHAUSTED);
   }
   // The key's owner, from its own address, exchanges at once.
-  Answer owner = Rest(kVictim, "/v1/apiKeys:exchange", absl::StrCat(R"({"secret": ")", key, R"("})"));
+  Answer owner =
+      Rest(kVictim, "/v1/apiKeys:exchange", absl::StrCat(R"({"secret": ")", key, R"("})"));
   EXPECT_EQ(owner.status, 200) << owner.body;
 }
 

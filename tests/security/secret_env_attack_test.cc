@@ -23,7 +23,7 @@
 namespace gpuaas::platform_testing {
 namespace {
 
-constexpr std::string_view kSecret = "s3cr3t-db-password-7f1c2e";
+constexpr absl::string_view kSecret = "s3cr3t-db-password-7f1c2e";
 
 // One HTTP/1.0 request to 127.0.0.1:port with extra header lines; the whole answer, or "".
 std::string Http(int port, const std::string& path, const std::string& headers = "") {
