@@ -44,12 +44,10 @@ FailureRun Repository::LockFailureRun(db::Tx& tx, const std::string& scope,
 
 void Repository::SaveFailureRun(db::Tx& tx, const std::string& scope, const std::string& key,
                                 const FailureRun& run) {
-  constexpr std::
-      string_view
-          kSaveRun =
-              "UPDATE auth.login_failures SET failures = $3, last_failure "
-              "= " GPUAAS_SQL_FROM_MICROS("$4") ", locked_until = " GPUAAS_SQL_FROM_MICROS(
-                  "$5") " WHERE scope = $1 AND throttle_key = $2";
+  constexpr std::string_view kSaveRun =
+      "UPDATE auth.login_failures SET failures = $3, last_failure "
+      "= " GPUAAS_SQL_FROM_MICROS("$4") ", locked_until = " GPUAAS_SQL_FROM_MICROS(
+          "$5") " WHERE scope = $1 AND throttle_key = $2";
   tx.Exec(kSaveRun, scope, key, run.failures, Stored(run.last_failure), Stored(run.locked_until));
 }
 

@@ -50,7 +50,7 @@ private() {
     [ -e "$f" ] || fail "$name: $f was not made"
     mode=$(stat -c %a "$f")
     [[ $mode == 600 || $mode == 400 ]] || fail "$name: $f is mode $mode, readable by others"
-    grep -E "chmod(at)?\(.*\"$(basename "$f")\"" "$tmp/$name.trace" \
+    grep -E "chmod(at)?\(.*[\"/]$(basename "$f")\"" "$tmp/$name.trace" \
       && fail "$name: $f was chmod'ed after it was made (readable by others until then)"
   done
   return 0
