@@ -164,8 +164,9 @@ TEST_F(SecretEnvAttackTest, NoCallerReadsASecretValueTheWorkloadGets) {
   const std::string page = Http(running.ports(0).host_port(), "/env.txt");
   EXPECT_TRUE(absl::StrContains(page, absl::StrCat(kSecret, "|visible"))) << page;
 
-  for (const std::string* token : {&viewer_, &owner_, &tenant_admin_, &stack_->admin_token()}) {
-    const std::string seen = EverythingReadBy(*token);
+  for (const std::string& token :
+       std::vector<std::string>{viewer_, owner_, tenant_admin_, stack_->admin_token()}) {
+    const std::string seen = EverythingReadBy(token);
     EXPECT_FALSE(absl::StrContains(seen, kSecret)) << "a reader saw the secret value";
     EXPECT_TRUE(absl::StrContains(seen, "visible")) << "plain values are still answered";
   }

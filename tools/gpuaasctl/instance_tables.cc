@@ -150,7 +150,9 @@ absl::StatusOr<instancepb::Template> ParseTemplate(const TemplateFlags& flags) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos) return BadFlag("--secret-env-file", spec, "want NAME=FILE");
     absl::StatusOr<std::string> value = ReadSecretFile(spec.substr(eq + 1));
-    if (!value.ok()) return BadFlag("--secret-env-file", spec, value.status().message());
+    if (!value.ok()) {
+      return BadFlag("--secret-env-file", spec, std::string(value.status().message()));
+    }
     instancepb::Env* env = t.add_envs();
     env->set_name(spec.substr(0, eq));
     env->set_value(*std::move(value));
