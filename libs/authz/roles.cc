@@ -6,6 +6,7 @@ namespace gpuaas::authz {
 namespace {
 
 using ::gpuaas::common::v1::ROLE_ACCESS_PROXY;
+using ::gpuaas::common::v1::ROLE_GATEWAY;
 using ::gpuaas::common::v1::ROLE_MEMBER;
 using ::gpuaas::common::v1::ROLE_NODE_AGENT;
 using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
@@ -21,6 +22,7 @@ constexpr uint32_t kMember = kViewer | Bit(Power::kUse);
 constexpr uint32_t kTenantAdmin = kMember | Bit(Power::kManagePeople);
 constexpr uint32_t kNodeAgent = Bit(Power::kNodeCalls);
 constexpr uint32_t kAccessProxy = Bit(Power::kAccessCalls);
+constexpr uint32_t kGateway = Bit(Power::kForwardClientAddress);
 // Only what the instance service calls with it: claim and release stock, attach and detach
 // storage, read agents' workload logs, and look up tenants, users and storages in any tenant.
 constexpr uint32_t kService = kMember | Bit(Power::kAnyTenant) | Bit(Power::kServiceCalls);
@@ -30,7 +32,7 @@ constexpr uint32_t kPlatformAdmin = kTenantAdmin | kService | Bit(Power::kPlatfo
 // place after VIEWER never makes Meet pick one for a tenant role.
 constexpr Role kByStrength[] = {ROLE_PLATFORM_ADMIN, ROLE_SERVICE, ROLE_TENANT_ADMIN,
                                 ROLE_MEMBER,         ROLE_VIEWER,  ROLE_NODE_AGENT,
-                                ROLE_ACCESS_PROXY};
+                                ROLE_ACCESS_PROXY,   ROLE_GATEWAY};
 
 bool Within(uint32_t inner, uint32_t outer) { return (inner & ~outer) == 0; }
 
@@ -52,6 +54,8 @@ uint32_t PowersOf(Role role) {
       return kNodeAgent;
     case ROLE_ACCESS_PROXY:
       return kAccessProxy;
+    case ROLE_GATEWAY:
+      return kGateway;
     default:
       return 0;
   }
@@ -92,7 +96,9 @@ bool IsTenantRole(Role role) {
 
 bool IsGlobalRole(Role role) { return role == ROLE_PLATFORM_ADMIN || role == ROLE_SERVICE; }
 
-bool IsMachineRole(Role role) { return role == ROLE_NODE_AGENT || role == ROLE_ACCESS_PROXY; }
+bool IsMachineRole(Role role) {
+  return role == ROLE_NODE_AGENT || role == ROLE_ACCESS_PROXY || role == ROLE_GATEWAY;
+}
 
 std::string_view RoleName(Role role) {
   switch (role) {
@@ -112,6 +118,8 @@ std::string_view RoleName(Role role) {
       return "NODE_AGENT";
     case ROLE_ACCESS_PROXY:
       return "ACCESS_PROXY";
+    case ROLE_GATEWAY:
+      return "GATEWAY";
     default:
       return "UNKNOWN";
   }

@@ -9,6 +9,7 @@
 //   SERVICE           read, use, any tenant, service calls (never manages people)
 //   NODE_AGENT        node calls, only for the node its key is bound to (RequireNode)
 //   ACCESS_PROXY      access calls
+//   GATEWAY           forward client addresses
 //   PLATFORM_ADMIN    read, use, manage people, any tenant, service calls, platform
 //
 // Each node call and access call has exactly one holder: its machine's own key. The machine
@@ -44,6 +45,9 @@ enum class Power : uint32_t {
   kPlatform = 1u << 5,      // tenants, users, quotas, specs, stock, signing keys
   kNodeCalls = 1u << 6,     // register a node, heartbeat, watch and report its workloads
   kAccessCalls = 1u << 7,   // the access proxy's calls (redeem access codes, report access)
+  // Name the client address a public call (Login, ExchangeApiKey) came from, which login
+  // throttling counts by; anyone else's claim is ignored and its TCP peer counts.
+  kForwardClientAddress = 1u << 8,
 };
 
 // The powers of `role` as a bit set; 0 for ROLE_UNSPECIFIED and values outside the enum.
@@ -72,7 +76,7 @@ bool IsTenantRole(Role role);
 // PLATFORM_ADMIN, SERVICE: held by a user globally.
 bool IsGlobalRole(Role role);
 
-// NODE_AGENT, ACCESS_PROXY: held only by API keys a platform admin made, never by a user.
+// NODE_AGENT, ACCESS_PROXY, GATEWAY: held only by API keys a platform admin made, never by a user.
 bool IsMachineRole(Role role);
 
 // The name tokens carry ("TENANT_ADMIN", without the enum prefix); "UNKNOWN" outside the enum.

@@ -7,6 +7,7 @@ namespace gpuaas::authz {
 namespace {
 
 using ::gpuaas::common::v1::ROLE_ACCESS_PROXY;
+using ::gpuaas::common::v1::ROLE_GATEWAY;
 using ::gpuaas::common::v1::ROLE_MEMBER;
 using ::gpuaas::common::v1::ROLE_NODE_AGENT;
 using ::gpuaas::common::v1::ROLE_PLATFORM_ADMIN;
@@ -94,7 +95,7 @@ TEST(Roles, WeakestHolder) {
 // The machine roles hold only their own calls: no tenant power, nothing of each other's, and no
 // tenant role ever meets down to one.
 TEST(Roles, MachineRoles) {
-  for (Role r : {ROLE_NODE_AGENT, ROLE_ACCESS_PROXY}) {
+  for (Role r : {ROLE_NODE_AGENT, ROLE_ACCESS_PROXY, ROLE_GATEWAY}) {
     EXPECT_TRUE(IsMachineRole(r));
     EXPECT_FALSE(IsTenantRole(r) || IsGlobalRole(r));
     for (Power p : {Power::kRead, Power::kUse, Power::kManagePeople, Power::kAnyTenant,
@@ -115,6 +116,10 @@ TEST(Roles, MachineRoles) {
   EXPECT_EQ(Meet(ROLE_NODE_AGENT, ROLE_ACCESS_PROXY), ROLE_UNSPECIFIED);
   EXPECT_EQ(WeakestHolder(Power::kNodeCalls), ROLE_NODE_AGENT);
   EXPECT_EQ(WeakestHolder(Power::kAccessCalls), ROLE_ACCESS_PROXY);
+  // The gateway only vouches for client addresses: none of the other machines' calls.
+  EXPECT_TRUE(Holds(ROLE_GATEWAY, Power::kForwardClientAddress));
+  EXPECT_FALSE(Holds(ROLE_GATEWAY, Power::kNodeCalls) || Holds(ROLE_GATEWAY, Power::kAccessCalls));
+  EXPECT_EQ(WeakestHolder(Power::kForwardClientAddress), ROLE_GATEWAY);
 }
 
 // Each machine's calls have one holder, its own key: the services' key and the platform admin
@@ -123,8 +128,10 @@ TEST(Roles, OnlyTheMachinesHoldTheirCalls) {
   for (Role r : {ROLE_VIEWER, ROLE_MEMBER, ROLE_TENANT_ADMIN, ROLE_SERVICE, ROLE_PLATFORM_ADMIN}) {
     EXPECT_FALSE(Holds(r, Power::kNodeCalls)) << RoleName(r);
     EXPECT_FALSE(Holds(r, Power::kAccessCalls)) << RoleName(r);
+    // Not even the platform admin may name a login's client address: the throttle counts by it.
+    EXPECT_FALSE(Holds(r, Power::kForwardClientAddress)) << RoleName(r);
   }
-  for (Role machine : {ROLE_NODE_AGENT, ROLE_ACCESS_PROXY}) {
+  for (Role machine : {ROLE_NODE_AGENT, ROLE_ACCESS_PROXY, ROLE_GATEWAY}) {
     EXPECT_TRUE(MayGrant(ROLE_PLATFORM_ADMIN, machine));
     EXPECT_FALSE(MayGrant(ROLE_SERVICE, machine));
     EXPECT_FALSE(MayGrant(machine, machine));  // a machine never mints another

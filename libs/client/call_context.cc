@@ -40,6 +40,16 @@ CallerCredentials CallerCredentials::FromIncoming(const grpc::ServerContextBase&
   return caller;
 }
 
+ForwardedClient ForwardedClient::FromIncoming(const grpc::ServerContextBase& incoming) {
+  const auto& metadata = incoming.client_metadata();
+  auto value = [&](std::string_view key) {
+    auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
+    return it == metadata.end() ? std::string() : std::string(it->second.data(), it->second.size());
+  };
+  return ForwardedClient{.address = value(kClientAddressKey),
+                         .forwarder_authorization = value(kForwarderKey)};
+}
+
 CallContext CallContext::FromIncoming(const grpc::ServerContextBase& incoming) {
   CallContext call;
   call.incoming_ = &incoming;
@@ -63,6 +73,14 @@ CallContext& CallContext::set_bearer_token(std::string_view token) {
   } else {
     authorization_ = std::string(kBearerPrefix) + std::string(token);
   }
+  return *this;
+}
+
+CallContext& CallContext::set_forwarded_client(std::string_view forwarder_token,
+                                               std::string_view address) {
+  if (forwarder_token.empty() || address.empty()) return *this;
+  forwarder_authorization_ = std::string(kBearerPrefix) + std::string(forwarder_token);
+  forwarded_address_ = std::string(address);
   return *this;
 }
 
@@ -91,6 +109,10 @@ std::unique_ptr<grpc::ClientContext> CallContext::NewClientContext(
   ctx->set_deadline(absl::ToChronoTime(Deadline(absl::Now(), default_timeout)));
   if (!authorization_.empty()) {
     ctx->AddMetadata(std::string(kAuthorizationKey), authorization_);
+  }
+  if (!forwarded_address_.empty()) {
+    ctx->AddMetadata(std::string(kForwarderKey), forwarder_authorization_);
+    ctx->AddMetadata(std::string(kClientAddressKey), forwarded_address_);
   }
   return ctx;
 }

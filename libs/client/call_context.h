@@ -53,6 +53,20 @@ struct CallerCredentials {
   static CallerCredentials FromIncoming(const grpc::ServerContextBase& incoming);
 };
 
+// A trusted front's word on who is calling (the REST gateway's, Power::kForwardClientAddress):
+// the client address a public call came from, vouched for by the front's own token. A service
+// takes the address only when that token holds the power (services/auth/client_address.h);
+// anyone else's claim counts for nothing.
+inline constexpr std::string_view kClientAddressKey = "x-gpuaas-client-address";
+inline constexpr std::string_view kForwarderKey = "x-gpuaas-forwarder";  // "Bearer <token>"
+
+struct ForwardedClient {
+  std::string address;                  // as claimed; empty when none
+  std::string forwarder_authorization;  // "Bearer <the front's token>"; empty when none
+  // Copied off `incoming`, on the gRPC thread (as CallerCredentials). Never blocks.
+  static ForwardedClient FromIncoming(const grpc::ServerContextBase& incoming);
+};
+
 class CallContext final {
  public:
   // A call on its own behalf: deadline now + timeout.
@@ -75,6 +89,9 @@ class CallContext final {
   // is, an empty one sends no header.
   CallContext& set_bearer_token(std::string_view token);
 
+  // Vouches, with the front's own token, that the call is made for a client at `address`
+  // (kClientAddressKey, kForwarderKey). Empty arguments send nothing.
+  CallContext& set_forwarded_client(std::string_view forwarder_token, std::string_view address);
   // This call's timeout instead of its client's default.
   CallContext& set_timeout(absl::Duration timeout);
 
@@ -103,6 +120,8 @@ class CallContext final {
   absl::Time parent_deadline_ = absl::InfiniteFuture();
   std::optional<absl::Duration> timeout_;
   std::string authorization_;
+  std::string forwarder_authorization_;
+  std::string forwarded_address_;
   Cancellation* cancellation_ = nullptr;  // not owned
 };
 

@@ -2,6 +2,7 @@
 
 #include "absl/time/clock.h"
 #include "libs/common/logging.h"
+#include "libs/db/dsn.h"
 #include "libs/service/env_options.h"
 
 namespace gpuaas::service {
@@ -14,6 +15,16 @@ void AddServiceFlags(CLI::App& app, const ServiceIdentity& id, ServiceFlags& f) 
   options.Add("--db-pool-size", f.db_pool_size, "database connections")->check(CLI::Range(1, 256));
   options.Add("--db-wait-seconds", f.db_wait_seconds, "how long to wait for PostgreSQL at start")
       ->check(CLI::Range(0, 3600));
+}
+
+absl::Status ValidateServiceFlags(const ServiceFlags& f) {
+  if (absl::Status s = ValidateProcessFlags(f); !s.ok()) return s;
+  if (db::DsnHasParam(f.db_dsn, "password")) {
+    return absl::InvalidArgumentError(
+        "--db-dsn: carries a password, which any local user reads off the command line; put it "
+        "in a 0600 password file and name that with passfile=");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<db::Pool>> OpenDatabase(const ServiceIdentity& id,

@@ -29,10 +29,10 @@ struct ServiceFlags : ProcessFlags {
 // AddProcessFlags for a gRPC server, and --db-dsn, --db-pool-size, --db-wait-seconds.
 void AddServiceFlags(CLI::App& app, const ServiceIdentity& id, ServiceFlags& flags);
 
-// ValidateProcessFlags; the database flags have nothing a range check misses.
-inline absl::Status ValidateServiceFlags(const ServiceFlags& flags) {
-  return ValidateProcessFlags(flags);
-}
+// ValidateProcessFlags, and a --db-dsn that carries no password: a command line is world
+// readable (`ps`), so the password lives in a 0600 file the DSN names (passfile=).
+// INVALID_ARGUMENT naming the flag, never quoting the DSN.
+absl::Status ValidateServiceFlags(const ServiceFlags& flags);
 
 // Opens the pool and applies `migrations` to the service's schema, waiting up to
 // --db-wait-seconds for PostgreSQL to come up (compose, systemd start both at once). Blocks.

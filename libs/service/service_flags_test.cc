@@ -56,6 +56,20 @@ TEST(ServiceFlags, CertificateNeedsItsKey) {
   EXPECT_THAT(ValidateServiceFlags(f), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(ServiceFlags, DsnCarriesNoPassword) {
+  ServiceFlags f;
+  f.db_dsn = "host=127.0.0.1 dbname=gpuaas user=gpuaas_auth passfile=/state/auth.pgpass";
+  EXPECT_OK(ValidateServiceFlags(f));
+  for (const char* dsn : {"host=127.0.0.1 user=gpuaas_auth password=hunter2",
+                          "postgresql://gpuaas_auth:hunter2@127.0.0.1:15432/gpuaas",
+                          "postgresql://gpuaas_auth@127.0.0.1/gpuaas?password=hunter2"}) {
+    f.db_dsn = dsn;
+    absl::Status s = ValidateServiceFlags(f);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << dsn;
+    EXPECT_EQ(s.message().find("hunter2"), std::string::npos) << s.message();
+  }
+}
+
 TEST(ServiceFlags, EnvName) { EXPECT_EQ(EnvName("auth", "DB_DSN"), "GPUAAS_AUTH_DB_DSN"); }
 
 }  // namespace

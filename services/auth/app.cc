@@ -21,8 +21,8 @@ absl::StatusOr<std::unique_ptr<AuthApp>> AuthApp::Create(const AuthAppOptions& o
   if (absl::Status s = app->keys_->Load(); !s.ok()) {
     return service::StartupError("signing keys", s);
   }
-  app->throttle_ = std::make_unique<LoginThrottle>(app->clock_);
-  app->auth_ = std::make_unique<Auth>(*app->pool_, app->repo_, *app->keys_, *app->throttle_,
+  app->guard_ = std::make_unique<LoginGuard>(*app->pool_, app->repo_, app->clock_);
+  app->auth_ = std::make_unique<Auth>(*app->pool_, app->repo_, *app->keys_, *app->guard_,
                                       app->clock_, o.auth);
   if (!o.bootstrap_admin_password_file.empty()) {
     absl::StatusOr<std::string> password = ReadSecretFile(o.bootstrap_admin_password_file);
@@ -36,8 +36,13 @@ absl::StatusOr<std::unique_ptr<AuthApp>> AuthApp::Create(const AuthAppOptions& o
       authz::NewJwksAuthenticator(
           app->keys_->NewLocalJwksSource(), app->clock_,
           {.issuer = o.auth.issuer, .min_refetch_interval = absl::ZeroDuration()}));
+  // The fronts that may name a login's client address prove it with their own key's token.
+  app->forwarders_ = authz::NewJwksAuthenticator(
+      app->keys_->NewLocalJwksSource(), app->clock_,
+      {.issuer = o.auth.issuer, .min_refetch_interval = absl::ZeroDuration()});
+  app->clients_ = std::make_unique<ClientAddresses>(*app->forwarders_);
   app->service_ = std::make_unique<AuthServiceImpl>(*app->auth_, app->server_->handler(),
-                                                    app->server_->cpu_handler());
+                                                    app->server_->cpu_handler(), *app->clients_);
   app->server_->AddService(app->service_.get());
   return app;
 }

@@ -17,9 +17,10 @@
 #include "libs/service/service_app.h"
 #include "libs/service/service_flags.h"
 #include "services/auth/auth.h"
-#include "services/auth/credentials/login_throttle.h"
+#include "services/auth/client_address.h"
 #include "services/auth/grpc_service.h"
 #include "services/auth/key_store.h"
+#include "services/auth/login_guard.h"
 
 namespace gpuaas::auth {
 
@@ -54,7 +55,9 @@ class AuthApp final : public service::ServiceApp {
   std::unique_ptr<db::Pool> pool_;
   Repository repo_;
   std::unique_ptr<KeyStore> keys_;
-  std::unique_ptr<LoginThrottle> throttle_;
+  std::unique_ptr<LoginGuard> guard_;
+  std::unique_ptr<authz::Authenticator> forwarders_;
+  std::unique_ptr<ClientAddresses> clients_;
   std::unique_ptr<Auth> auth_;
   std::unique_ptr<AuthServiceImpl> service_;
 };

@@ -18,8 +18,8 @@
 #include "libs/common/clock.h"
 #include "libs/db/db.h"
 #include "libs/service/request_log.h"
-#include "services/auth/credentials/login_throttle.h"
 #include "services/auth/key_store.h"
+#include "services/auth/login_guard.h"
 #include "services/auth/repository.h"
 #include "services/auth/token_answers.h"
 
@@ -35,8 +35,8 @@ struct AuthOptions {
 
 class Auth final {
  public:
-  Auth(db::Pool& pool, Repository& repo, KeyStore& keys, LoginThrottle& throttle,
-       const Clock& clock, AuthOptions options = {});
+  Auth(db::Pool& pool, Repository& repo, KeyStore& keys, LoginGuard& guard, const Clock& clock,
+       AuthOptions options = {});
 
   // Creates the platform admin "admin" with `password` when the schema has no users at all.
   // Returns OK without change otherwise.
@@ -65,7 +65,10 @@ class Auth final {
   absl::Status ListMembers(const Principal& p, const pb::ListMembersRequest& req,
                            pb::ListMembersResponse& out);
 
-  absl::Status Login(const pb::LoginRequest& req, pb::LoginResponse& out);
+  // Login and ExchangeApiKey take the client's address (ClientAddresses::Resolve) and throttle
+  // guessing by it (login_guard.h): RESOURCE_EXHAUSTED "... retry in Ns" while it is locked.
+  absl::Status Login(const pb::LoginRequest& req, const std::string& client,
+                     pb::LoginResponse& out);
   absl::Status Refresh(const pb::RefreshRequest& req, pb::RefreshResponse& out);
   absl::Status Logout(const pb::LogoutRequest& req);
   absl::Status WhoAmI(const Principal& p, pb::WhoAmIResponse& out);
@@ -76,7 +79,7 @@ class Auth final {
                            pb::ListApiKeysResponse& out);
   absl::Status RevokeApiKey(const Principal& p, const pb::RevokeApiKeyRequest& req,
                             pb::ApiKey& out);
-  absl::Status ExchangeApiKey(const pb::ExchangeApiKeyRequest& req,
+  absl::Status ExchangeApiKey(const pb::ExchangeApiKeyRequest& req, const std::string& client,
                               pb::ExchangeApiKeyResponse& out);
 
   absl::Status GetJwks(pb::GetJwksResponse& out);
@@ -104,11 +107,15 @@ class Auth final {
   absl::StatusOr<std::string> InsertUser(db::Tx& tx, const UserRecord& rec,
                                          const pb::CreateUserRequest& req);
   absl::Status RequireSeeUser(db::Tx& tx, const Principal& p, const std::string& user_id);
+  // ExchangeApiKey past the throttle: UNAUTHENTICATED for any key that does not exchange;
+  // `guessed` says whether the secret itself was wrong (malformed, unknown id, no match).
+  absl::Status VerifyApiKey(const pb::ExchangeApiKeyRequest& req, pb::ExchangeApiKeyResponse& out,
+                            bool& guessed);
 
   db::Pool& pool_;
   Repository& repo_;
   KeyStore& keys_;
-  LoginThrottle& throttle_;
+  LoginGuard& guard_;
   const Clock& clock_;
   const AuthOptions options_;
   const service::RequestLog requests_{"auth"};

@@ -111,17 +111,41 @@ absl::Status Auth::RevokeApiKey(const Principal& p, const pb::RevokeApiKeyReques
   });
 }
 
-absl::Status Auth::ExchangeApiKey(const pb::ExchangeApiKeyRequest& req,
+absl::Status Auth::ExchangeApiKey(const pb::ExchangeApiKeyRequest& req, const std::string& client,
                                   pb::ExchangeApiKeyResponse& out) {
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("secret", req.secret()));
   std::optional<IdSecret> parts = ParseIdSecret(req.secret());
+  // A malformed secret is a guess too; it counts against the client with no key of its own.
+  const LoginAttempt attempt{.kind = LoginAttempt::Kind::kApiKey,
+                             .account = parts ? parts->id.substr(0, 64) : std::string(),
+                             .client = client};
+  GPUAAS_RETURN_IF_ERROR(guard_.Check(attempt));
+  bool guessed = false;
+  absl::Status verified = VerifyApiKey(req, out, guessed);
+  if (guessed) {
+    GPUAAS_RETURN_IF_ERROR(guard_.RecordFailure(attempt));
+  } else if (verified.ok()) {
+    GPUAAS_RETURN_IF_ERROR(guard_.RecordSuccess(attempt));
+  }
+  return verified;
+}
+
+absl::Status Auth::VerifyApiKey(const pb::ExchangeApiKeyRequest& req,
+                                pb::ExchangeApiKeyResponse& out, bool& guessed) {
+  std::optional<IdSecret> parts = ParseIdSecret(req.secret());
+  guessed = true;
   if (!parts) return BadKey();
   std::string user_id;
   std::string api_key_id;
   Grant grant;
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("auth.exchange_api_key", [&](db::Tx& tx) {
+    guessed = true;  // again on a retried transaction
     std::optional<ApiKeyRecord> k = repo_.GetApiKey(tx, parts->id);
-    if (!k || !VerifySecret(parts->secret, k->secret_hash) || k->key.revoked()) return BadKey();
+    if (!k || !VerifySecret(parts->secret, k->secret_hash)) return BadKey();
+    // The right secret of a revoked or expired key is no guess: a machine retrying its old key
+    // must not lock out the other machines at its address.
+    guessed = false;
+    if (k->key.revoked()) return BadKey();
     if (k->key.has_expire_time() && clock_.Now() >= FromProtoTime(k->key.expire_time())) {
       return BadKey();
     }

@@ -85,7 +85,8 @@ std::string Auth::IssueRefreshToken(db::Tx& tx, const std::string& user_id, cons
   return absl::StrCat(r.token_id, ".", secret);
 }
 
-absl::Status Auth::Login(const pb::LoginRequest& req, pb::LoginResponse& out) {
+absl::Status Auth::Login(const pb::LoginRequest& req, const std::string& client,
+                         pb::LoginResponse& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateUserName("user_name", req.user_name()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequired("password", req.password()));
   if (req.password().size() > 1024) {
@@ -94,7 +95,10 @@ absl::Status Auth::Login(const pb::LoginRequest& req, pb::LoginResponse& out) {
   if (!req.tenant_id().empty()) {
     GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
   }
-  GPUAAS_RETURN_IF_ERROR(throttle_.Check(req.user_name()));
+  // Failures count for unknown user names too, so a refusal says nothing about who exists.
+  const LoginAttempt attempt{
+      .kind = LoginAttempt::Kind::kPassword, .account = req.user_name(), .client = client};
+  GPUAAS_RETURN_IF_ERROR(guard_.Check(attempt));
 
   GPUAAS_ASSIGN_OR_RETURN(
       std::optional<UserRecord> user,
@@ -105,11 +109,11 @@ absl::Status Auth::Login(const pb::LoginRequest& req, pb::LoginResponse& out) {
   // scrypt runs outside any transaction so no connection is held while it burns CPU.
   const bool password_ok = VerifyPassword(req.password(), user ? user->password_hash : DummyHash());
   if (!user || !password_ok) {
-    throttle_.RecordFailure(req.user_name());
+    GPUAAS_RETURN_IF_ERROR(guard_.RecordFailure(attempt));
     return BadCredentials();
   }
   if (user->user.disabled()) return absl::PermissionDeniedError("user is disabled");
-  throttle_.RecordSuccess(req.user_name());
+  GPUAAS_RETURN_IF_ERROR(guard_.RecordSuccess(attempt));
 
   Grant grant;
   std::string refresh;

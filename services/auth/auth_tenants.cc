@@ -15,14 +15,9 @@ absl::Status TenantNotFound() { return absl::NotFoundError("tenant not found"); 
 
 }  // namespace
 
-Auth::Auth(db::Pool& pool, Repository& repo, KeyStore& keys, LoginThrottle& throttle,
-           const Clock& clock, AuthOptions options)
-    : pool_(pool),
-      repo_(repo),
-      keys_(keys),
-      throttle_(throttle),
-      clock_(clock),
-      options_(options) {}
+Auth::Auth(db::Pool& pool, Repository& repo, KeyStore& keys, LoginGuard& guard, const Clock& clock,
+           AuthOptions options)
+    : pool_(pool), repo_(repo), keys_(keys), guard_(guard), clock_(clock), options_(options) {}
 
 absl::Status Auth::CreateTenant(const Principal& p, const pb::CreateTenantRequest& req,
                                 pb::Tenant& out) {

@@ -62,7 +62,11 @@ grpc::ServerUnaryReactor* AuthServiceImpl::RotateSigningKey(grpc::CallbackServer
 grpc::ServerUnaryReactor* AuthServiceImpl::Login(grpc::CallbackServerContext* ctx,
                                                  const pb::LoginRequest* req,
                                                  pb::LoginResponse* resp) {
-  return cpu_handler_.RunPublic(ctx, [this, req, resp] { return auth_.Login(*req, *resp); });
+  // The metadata is copied on the gRPC thread, where it is certainly stable.
+  return cpu_handler_.RunPublic(ctx, [this, req, resp, peer = rpc::PeerAddress(*ctx),
+                                      forwarded = client::ForwardedClient::FromIncoming(*ctx)] {
+    return auth_.Login(*req, clients_.Resolve(peer, forwarded), *resp);
+  });
 }
 
 grpc::ServerUnaryReactor* AuthServiceImpl::Refresh(grpc::CallbackServerContext* ctx,
@@ -80,7 +84,10 @@ grpc::ServerUnaryReactor* AuthServiceImpl::Logout(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AuthServiceImpl::ExchangeApiKey(grpc::CallbackServerContext* ctx,
                                                           const pb::ExchangeApiKeyRequest* req,
                                                           pb::ExchangeApiKeyResponse* resp) {
-  return handler_.RunPublic(ctx, [this, req, resp] { return auth_.ExchangeApiKey(*req, *resp); });
+  return handler_.RunPublic(ctx, [this, req, resp, peer = rpc::PeerAddress(*ctx),
+                                  forwarded = client::ForwardedClient::FromIncoming(*ctx)] {
+    return auth_.ExchangeApiKey(*req, clients_.Resolve(peer, forwarded), *resp);
+  });
 }
 
 grpc::ServerUnaryReactor* AuthServiceImpl::GetJwks(grpc::CallbackServerContext* ctx,

@@ -5,14 +5,17 @@
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "libs/rpc/handler.h"
 #include "services/auth/auth.h"
+#include "services/auth/client_address.h"
 
 namespace gpuaas::auth {
 
 class AuthServiceImpl final : public pb::AuthService::CallbackService {
  public:
-  // `cpu_handler` runs the methods that hash passwords (Login, CreateUser, UpdateUser).
-  AuthServiceImpl(Auth& auth, rpc::Handler& handler, rpc::Handler& cpu_handler)
-      : auth_(auth), handler_(handler), cpu_handler_(cpu_handler) {}
+  // `cpu_handler` runs the methods that hash passwords (Login, CreateUser, UpdateUser);
+  // `clients` says which client address Login and ExchangeApiKey count against.
+  AuthServiceImpl(Auth& auth, rpc::Handler& handler, rpc::Handler& cpu_handler,
+                  const ClientAddresses& clients)
+      : auth_(auth), handler_(handler), cpu_handler_(cpu_handler), clients_(clients) {}
 
 #define GPUAAS_AUTH_RPC(Method, Request, Response)                                       \
   grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* ctx, const Request* req, \
@@ -47,6 +50,7 @@ class AuthServiceImpl final : public pb::AuthService::CallbackService {
   Auth& auth_;
   rpc::Handler& handler_;
   rpc::Handler& cpu_handler_;
+  const ClientAddresses& clients_;
 };
 
 }  // namespace gpuaas::auth

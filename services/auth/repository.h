@@ -12,6 +12,7 @@
 #include "gpuaas/auth/v1/auth.pb.h"
 #include "libs/db/db.h"
 #include "libs/service/paging.h"
+#include "services/auth/credentials/login_throttle.h"
 
 namespace gpuaas::auth {
 
@@ -114,6 +115,17 @@ class Repository final {
   // Keys not retired, or retired after `published_after`, newest first.
   std::vector<SigningKeyRecord> PublishedSigningKeys(db::Tx& tx, absl::Time published_after);
   void RetireSigningKeys(db::Tx& tx, const std::string& except_kid);
+
+  // Login failures (auth.login_failures), one run per (scope, key).
+  // The latest locked_until among `keys` of `scope`s (InfinitePast when none is stored).
+  absl::Time LockedUntil(db::Tx& tx, const std::vector<std::pair<std::string, std::string>>& keys);
+  // The run of (scope, key), locked for this transaction (a new run is made first).
+  FailureRun LockFailureRun(db::Tx& tx, const std::string& scope, const std::string& key);
+  void SaveFailureRun(db::Tx& tx, const std::string& scope, const std::string& key,
+                      const FailureRun& run);
+  void DeleteFailureRun(db::Tx& tx, const std::string& scope, const std::string& key);
+  // Forgets runs whose last failure is before `before` and that are no longer locked at `now`.
+  void SweepFailureRuns(db::Tx& tx, absl::Time before, absl::Time now);
 };
 
 }  // namespace gpuaas::auth

@@ -16,6 +16,7 @@ namespace gpuaas::gateway {
 namespace {
 
 constexpr absl::string_view kJson = "application/json";
+constexpr absl::string_view kAuthService = "gpuaas.auth.v1.AuthService";
 
 // The console's pages load only our own scripts and styles, talk only to us and to the S3
 // endpoint (the file browser), and no other site may frame them.
@@ -147,7 +148,7 @@ GatewayServer::GatewayServer(GatewayOptions options, const RouteTable& routes,
       routes_(routes),
       backends_(backends),
       auth_(auth),
-      sessions_(auth, CookieOptions{.secure = PagesAreHttps(options_)}, clock) {
+      sessions_(auth, CookieOptions{.secure = PagesAreHttps(options_)}, clock, options_.vouching) {
   transport_ = std::make_unique<http::HttpTransport>(
       http::HttpTransportOptions{.host = options_.host,
                                  .port = options_.port,
@@ -298,6 +299,10 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
     return ServeStream(req, match, **request, *authorization, res);
   }
   std::unique_ptr<grpc::ClientContext> ctx = ContextFor(*authorization, options_.call_timeout);
+  // Login and ExchangeApiKey are throttled by the client's address: auth hears it from us.
+  if (match.route->method->service()->full_name() == kAuthService) {
+    options_.vouching.Vouch(req, *ctx);
+  }
   std::unique_ptr<google::protobuf::Message> response;
   grpc::Status status = backends_.Call(*match.route->method, **request, *ctx, response);
   if (!status.ok()) {

@@ -21,6 +21,7 @@
 #include "libs/common/clock.h"
 #include "libs/http/http_transport.h"
 #include "services/gateway/backends.h"
+#include "services/gateway/client_address.h"
 #include "services/gateway/route_table.h"
 #include "services/gateway/session_endpoints.h"
 
@@ -52,6 +53,8 @@ struct GatewayOptions {
   // What the console needs to know that no API says: the S3 endpoint's URL as browsers reach it
   // (the file browser sends presigned requests there). Served at /api/config.
   std::string s3_endpoint;
+  // Whom the auth service hears a login or an API-key exchange came from.
+  ClientVouching vouching;
 };
 
 class GatewayServer final {

@@ -41,6 +41,7 @@ struct GatewayFlags {
   int max_streams = 192;
   int max_streams_per_client = 16;
   absl::Duration stream_recheck = absl::Seconds(60);
+  std::string trusted_proxies;
 };
 
 void DefineFlags(CLI::App& app, GatewayFlags& f) {
@@ -80,6 +81,12 @@ void DefineFlags(CLI::App& app, GatewayFlags& f) {
   options.Add("--stream-recheck", f.stream_recheck,
               "an open event stream's token and membership are asked about again this often; "
               "one whose token expired or whose user left the tenant ends within the bound");
+  options.Add("--trusted-proxies", f.trusted_proxies,
+              "comma-separated CIDRs of the proxies in front of us: only from these peers are "
+              "X-Forwarded-For / Forwarded believed (default none: the TCP peer is the client)");
+  options.Add("--api-key-file", f.peers.api_key_file,
+              "the gateway's own API key (role gateway): with it, the auth service hears "
+              "which client address a login came from and throttles guessing by it");
 }
 
 int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
@@ -125,6 +132,21 @@ int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
   }
   gpuaas::SystemClock clock;
   gpuaas::client::AuthClient auth(auth_channel);
+  absl::StatusOr<gateway::TrustedProxies> trusted =
+      gateway::TrustedProxies::Parse("--trusted-proxies", f.trusted_proxies);
+  if (!trusted.ok()) {
+    return fail(trusted.status());
+  }
+  std::unique_ptr<gpuaas::client::AccessTokens> own_tokens;
+  if (!f.peers.api_key_file.empty()) {
+    absl::StatusOr<std::string> key = gpuaas::service::ReadApiKey(f.peers);
+    if (!key.ok()) {
+      return fail(key.status());
+    }
+    own_tokens = std::make_unique<gpuaas::client::AccessTokens>(auth, *std::move(key), clock);
+  } else {
+    log->warn("no --api-key-file: the auth service counts every REST login as the gateway's");
+  }
 
   gateway::GatewayOptions options{
       .tls_cert_file = f.process.tls.cert_file,
@@ -140,7 +162,8 @@ int Run(const GatewayFlags& f, gpuaas::service::TerminationSignals& signals) {
       .max_streams = f.max_streams,
       .max_streams_per_client = f.max_streams_per_client,
       .stream_recheck = f.stream_recheck,
-      .s3_endpoint = f.s3_endpoint};
+      .s3_endpoint = f.s3_endpoint,
+      .vouching = {.trusted = *std::move(trusted), .tokens = own_tokens.get()}};
   if (absl::Status s =
           gpuaas::http::ParseListen("--listen", f.process.listen, options.host, options.port);
       !s.ok()) {

@@ -58,7 +58,8 @@ void SessionEndpoints::Login(const http::HttpRequest& req, absl::string_view bod
   if (absl::Status s = ParseJsonBody(body, login); !s.ok()) {
     return Fail(res, s);
   }
-  absl::StatusOr<authpb::LoginResponse> tokens = auth_.Login(login, client::CallContext());
+  client::CallContext call;
+  absl::StatusOr<authpb::LoginResponse> tokens = auth_.Login(login, vouching_.Vouch(req, call));
   if (!tokens.ok()) {
     return Fail(res, tokens.status());
   }

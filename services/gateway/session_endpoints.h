@@ -20,6 +20,7 @@
 #include "libs/common/clock.h"
 #include "libs/http/http_message.h"
 #include "services/gateway/browser_session.h"
+#include "services/gateway/client_address.h"
 
 namespace gpuaas::gateway {
 
@@ -27,8 +28,10 @@ inline constexpr absl::string_view kSessionPath = "/api/session";
 
 class SessionEndpoints final {
  public:
-  SessionEndpoints(const client::AuthClient& auth, CookieOptions cookies, const Clock& clock)
-      : auth_(auth), cookies_(cookies), clock_(clock) {}
+  // `vouching` (kept by reference) tells auth the address a login came from.
+  SessionEndpoints(const client::AuthClient& auth, CookieOptions cookies, const Clock& clock,
+                   const ClientVouching& vouching)
+      : auth_(auth), cookies_(cookies), clock_(clock), vouching_(vouching) {}
 
   // Whether `path` is one of ours.
   static bool Serves(absl::string_view path);
@@ -60,6 +63,7 @@ class SessionEndpoints final {
   const client::AuthClient& auth_;
   CookieOptions cookies_;
   const Clock& clock_;
+  const ClientVouching& vouching_;
 };
 
 }  // namespace gpuaas::gateway

@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "libs/rpc/status.h"
 
 namespace gpuaas::gateway {
@@ -50,6 +52,23 @@ std::string StatusJson(const absl::Status& s) { return StatusJson(rpc::ToGrpcSta
 void Fail(http::HttpResponse& res, const grpc::Status& s) {
   res.status = HttpStatusOf(s.error_code());
   res.set_content(StatusJson(s), "application/json");
+  // A throttle's refusal says when to come back ("..., retry in 30s", services/auth's
+  // login_throttle.h): REST clients read that from Retry-After.
+  if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+    res.set_header("Retry-After", std::to_string(RetryAfterSeconds(s.error_message())));
+  }
+}
+
+int64_t RetryAfterSeconds(absl::string_view message) {
+  constexpr absl::string_view kHint = "retry in ";
+  int64_t seconds = 0;
+  const size_t at = message.rfind(kHint);
+  if (at == absl::string_view::npos) return 1;
+  absl::string_view rest = message.substr(at + kHint.size());
+  if (!absl::ConsumeSuffix(&rest, "s") || !absl::SimpleAtoi(rest, &seconds) || seconds < 1) {
+    return 1;
+  }
+  return seconds;
 }
 
 void Fail(http::HttpResponse& res, const absl::Status& s) { Fail(res, rpc::ToGrpcStatus(s)); }

@@ -23,6 +23,9 @@ std::string StatusJson(const absl::Status& s);
 // Answers `res` with `s`: its HTTP status and that body.
 void Fail(http::HttpResponse& res, const grpc::Status& s);
 void Fail(http::HttpResponse& res, const absl::Status& s);
+// The seconds a RESOURCE_EXHAUSTED message asks the caller to wait ("..., retry in 30s"), for
+// Retry-After; 1 when it names none.
+int64_t RetryAfterSeconds(absl::string_view message);
 // 405 for `method` on `path`, which other methods serve.
 void FailMethodNotAllowed(http::HttpResponse& res, absl::string_view method,
                           absl::string_view path);

@@ -3,42 +3,77 @@
 #include "libs/client/call_context.h"
 #include "libs/rpc/pull_stream.h"
 #include "libs/rpc/server_stream.h"
+#include "services/instance/secret_envs.h"
 
 namespace gpuaas::instance {
+namespace {
+
+// rpc::RunDomain and rpc::RunAsCaller for the methods that answer instances or images: a secret
+// environment value leaves in no answer (secret_envs.h), whatever the method did.
+template <class Domain, class Req, class Resp>
+grpc::ServerUnaryReactor* RunHiding(rpc::Handler& handler, grpc::CallbackServerContext* ctx,
+                                    Domain& domain,
+                                    absl::Status (Domain::*method)(const authz::Principal&,
+                                                                   const Req&, Resp&),
+                                    const Req* req, Resp* resp) {
+  return handler.Run(ctx, [&domain, method, req, resp](const authz::Principal& p) {
+    absl::Status s = (domain.*method)(p, *req, *resp);
+    HideSecretEnvs(*resp);
+    return s;
+  });
+}
+
+template <class Domain, class Req, class Resp>
+grpc::ServerUnaryReactor* RunHiding(rpc::Handler& handler, grpc::CallbackServerContext* ctx,
+                                    Domain& domain,
+                                    absl::Status (Domain::*method)(const authz::Principal&,
+                                                                   const client::CallerCredentials&,
+                                                                   const Req&, Resp&),
+                                    const Req* req, Resp* resp) {
+  return handler.Run(
+      ctx, [&domain, method, req, resp,
+            caller = client::CallerCredentials::FromIncoming(*ctx)](const authz::Principal& p) {
+        absl::Status s = (domain.*method)(p, caller, *req, *resp);
+        HideSecretEnvs(*resp);
+        return s;
+      });
+}
+
+}  // namespace
 grpc::ServerUnaryReactor* InstanceServiceImpl::CreateInstance(grpc::CallbackServerContext* ctx,
                                                               const pb::CreateInstanceRequest* req,
                                                               pb::Instance* resp) {
-  return rpc::RunAsCaller(handler_, ctx, instances_, &Instances::CreateInstance, req, resp);
+  return RunHiding(handler_, ctx, instances_, &Instances::CreateInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstance(grpc::CallbackServerContext* ctx,
                                                            const pb::GetInstanceRequest* req,
                                                            pb::Instance* resp) {
-  return rpc::RunDomain(handler_, ctx, instances_, &Instances::GetInstance, req, resp);
+  return RunHiding(handler_, ctx, instances_, &Instances::GetInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::ListInstances(grpc::CallbackServerContext* ctx,
                                                              const pb::ListInstancesRequest* req,
                                                              pb::ListInstancesResponse* resp) {
-  return rpc::RunDomain(handler_, ctx, instances_, &Instances::ListInstances, req, resp);
+  return RunHiding(handler_, ctx, instances_, &Instances::ListInstances, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::StartInstance(grpc::CallbackServerContext* ctx,
                                                              const pb::StartInstanceRequest* req,
                                                              pb::Instance* resp) {
-  return rpc::RunAsCaller(handler_, ctx, instances_, &Instances::StartInstance, req, resp);
+  return RunHiding(handler_, ctx, instances_, &Instances::StartInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::StopInstance(grpc::CallbackServerContext* ctx,
                                                             const pb::StopInstanceRequest* req,
                                                             pb::Instance* resp) {
-  return rpc::RunDomain(handler_, ctx, instances_, &Instances::StopInstance, req, resp);
+  return RunHiding(handler_, ctx, instances_, &Instances::StopInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::DeleteInstance(grpc::CallbackServerContext* ctx,
                                                               const pb::DeleteInstanceRequest* req,
                                                               pb::Instance* resp) {
-  return rpc::RunDomain(handler_, ctx, instances_, &Instances::DeleteInstance, req, resp);
+  return RunHiding(handler_, ctx, instances_, &Instances::DeleteInstance, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::ListUsage(grpc::CallbackServerContext* ctx,
@@ -70,25 +105,25 @@ grpc::ServerWriteReactor<pb::LogChunk>* InstanceServiceImpl::GetInstanceLogs(
 grpc::ServerUnaryReactor* ImageServiceImpl::CreateImage(grpc::CallbackServerContext* ctx,
                                                         const pb::CreateImageRequest* req,
                                                         pb::Image* resp) {
-  return rpc::RunDomain(handler_, ctx, images_, &Images::CreateImage, req, resp);
+  return RunHiding(handler_, ctx, images_, &Images::CreateImage, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::GetImage(grpc::CallbackServerContext* ctx,
                                                      const pb::GetImageRequest* req,
                                                      pb::Image* resp) {
-  return rpc::RunDomain(handler_, ctx, images_, &Images::GetImage, req, resp);
+  return RunHiding(handler_, ctx, images_, &Images::GetImage, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::ListImages(grpc::CallbackServerContext* ctx,
                                                        const pb::ListImagesRequest* req,
                                                        pb::ListImagesResponse* resp) {
-  return rpc::RunDomain(handler_, ctx, images_, &Images::ListImages, req, resp);
+  return RunHiding(handler_, ctx, images_, &Images::ListImages, req, resp);
 }
 
 grpc::ServerUnaryReactor* ImageServiceImpl::DeleteImage(grpc::CallbackServerContext* ctx,
                                                         const pb::DeleteImageRequest* req,
                                                         pb::DeleteImageResponse* resp) {
-  return rpc::RunDomain(handler_, ctx, images_, &Images::DeleteImage, req, resp);
+  return RunHiding(handler_, ctx, images_, &Images::DeleteImage, req, resp);
 }
 
 grpc::ServerUnaryReactor* InstanceServiceImpl::GetInstanceAccess(

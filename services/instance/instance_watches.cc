@@ -7,6 +7,7 @@
 #include "libs/authz/tenant_scope.h"
 #include "libs/common/status_macros.h"
 #include "services/instance/repository_instances.h"
+#include "services/instance/secret_envs.h"
 
 namespace gpuaas::instance {
 namespace {
@@ -66,6 +67,7 @@ bool InstanceWatches::CatchUp(Watch& w) {
       change.set_revision(row.instance.revision());
       w.sent = row.instance.revision();
       *change.mutable_instance() = std::move(row.instance);
+      HideSecretEnvs(change);
       if (!w.out->Send(std::move(change))) return false;
     }
     if (rows->size() == kBatch) continue;

@@ -284,14 +284,17 @@ TEST_F(AuthPermissionsTest, RoleByMethodByTenantMatrix) {
   }
 }
 
-// The machines' keys (a node agent's, the access proxy's) reach no tenant and no person: every
-// method but WhoAmI is refused them, in both tenants.
+// The machines' keys (a node agent's, the access proxy's, the gateway's) reach no tenant and no
+// person: every method but WhoAmI is refused them, in both tenants.
 TEST_F(AuthPermissionsTest, MachineKeysReachNothingButWhoAmI) {
   const std::map<std::string, std::string> machines = {
       {"node agent", stack_->ExchangeApiKey(stack_->CreateApiKey(
                          admin_, "agent", common::v1::ROLE_NODE_AGENT, "node-a"))},
       {"access proxy", stack_->ExchangeApiKey(
                            stack_->CreateApiKey(admin_, "proxy", common::v1::ROLE_ACCESS_PROXY))},
+      // The gateway's key only vouches for logins' client addresses (login_attack_test).
+      {"gateway",
+       stack_->ExchangeApiKey(stack_->CreateApiKey(admin_, "gateway", common::v1::ROLE_GATEWAY))},
   };
   for (const Case& c : Cases()) {
     for (const auto& [name, token] : machines) {

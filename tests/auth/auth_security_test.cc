@@ -194,7 +194,8 @@ TEST_F(AuthSecurityTest, RepeatedFailedLoginsAreThrottled) {
   grpc::StatusCode last = grpc::StatusCode::OK;
   for (int i = 0; i < 10; ++i) last = stub().Login(Ctx().get(), login, &tokens).error_code();
   EXPECT_EQ(last, grpc::StatusCode::RESOURCE_EXHAUSTED);
-  // Even the right password waits out the lockout.
+  // From the guesser's own address even the right password waits out the lockout (other
+  // addresses are not locked: tests/security/login_attack_test.cc).
   login.set_password(std::string(kAdminPassword));
   EXPECT_EQ(stub().Login(Ctx().get(), login, &tokens).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);

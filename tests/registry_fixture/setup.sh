@@ -26,7 +26,7 @@ chmod 700 "$out"
 started=$SECONDS
 "$build_images" >&2
 
-# start_on_free_port DIR [--htpasswd LOGIN]: starts a registry in DIR; sets port. Another process
+# start_on_free_port DIR [--htpasswd-file FILE]: starts a registry in DIR; sets port. Another process
 # may take a port between our check and the registry's bind; then start fails and we try another.
 start_on_free_port() {
   local dir=$1
@@ -50,7 +50,7 @@ echo "127.0.0.1:$port" >"$out/address"
 open_push=$!
 
 (umask 077 && echo "tenant:$(openssl rand -hex 16)" >"$out/credentials")
-start_on_free_port "$auth_dir" --htpasswd "$(cat "$out/credentials")"
+start_on_free_port "$auth_dir" --htpasswd-file "$out/credentials"
 echo "127.0.0.1:$port" >"$out/auth-address"
 "$registry" push "$auth_dir" "$port" >"$out/auth-images"
 wait "$open_push"

@@ -10,6 +10,24 @@ build=$2
 # shellcheck source=../devstack/stack_lib.sh
 source "$src/tests/devstack/stack_lib.sh"
 start_stack "$tmp/up.log"
+
+echo "== no secret of the stack on a command line, no secret file readable by others"
+# What `up` made and started: each secret file is 0600, and no running process's argv (which
+# every local user reads in /proc) holds a secret (tests/security/secret_files_attack.sh traces
+# the short-lived ones).
+for f in "$state/admin-password" "$state/demo-password" "$state/node-agents-password" \
+         "$state"/*api-key "$state"/*.pgpass "$state/proxy-cookie-secret"; do
+  [ -f "$f" ] || continue
+  mode=$(stat -c %a "$f")
+  [[ $mode == 600 || $mode == 400 ]] || fail "$f is mode $mode, readable by others"
+  secret=$(head -n 1 "$f")
+  secret=${secret##*:}  # a password file's password is its last field
+  [ ${#secret} -ge 8 ] || fail "$f holds no secret to look for"
+  for cmdline in /proc/[0-9]*/cmdline; do
+    tr '\0' ' ' <"$cmdline" 2>/dev/null | grep -qF -- "$secret" \
+      && fail "the secret of $f is on the command line of ${cmdline%/cmdline}"
+  done
+done
 # shellcheck source=../gateway/rest_lib.sh
 source "$src/tests/gateway/rest_lib.sh"
 host=127.0.0.1:$GPUAAS_GATEWAY_PORT

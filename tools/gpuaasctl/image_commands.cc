@@ -85,6 +85,8 @@ void AddImageCommands(CLI::App& root, Context& ctx) {
   sub->add_option("--port", create->defaults.ports,
                   "default port, repeatable: PORT[/tcp|/http][,probe][,public][,base=/path]");
   sub->add_option("--env", create->defaults.envs, "default NAME=VALUE, repeatable");
+  sub->add_option("--secret-env-file", create->defaults.secret_env_files,
+                  "default secret NAME=FILE (FILE's first line; write-only), repeatable");
   sub->add_option("--volume", create->defaults.volumes,
                   "default NAME=/mount/path[,ro][,sub=dir], repeatable");
   sub->add_option("--probe-timeout", create->defaults.probe_timeout,

@@ -161,6 +161,9 @@ void AddTemplateFlags(CLI::App* sub, TemplateFlags& t) {
                   "a port the workload serves, repeatable: PORT[/tcp|/http][,probe][,public]"
                   "[,base=/path]; it listens on $GPUAAS_PORT_<PORT>");
   sub->add_option("--env", t.envs, "NAME=VALUE, repeatable");
+  sub->add_option("--secret-env-file", t.secret_env_files,
+                  "NAME=FILE: a secret variable whose value is FILE's first line; answers show "
+                  "that it is set, never its value; repeatable");
   sub->add_option("--volume", t.volumes,
                   "NAME=/mount/path[,ro][,sub=dir] mounts the storage (or a directory of it), "
                   "repeatable");

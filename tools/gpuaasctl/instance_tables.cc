@@ -8,6 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/time_util.h"
+#include "libs/common/files.h"
 #include "tools/gpuaasctl/output.h"
 #include "tools/gpuaasctl/price.h"
 
@@ -56,7 +57,9 @@ std::string PortSpec(const instancepb::Port& p) {
 void AddTemplate(Fields& f, const instancepb::Template& t) {
   if (!t.cmd().empty()) f.Add("CMD", t.cmd());
   for (const auto& p : t.ports()) f.Add("PORT", PortSpec(p));
-  for (const auto& e : t.envs()) f.Add("ENV", absl::StrCat(e.name(), "=", e.value()));
+  for (const auto& e : t.envs()) {
+    f.Add("ENV", absl::StrCat(e.name(), "=", e.secret() ? "(secret)" : e.value()));
+  }
   for (const auto& v : t.volumes()) {
     f.Add("VOLUME", absl::StrCat(v.name(), "=", v.mount_path(), v.read_only() ? ",ro" : "",
                                  v.sub_path().empty() ? "" : ",sub=", v.sub_path()));
@@ -142,6 +145,18 @@ absl::StatusOr<instancepb::Template> ParseTemplate(const TemplateFlags& flags) {
     instancepb::Env* env = t.add_envs();
     env->set_name(spec.substr(0, eq));
     env->set_value(spec.substr(eq + 1));
+  }
+  for (const std::string& spec : flags.secret_env_files) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) return BadFlag("--secret-env-file", spec, "want NAME=FILE");
+    absl::StatusOr<std::string> value = ReadSecretFile(spec.substr(eq + 1));
+    if (!value.ok()) {
+      return BadFlag("--secret-env-file", spec, std::string(value.status().message()));
+    }
+    instancepb::Env* env = t.add_envs();
+    env->set_name(spec.substr(0, eq));
+    env->set_value(*std::move(value));
+    env->set_secret(true);
   }
   for (const std::string& spec : flags.volumes) {
     std::vector<std::string> parts = absl::StrSplit(spec, ',');

@@ -24,11 +24,13 @@ std::string InstanceStateName(instancepb::State state);
 std::string ReasonName(instancepb::Reason reason);
 
 // The template flags: --port PORT[,http|tcp][,probe][,public][,base=/path] (repeatable),
-// --env NAME=VALUE, --volume NAME=/mount/path[,ro][,sub=dir/in/storage], --cmd, and
+// --env NAME=VALUE, --secret-env-file NAME=FILE (a write-only value read from FILE, so it is
+// never on a command line), --volume NAME=/mount/path[,ro][,sub=dir/in/storage], --cmd, and
 // --probe-timeout. Error: INVALID_ARGUMENT naming the flag and the bad value.
 struct TemplateFlags {
   std::vector<std::string> ports;
   std::vector<std::string> envs;
+  std::vector<std::string> secret_env_files;
   std::vector<std::string> volumes;
   std::string cmd;
   std::string probe_timeout;

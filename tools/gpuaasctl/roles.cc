@@ -14,7 +14,7 @@ namespace {
 
 namespace pb = ::gpuaas::common::v1;
 
-constexpr std::array<std::pair<std::string_view, Role>, 7> kRoles = {{
+constexpr std::array<std::pair<std::string_view, Role>, 8> kRoles = {{
     {"viewer", pb::ROLE_VIEWER},
     {"member", pb::ROLE_MEMBER},
     {"tenant-admin", pb::ROLE_TENANT_ADMIN},
@@ -22,6 +22,7 @@ constexpr std::array<std::pair<std::string_view, Role>, 7> kRoles = {{
     {"service", pb::ROLE_SERVICE},
     {"node-agent", pb::ROLE_NODE_AGENT},
     {"access-proxy", pb::ROLE_ACCESS_PROXY},
+    {"gateway", pb::ROLE_GATEWAY},
 }};
 
 }  // namespace
@@ -42,8 +43,8 @@ absl::StatusOr<Role> ParseRole(std::string_view name) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown role \"", std::string(name),
-                   "\": want tenant-admin, member, viewer, platform-admin, service, node-agent "
-                   "or access-proxy"));
+                   "\": want tenant-admin, member, viewer, platform-admin, service, node-agent, "
+                   "access-proxy or gateway"));
 }
 
 std::string RoleDisplayName(Role role) {
