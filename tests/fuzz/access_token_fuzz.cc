@@ -31,8 +31,8 @@ class FixedKey final : public gpuaas::authz::KeyLookup {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using ::gpuaas::fuzz::Fail;
   const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
-  auto claims = gpuaas::authz::VerifyJwt(gpuaas::fuzz::AsText(data, size), FixedKey(),
-                                         "gpuaas-auth", now);
+  auto claims =
+      gpuaas::authz::VerifyJwt(gpuaas::fuzz::AsText(data, size), FixedKey(), "gpuaas-auth", now);
   if (!claims.ok()) {
     if (claims.status().code() != absl::StatusCode::kUnauthenticated) {
       Fail("a refused token must be UNAUTHENTICATED");
