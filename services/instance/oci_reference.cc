@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -113,6 +115,14 @@ absl::StatusOr<OciReference> ParseOciReference(std::string_view field, std::stri
   }
   if (ref.tag.empty() && ref.digest.empty()) ref.tag = "latest";
   if (!ref.digest.empty()) ref.tag.clear();  // the digest decides; a tag beside it is a label
+  // What is stored and pulled is spelled out (docker.io/library/..., :latest) and then pinned
+  // (@sha256:<64 hex>): that must parse again, so it must fit the limit too.
+  const size_t pinned_size = ref.host.size() + 1 + ref.repository.size() + 1 + kSha256.size() + 64;
+  if (std::max(ref.ToString().size(), pinned_size) > kMaxReference) {
+    return service::InvalidField(
+        field, absl::StrCat("longer than ", kMaxReference,
+                            " bytes once spelled out as host/repository@sha256:<digest>"));
+  }
   return ref;
 }
 

@@ -47,6 +47,23 @@ TEST(OciReferenceTest, RefusesWhatIsNoReference) {
   }
 }
 
+// Found by tests/fuzz (oci_reference): a reference that fits 1024 bytes as written but not once
+// spelled out (docker.io/library/..., :latest) or pinned (@sha256:<digest>) was taken, and
+// what the service stores then failed to parse again.
+TEST(OciReferenceTest, WhatIsTakenParsesAgainOncePinned) {
+  EXPECT_THAT(ParseOciReference("f", std::string(1020, 'a')),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ParseOciReference("f", "h.io/" + std::string(1010, 'a') + ":1"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  // The longest that fits: host, '/', repository, '@', the digest.
+  const std::string longest = "h.io/" + std::string(1024 - 5 - 1 - kDigest.size(), 'a');
+  absl::StatusOr<OciReference> r = ParseOciReference("f", longest + ":1");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->PinnedTo(kDigest).size(), 1024u);
+  EXPECT_TRUE(ParseOciReference("f", r->PinnedTo(kDigest)).ok());
+  EXPECT_TRUE(ParseOciReference("f", r->ToString()).ok());
+}
+
 TEST(OciReferenceTest, LoopbackRegistries) {
   EXPECT_TRUE(IsLoopbackRegistry("127.0.0.1:5000"));
   EXPECT_TRUE(IsLoopbackRegistry("localhost:5000"));

@@ -1,5 +1,7 @@
 #include "services/agent/images/oci_layout.h"
 
+#include <cstdint>
+#include <limits>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -23,6 +25,8 @@ const std::set<absl::string_view>& TarLayerTypes() {
   };
   return *types;
 }
+
+constexpr uint64_t kMaxLayerBytesTotal = std::numeric_limits<int64_t>::max();
 
 absl::StatusOr<std::string> DigestHex(const nlohmann::json& descriptor) {
   const std::string digest = descriptor.at("digest").get<std::string>();
@@ -63,18 +67,22 @@ absl::StatusOr<ManifestLayers> ParseManifest(const std::string& manifest_text) {
       return absl::InvalidArgumentError(
           absl::StrCat("image manifest: more than ", kMaxDescriptors, " layers"));
     }
+    uint64_t total = 0;
     for (const nlohmann::json& layer : manifest.at("layers")) {
       const std::string media_type = layer.at("mediaType").get<std::string>();
       if (!TarLayerTypes().contains(media_type)) {
         return absl::InvalidArgumentError(absl::StrCat("unsupported layer type ", media_type));
       }
       GPUAAS_ASSIGN_OR_RETURN(std::string hex, DigestHex(layer));
-      const int64_t size = layer.at("size").get<int64_t>();
-      if (size < 0) {
+      // A whole number of bytes, and all of them together an int64 (the pull's progress adds
+      // them up): 1e300 converts to int64 with undefined behaviour, 2^64-1 to -1.
+      const nlohmann::json& size = layer.at("size");
+      if (!size.is_number_unsigned() || size.get<uint64_t>() > kMaxLayerBytesTotal - total) {
         return absl::InvalidArgumentError(
-            absl::StrCat("layer sha256:", hex, " has a negative size"));
+            absl::StrCat("layer ", hex, ": size must be a whole number of bytes below 2^63"));
       }
-      out.layers.push_back({.hex = std::move(hex), .size = size});
+      total += size.get<uint64_t>();
+      out.layers.push_back({.hex = std::move(hex), .size = size.get<int64_t>()});
     }
     return out;
   } catch (const nlohmann::json::exception& e) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <utility>
 
 #include "services/storage/s3/sigv4.h"
@@ -123,14 +124,19 @@ absl::Status AwsChunkedDecoder::ParseHeader() {
   if (size_end == 0 || size_end > 16) {
     return Malformed("chunk header without a size");
   }
-  int64_t size = 0;
+  // Sixteen hex digits fill a uint64, not an int64: summed as one, then bounded.
+  uint64_t size_bits = 0;
   for (char c : header.substr(0, size_end)) {
     int digit = HexValue(c);
     if (digit < 0) {
       return Malformed("chunk size not hex");
     }
-    size = size * 16 + digit;
+    size_bits = size_bits * 16 + static_cast<uint64_t>(digit);
   }
+  if (size_bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return Malformed("more data than x-amz-decoded-content-length");
+  }
+  const auto size = static_cast<int64_t>(size_bits);
   std::string_view signature;
   if (chain_) {
     signature = header.substr(field + kSignatureField.size());

@@ -133,6 +133,19 @@ TEST(AwsChunkedTest, RefusesMalformedFraming) {
   }
 }
 
+// Found by tests/fuzz (s3_aws_chunked): sixteen hex digits overflowed the int64 chunk size
+// (undefined behaviour; "ffffffffffffffff" came out as -1, a chunk that shrank the count).
+TEST(AwsChunkedTest, RefusesChunkSizesPastInt64) {
+  for (std::string size : {"ffffffffffffffff", "8000000000000000", "7fffffffffffffff"}) {
+    AwsChunkedDecoder decoder(5, [](std::string_view) { return absl::OkStatus(); });
+    EXPECT_EQ(decoder.Feed(size + "\r\n\r\n").code(), absl::StatusCode::kInvalidArgument) << size;
+    EXPECT_EQ(Decode(absl::StrCat(size, ";chunk-signature=", std::string(64, 'a'), "\r\n"), 5, {})
+                  .status.code(),
+              absl::StatusCode::kInvalidArgument)
+        << size;
+  }
+}
+
 TEST(AwsChunkedUnsignedTest, DecodesChunksAndTrailersSplitAnywhere) {
   std::string body =
       "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n"
