@@ -37,7 +37,9 @@ class ImageLayerAttackTest : public ::testing::Test {
     auto registry = TestRegistry::Start((temp_.path() / "registry").string());
     ASSERT_OK(registry.status());
     registry_ = *std::move(registry);
-    auto store = ImageStore::Open({.root = (temp_.path() / "store").string(), .tls_verify = false});
+    auto store = ImageStore::Open(
+        {.root = (temp_.path() / "store").string(),
+         .registries = *gpuaas::registry::RegistryPolicy::Create({}, {registry_->host()})});
     ASSERT_OK(store.status());
     store_ = *std::move(store);
   }
