@@ -57,9 +57,9 @@ bool PublicV6(const in6_addr& a) {
   if (std::memcmp(b, kMapped, 12) == 0 || std::memcmp(b, kNat64, 12) == 0) {
     return PublicV4(V4At(b + 12));
   }
-  if (std::memcmp(b, kZero, 12) == 0) return false;  // ::, ::1, IPv4-compatible
-  if (b[0] == 0xff) return false;                    // multicast
-  if ((b[0] & 0xfe) == 0xfc) return false;           // fc00::/7: unique local
+  if (std::memcmp(b, kZero, 12) == 0) return false;         // ::, ::1, IPv4-compatible
+  if (b[0] == 0xff) return false;                           // multicast
+  if ((b[0] & 0xfe) == 0xfc) return false;                  // fc00::/7: unique local
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return false;  // fe80::/10: link-local
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return false;  // fec0::/10: site-local
   // 2002::/16 (6to4) carries an IPv4 address too.
@@ -70,8 +70,7 @@ bool PublicV6(const in6_addr& a) {
 bool SameHost(const std::string& numeric, const sockaddr* address) {
   char text[INET6_ADDRSTRLEN] = {};
   if (address->sa_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
-              sizeof text);
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
   } else if (address->sa_family == AF_INET6) {
     inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr, text,
               sizeof text);
@@ -115,8 +114,8 @@ absl::StatusOr<std::vector<RegistryAddress>> ParseList(absl::string_view flag,
     if (entry.empty()) continue;
     absl::StatusOr<RegistryAddress> parsed = ParseRegistryAddress(entry);
     if (!parsed.ok() || entry.find(':', entry.rfind(']') + 1) == std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(flag, ": \"", entry, "\" is not host:port (a registry as references name it)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": \"", entry, "\" is not host:port (a registry as references name it)"));
     }
     out.push_back(*std::move(parsed));
   }

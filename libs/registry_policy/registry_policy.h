@@ -23,10 +23,10 @@
 #include <sys/socket.h>
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace gpuaas::registry {
 

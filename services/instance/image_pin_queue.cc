@@ -24,7 +24,8 @@ void ImagePinQueue::Start() {
       "instance.pending_pins",
       [](db::Tx& tx) -> absl::StatusOr<std::vector<PinKey>> { return repo::PendingPins(tx); });
   if (!pending.ok()) {
-    Logger("instance")->warn("image pins: cannot list the PENDING images: {}", pending.status().ToString());
+    Logger("instance")
+        ->warn("image pins: cannot list the PENDING images: {}", pending.status().ToString());
     return;
   }
   for (PinKey& key : *pending) Add(std::move(key));
@@ -90,8 +91,9 @@ void ImagePinQueue::PinOne(const PinKey& key) {
       });
   if (!row.ok()) {
     // Stays PENDING: the next Start (or a create of it again) retries.
-    Logger("instance")->warn("image pins: reading {}/{}:{}: {}", key.tenant, key.name,
-                             key.version, row.status().ToString());
+    Logger("instance")
+        ->warn("image pins: reading {}/{}:{}: {}", key.tenant, key.name, key.version,
+               row.status().ToString());
     return;
   }
   if (!*row || (*row)->image.state() != pb::IMAGE_STATE_PENDING) return;
@@ -108,15 +110,16 @@ void ImagePinQueue::PinOne(const PinKey& key) {
                        "registry_credentials: the service cannot open the stored login");
   // Messages are the pinner's fixed ones: nothing a registry sent reaches the row.
   const std::string failure = pinned.ok() ? "" : std::string(pinned.status().message());
-  Logger("instance")->info("image pins: {}/{}:{} {}", key.tenant, key.name, key.version,
-                           pinned.ok() ? *pinned : "FAILED: " + failure);
+  Logger("instance")
+      ->info("image pins: {}/{}:{} {}", key.tenant, key.name, key.version,
+             pinned.ok() ? *pinned : "FAILED: " + failure);
   const absl::Status s = pool_.RunInTransaction("instance.finish_pin", [&](db::Tx& tx) {
     repo::FinishPin(tx, key, image.oci_reference(), pinned.ok() ? *pinned : "", failure);
     return absl::OkStatus();
   });
   if (!s.ok()) {
-    Logger("instance")->warn("image pins: writing {}/{}:{}: {}", key.tenant, key.name,
-                             key.version, s.ToString());
+    Logger("instance")
+        ->warn("image pins: writing {}/{}:{}: {}", key.tenant, key.name, key.version, s.ToString());
   }
 }
 

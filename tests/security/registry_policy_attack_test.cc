@@ -162,8 +162,8 @@ class RegistryPolicyAttackTest : public gpuaas::testing::PgTest {
     const std::filesystem::path script = dir_.path() / "hostile_registry.py";
     std::ofstream(script) << kHostileRegistry;
     hostile_ = std::make_unique<gpuaas::testing::ChildProcess>(
-        std::vector<std::string>{"/usr/bin/python3", script.string(),
-                                 std::to_string(hostile_port_), mode, target, kBanner},
+        std::vector<std::string>{"/usr/bin/python3", script.string(), std::to_string(hostile_port_),
+                                 mode, target, kBanner},
         (dir_.path() / "hostile_registry.log").string());
     // Up once it answers (any answer).
     for (int i = 0; i < 100; ++i) {
