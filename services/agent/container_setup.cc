@@ -37,11 +37,11 @@ std::string Sha256Hex(const std::string& bytes) {
 // layers never move again), and what it may use is kept in <root>/access/<digest hex>.
 class StoreImages final : public ContainerImages {
  public:
-  StoreImages(std::shared_ptr<ImageStore> store, std::string root, bool tls_verify,
-              absl::Duration timeout)
+  StoreImages(std::shared_ptr<ImageStore> store, std::string root,
+              registry::RegistryPolicy registries, absl::Duration timeout)
       : store_(std::move(store)),
         root_(std::move(root)),
-        tls_verify_(tls_verify),
+        registries_(std::move(registries)),
         timeout_(timeout) {
     fs::create_directories(fs::path(root_) / "access");
   }
@@ -55,6 +55,9 @@ class StoreImages final : public ContainerImages {
           absl::StrCat("image_reference: \"", ref, "\" is not pinned by a digest"));
     }
     const std::string hex = ref.substr(at + 8);
+    // The registry's addresses before skopeo reaches it (registry_policy.h): a tenant's
+    // reference never makes the node connect to its own loopback, its LAN or metadata.
+    GPUAAS_RETURN_IF_ERROR(registries_.CheckReference(ref));
     std::optional<RegistryLogin> login;
     if (!w.registry_credentials().username().empty()) {
       login =
@@ -108,7 +111,7 @@ class StoreImages final : public ContainerImages {
     chmod(dir.c_str(), 0700);
     SkopeoOptions options{.skopeo_path = "/usr/bin/skopeo",
                           .private_dir = dir.string(),
-                          .tls_verify = tls_verify_,
+                          .tls_verify = registries_.VerifiesTls(ref),
                           .timeout = timeout_};
     absl::Status status;
     if (login) {
@@ -130,7 +133,7 @@ class StoreImages final : public ContainerImages {
 
   const std::shared_ptr<ImageStore> store_;
   const std::string root_;
-  const bool tls_verify_;
+  const registry::RegistryPolicy registries_;
   const absl::Duration timeout_;
   std::mutex mu_;
   std::atomic<uint64_t> verifications_{0};
@@ -186,7 +189,7 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<ImageStore> opened,
                           ImageStore::Open({.root = setup.image_root,
                                             .size_limit_bytes = setup.image_cache_bytes,
-                                            .tls_verify = setup.registry_tls_verify,
+                                            .registries = setup.registries,
                                             .pull_timeout = setup.pull_timeout,
                                             .unpacker_path = setup.unpacker_path,
                                             .unpacker_memory_bytes = setup.unpacker_memory_bytes,
@@ -197,7 +200,7 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
   DropUnheldForwards();
   ContainerOptions options;
   options.images = std::make_shared<StoreImages>(*store, setup.image_root,
-                                                 setup.registry_tls_verify, setup.pull_timeout);
+                                                 setup.registries, setup.pull_timeout);
   const PortAccess access{.address = setup.forward_address, .proxy_sources = setup.proxy_sources};
   if (absl::Status s = CheckPortAccess(access); !s.ok()) {
     return absl::InvalidArgumentError(

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "libs/registry_policy/registry_policy.h"
 #include "services/agent/gpu_source.h"
 #include "services/agent/images/image_store.h"
 #include "services/agent/runtime/container_launch.h"
@@ -22,7 +23,8 @@ namespace gpuaas::agent {
 struct ContainerSetup {
   std::string image_root;
   int64_t image_cache_bytes = 50LL << 30;
-  bool registry_tls_verify = true;
+  // Which registries pulls may reach, and which without verified TLS.
+  registry::RegistryPolicy registries;
   absl::Duration pull_timeout = absl::Minutes(30);
   std::string unpacker_path;  // gpuaas-image-unpacker
   int64_t unpacker_memory_bytes = 2LL << 30;

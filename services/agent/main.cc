@@ -47,6 +47,7 @@
 namespace {
 
 namespace agent = gpuaas::agent;
+namespace registry = gpuaas::registry;
 
 constexpr gpuaas::service::ServiceIdentity kAgent{
     .name = "agent", .grpc_port = 17061, .metrics_port = 9161};
@@ -76,7 +77,8 @@ struct AgentFlags {
   std::string runtime = "container";
   std::string image_root = "/var/lib/gpuaas-agent/images";
   std::string image_cache_size = "50Gi";
-  bool registry_tls_verify = true;
+  std::vector<std::string> allowed_registries;
+  std::vector<std::string> insecure_registries;
   absl::Duration pull_timeout = absl::Minutes(30);
   std::string image_unpacker;
   std::string image_unpacker_memory = "2Gi";
@@ -185,9 +187,17 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--image-disk-reserve", f.image_disk_reserve,
               "an unpack stops (its pull fails) before the image cache's file system has less "
               "free than this (a quantity)");
-  options.Add("--registry-tls-verify", f.registry_tls_verify,
-              "verify registries' TLS certificates (off for the loopback registry of the dev "
-              "stack and the tests)");
+  options
+      .Add("--allowed-registries", f.allowed_registries,
+           "registries (host:port,...) that pulls may reach although they sit on a loopback, "
+           "link-local, private (RFC 1918, ULA), CGNAT, multicast or unspecified address (the "
+           "instance service's list); every other such address is refused")
+      ->delimiter(',');
+  options
+      .Add("--insecure-registries", f.insecure_registries,
+           "registries (host:port,...) pulled from without verifying TLS, or over plain HTTP; "
+           "every other registry's certificate is verified")
+      ->delimiter(',');
   options.Add("--workload-lan-allow", f.workload_lan_allow,
               "a network (a.b.c.d/n, or an address) in the node's LAN ranges (link-local, "
               "10/8, 172.16/12, 192.168/16, 100.64/10) that workloads with egress may reach, "
@@ -252,8 +262,11 @@ absl::StatusOr<agent::ProcessRuntimeOptions> RuntimeOptions(
 absl::StatusOr<agent::ContainerOptions> ContainerOptions(
     const AgentFlags& f, const std::vector<agent::GpuStatus>& gpus, const agent::GpuSource& source,
     std::shared_ptr<agent::ImageStore>* store) {
+  GPUAAS_ASSIGN_OR_RETURN(
+      registry::RegistryPolicy registries,
+      registry::RegistryPolicy::Create(f.allowed_registries, f.insecure_registries));
   agent::ContainerSetup setup{.image_root = f.image_root,
-                              .registry_tls_verify = f.registry_tls_verify,
+                              .registries = std::move(registries),
                               .pull_timeout = f.pull_timeout,
                               .lan_allowed = f.workload_lan_allow,
                               .forward_address = f.advertise_address,

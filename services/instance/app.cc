@@ -36,8 +36,14 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
   app->stock_ = std::make_unique<client::StockClient>(*stock_channel, absl::Seconds(2));
   app->storage_ = std::make_unique<client::StorageClient>(*storage_channel, absl::Seconds(2));
   BackHalf& back_half = *app->back_;
-  app->pinner_ = NewSkopeoPinner({.insecure_registries = o.insecure_registries});
-  app->images_ = std::make_unique<Images>(db, *app->pinner_, back_half.secret_box());
+  absl::StatusOr<registry::RegistryPolicy> policy =
+      registry::RegistryPolicy::Create(o.allowed_registries, o.insecure_registries);
+  if (!policy.ok()) return policy.status();
+  app->pinner_ = NewRegistryPinner(
+      {.policy = *std::move(policy), .timeout = absl::Seconds(o.registry_timeout_seconds)});
+  app->pins_ = std::make_unique<ImagePinQueue>(db, *app->pinner_, back_half.secret_box(),
+                                               ImagePinQueueOptions{});
+  app->images_ = std::make_unique<Images>(db, *app->pins_, back_half.secret_box());
   app->instances_ = std::make_unique<Instances>(
       db, Peers{*app->auth_, *app->stock_, *app->storage_}, *app->images_,
       [&back_half] { back_half.reconciler().Kick(); },
@@ -70,6 +76,7 @@ InstanceApp::~InstanceApp() { Close(); }
 
 absl::Status InstanceApp::StartBackground() {
   watches_->Start();
+  pins_->Start();
   back_->Start();
   started_ = true;
   return absl::OkStatus();
@@ -78,6 +85,7 @@ absl::Status InstanceApp::StartBackground() {
 void InstanceApp::StopBackground() {
   if (started_) {
     back_->Stop();
+    pins_->Stop();
     watches_->Stop();
     started_ = false;
   }

@@ -38,8 +38,12 @@ struct InstanceAppOptions {
   std::string access_domain = "gpuaas.localhost:8080";
   std::string access_scheme = "http";
   double access_code_ttl_seconds = 60;
-  // Registries ("host:port") pinned over plain HTTP or unverified TLS besides the loopback's.
+  // Registries ("host:port") that may sit on a loopback, private or other refused address
+  // (registry_policy.h), and those spoken to without verified TLS.
+  std::vector<std::string> allowed_registries;
   std::vector<std::string> insecure_registries;
+  // Each registry request's timeout (connect included).
+  double registry_timeout_seconds = 10;
   BackHalfFlags back;
 };
 
@@ -71,6 +75,7 @@ class InstanceApp final : public service::ServiceApp {
   std::unique_ptr<client::StockClient> stock_;
   std::unique_ptr<client::StorageClient> storage_;
   ImagePinnerPtr pinner_;
+  std::unique_ptr<ImagePinQueue> pins_;
   std::unique_ptr<Images> images_;
   std::unique_ptr<Instances> instances_;
   std::unique_ptr<InstanceWatches> watches_;

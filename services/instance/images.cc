@@ -5,9 +5,11 @@
 #include "libs/authz/roles.h"
 #include "libs/authz/tenant_scope.h"
 #include "libs/common/status_macros.h"
+#include "libs/registry_policy/registry_policy.h"
 #include "libs/service/paging.h"
 #include "libs/service/validate.h"
 #include "services/instance/instance_rules.h"
+#include "services/instance/oci_reference.h"
 #include "services/instance/registry_secrets.h"
 #include "services/instance/repository_images.h"
 
@@ -75,24 +77,34 @@ pb::Image Comparable(pb::Image image) {
   image.clear_create_time();
   image.clear_oci_digest_reference();
   image.clear_registry_password_set();
+  image.clear_state();
+  image.clear_state_reason();
   (void)image.mutable_defaults();  // an empty template stored reads back as set
   return image;
 }
 
+// The reference's grammar and its registry's host and port, without DNS or the network.
+absl::Status ValidateReference(const std::string& reference) {
+  if (reference.empty()) return absl::OkStatus();
+  GPUAAS_ASSIGN_OR_RETURN(const OciReference ref,
+                          ParseOciReference("image.oci_reference", reference));
+  if (!registry::ParseRegistryAddress(ref.host).ok()) {
+    return service::InvalidField("image.oci_reference", "names no valid registry host:port");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::StatusOr<pb::Image> Images::Prepare(const std::string& tenant,
-                                          const pb::CreateImageRequest& req) {
+pb::Image Images::Prepare(const std::string& tenant, const pb::CreateImageRequest& req) {
   pb::Image image = req.image();
   image.clear_create_time();
   image.clear_oci_digest_reference();
   image.clear_registry_password_set();
+  image.clear_state_reason();
   image.set_tenant_id(tenant);
   image.set_registry_username(req.registry_credentials().username());
-  if (!image.oci_reference().empty()) {
-    GPUAAS_ASSIGN_OR_RETURN(*image.mutable_oci_digest_reference(),
-                            pinner_.Pin(image.oci_reference(), req.registry_credentials()));
-  }
+  image.set_state(image.oci_reference().empty() ? pb::IMAGE_STATE_READY : pb::IMAGE_STATE_PENDING);
   return image;
 }
 
@@ -100,6 +112,7 @@ absl::Status Images::CreateImage(const authz::Principal& p, const pb::CreateImag
                                  pb::Image& out) {
   GPUAAS_RETURN_IF_ERROR(ValidateImage(req.image()));
   GPUAAS_RETURN_IF_ERROR(ValidateCredentials(req));
+  GPUAAS_RETURN_IF_ERROR(ValidateReference(req.image().oci_reference()));
   GPUAAS_ASSIGN_OR_RETURN(const std::string tenant,
                           ImageTenant(p, req.image().tenant_id(), "image.tenant_id"));
   GPUAAS_RETURN_IF_ERROR(tenant.empty()
@@ -113,8 +126,10 @@ absl::Status Images::CreateImage(const authz::Principal& p, const pb::CreateImag
         "--secret-key-file)");
   }
   const std::string aad = ImageSecretAad(tenant, asked.name(), asked.version());
-  // A create of what is stored answers it; anything else under its key is ALREADY_EXISTS.
-  const auto answer_taken = [&](const ImageRow& taken, const pb::Image& wanted) -> absl::Status {
+  // A create of what is stored answers it (and pins a FAILED one again); anything else under
+  // its key is ALREADY_EXISTS. Runs in a transaction.
+  const auto answer_taken = [&](db::Tx& tx, const ImageRow& taken,
+                                const pb::Image& wanted) -> absl::Status {
     bool same = google::protobuf::util::MessageDifferencer::Equals(Comparable(taken.image),
                                                                    Comparable(wanted));
     if (same && !taken.registry_secret.empty()) {
@@ -128,32 +143,35 @@ absl::Status Images::CreateImage(const authz::Principal& p, const pb::CreateImag
                                                    " exists with other contents"));
     }
     out = taken.image;
+    if (repo::RepinImage(tx, tenant, asked.name(), asked.version())) {
+      out.set_state(pb::IMAGE_STATE_PENDING);
+      out.clear_state_reason();
+    }
     return absl::OkStatus();
   };
   pb::Image wanted = asked;
   wanted.set_tenant_id(tenant);
   wanted.set_registry_username(login.username());
-  // A retry answers without asking the registry again.
-  GPUAAS_ASSIGN_OR_RETURN(
-      std::optional<ImageRow> taken,
-      pool_.Read<std::optional<ImageRow>>(
-          "instance.get_image", [&](db::Tx& tx) -> absl::StatusOr<std::optional<ImageRow>> {
-            return repo::GetImage(tx, tenant, asked.name(), asked.version());
-          }));
-  if (taken) return answer_taken(*taken, wanted);
-  GPUAAS_ASSIGN_OR_RETURN(const pb::Image image, Prepare(tenant, req));
+  const pb::Image image = Prepare(tenant, req);
   std::string sealed;
   if (box_ != nullptr) {
     GPUAAS_ASSIGN_OR_RETURN(sealed, SealCredentials(*box_, login, aad));
   }
-  return pool_.RunInTransaction("instance.create_image", [&](db::Tx& tx) -> absl::Status {
-    if (std::optional<ImageRow> raced = repo::GetImage(tx, tenant, image.name(), image.version())) {
-      return answer_taken(*raced, wanted);
-    }
-    repo::InsertImage(tx, image, sealed);
-    out = repo::GetImage(tx, tenant, image.name(), image.version())->image;
-    return absl::OkStatus();
-  });
+  GPUAAS_RETURN_IF_ERROR(
+      pool_.RunInTransaction("instance.create_image", [&](db::Tx& tx) -> absl::Status {
+        if (std::optional<ImageRow> taken =
+                repo::GetImage(tx, tenant, image.name(), image.version())) {
+          return answer_taken(tx, *taken, wanted);
+        }
+        repo::InsertImage(tx, image, sealed);
+        out = repo::GetImage(tx, tenant, image.name(), image.version())->image;
+        return absl::OkStatus();
+      }));
+  // The registry is asked by the pin queue's workers, never on this thread.
+  if (out.state() == pb::IMAGE_STATE_PENDING) {
+    pins_.Add(PinKey{tenant, out.name(), out.version()});
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Images::GetImage(const authz::Principal& p, const pb::GetImageRequest& req,
@@ -213,6 +231,15 @@ absl::StatusOr<ResolvedImage> Images::Resolve(const std::string& tenant, const s
             return FindImage(tx, tenant, name, version);
           }));
   if (!row) return ImageNotFound(ref);
+  if (row->image.state() == pb::IMAGE_STATE_PENDING) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "image: ", ref, " is still being pinned (PENDING); create the instance once it is READY"));
+  }
+  if (row->image.state() == pb::IMAGE_STATE_FAILED) {
+    return absl::FailedPreconditionError(absl::StrCat("image: ", ref, " could not be pinned (",
+                                                      row->image.state_reason(),
+                                                      "); create the image again to retry"));
+  }
   ResolvedImage resolved{.image = std::move(row->image), .credentials = {}};
   if (row->registry_secret.empty()) return resolved;
   const pb::Image& image = resolved.image;

@@ -1,11 +1,11 @@
 // The ImageService methods (instance.proto): the platform's catalog and tenants' own images,
-// pinned by digest at create (image_pinner.h), their registry logins sealed at rest
+// pinned by digest in the background (image_pin_queue.h), their registry logins sealed at rest
 // (registry_secrets.h). A tenant role reaches its tenant's images and the catalog; another
 // tenant's images do not exist for it. Global roles reach the catalog, and a tenant's images by
 // naming the tenant.
 //
-// CreateImage asks the registry (skopeo) before its transaction, so no row lock waits on the
-// network; everything else is one short transaction.
+// CreateImage stores the image PENDING in one short transaction and hands it to the pin queue
+// (image_pin_queue.h), whose workers ask the registry: no call waits on a registry.
 #pragma once
 
 #include <string>
@@ -16,7 +16,7 @@
 #include "libs/authz/principal.h"
 #include "libs/common/secret_box.h"
 #include "libs/db/db.h"
-#include "services/instance/image_pinner.h"
+#include "services/instance/image_pin_queue.h"
 
 namespace gpuaas::instance {
 
@@ -31,9 +31,9 @@ struct ResolvedImage {
 class Images final {
  public:
   // `box` may be null: the service keeps no secret key, and images with a registry login are
-  // refused (FAILED_PRECONDITION). `pinner` and `box` must outlive it.
-  Images(db::Pool& pool, ImagePinner& pinner, const SecretBox* box)
-      : pool_(pool), pinner_(pinner), box_(box) {}
+  // refused (FAILED_PRECONDITION). `pins` and `box` must outlive it.
+  Images(db::Pool& pool, ImagePinQueue& pins, const SecretBox* box)
+      : pool_(pool), pins_(pins), box_(box) {}
 
   absl::Status CreateImage(const authz::Principal& p, const pb::CreateImageRequest& req,
                            pb::Image& out);
@@ -45,8 +45,9 @@ class Images final {
 
   // The image `ref` ("name:version" or "name") names for an instance of `tenant`: the tenant's
   // own, else the catalog's, with its login opened. The caller checked it may create in
-  // `tenant`. Errors: NOT_FOUND "image: ..."; FAILED_PRECONDITION when its login cannot be
-  // opened (no or another --secret-key-file).
+  // `tenant`. Errors: NOT_FOUND "image: ..."; FAILED_PRECONDITION "image: ..." while it is
+  // PENDING, when it is FAILED, or when its login cannot be opened (no or another
+  // --secret-key-file).
   absl::StatusOr<ResolvedImage> Resolve(const std::string& tenant, const std::string& ref);
 
   // `credentials` sealed for instance `instance_id` ("" for none). Error: FAILED_PRECONDITION
@@ -55,11 +56,11 @@ class Images final {
                                               const std::string& instance_id) const;
 
  private:
-  // The image, sealed login and all, a create stores: pinned, its output fields set.
-  absl::StatusOr<pb::Image> Prepare(const std::string& tenant, const pb::CreateImageRequest& req);
+  // The image a create stores: PENDING when it has a reference to pin, its output fields set.
+  static pb::Image Prepare(const std::string& tenant, const pb::CreateImageRequest& req);
 
   db::Pool& pool_;
-  ImagePinner& pinner_;
+  ImagePinQueue& pins_;
   const SecretBox* box_;
 };
 

@@ -38,9 +38,22 @@ int main(int argc, char** argv) {
       .Add("--access-code-ttl", flags.access_code_ttl_seconds,
            "seconds a one-time access link stays usable")
       ->check(CLI::Range(1.0, 3600.0));
-  options.Add("--insecure-registry", flags.insecure_registries,
-              "a registry (host:port) that images are pinned from over plain HTTP or "
-              "unverified TLS; repeatable. Registries on the loopback always are");
+  options
+      .Add("--allowed-registries", flags.allowed_registries,
+           "registries (host:port,...) that images may name although they sit on a loopback, "
+           "link-local, private (RFC 1918, ULA), CGNAT, multicast or unspecified address: the "
+           "dev stack's own, a LAN mirror. Every other such address is refused")
+      ->delimiter(',');
+  options
+      .Add("--insecure-registries", flags.insecure_registries,
+           "registries (host:port,...) spoken to without verifying TLS, or over plain HTTP "
+           "when they speak no TLS; every other registry's certificate is verified")
+      ->delimiter(',');
+  options
+      .Add("--registry-timeout-seconds", flags.registry_timeout_seconds,
+           "each request to a registry while pinning an image (connect included); a pin makes "
+           "at most three")
+      ->check(CLI::Range(0.5, 120.0));
   gpuaas::instance::AddBackHalfFlags(app, "instance", flags.back);
   CLI11_PARSE(app, argc, argv);
   gpuaas::SetLogLevel(flags.common.log_level);

@@ -19,13 +19,28 @@ struct ImageRow {
   std::string registry_secret;
 };
 
+// An image being pinned (image_pin_queue.h).
+struct PinKey {
+  std::string tenant, name, version;
+};
+
 namespace repo {
 
 // `tenant`'s image ("" for the catalog's), the newest version of `name` when `version` is "".
 std::optional<ImageRow> GetImage(db::Tx& tx, const std::string& tenant, const std::string& name,
                                  const std::string& version);
-// Inserts `image` under image.tenant_id(). Throws unique_violation for a taken key.
+// Inserts `image` under image.tenant_id(), in image.state() (READY for UNSPECIFIED). Throws
+// unique_violation for a taken key.
 void InsertImage(db::Tx& tx, const pb::Image& image, const std::string& registry_secret);
+// A FAILED image made PENDING again; false when it is not FAILED.
+bool RepinImage(db::Tx& tx, const std::string& tenant, const std::string& name,
+                const std::string& version);
+// A PENDING image of `oci_reference` made READY at `digest_reference` (failure "") or FAILED
+// with `failure`; false when it is no longer PENDING or names another reference.
+bool FinishPin(db::Tx& tx, const PinKey& key, const std::string& oci_reference,
+               const std::string& digest_reference, const std::string& failure);
+// Every PENDING image, oldest first.
+std::vector<PinKey> PendingPins(db::Tx& tx);
 // The catalog's images and `tenant`'s (the catalog's alone for ""), of `name` when not "",
 // ordered by name, version, then tenant ("" first), after the key `after` (ImageKey).
 std::vector<pb::Image> ListImages(db::Tx& tx, const std::string& tenant, const std::string& name,

@@ -45,6 +45,10 @@ ImageStack::ImageStack(const std::string& dsn, fs::path dir, std::vector<AgentSp
   }
   platform_testing::PlatformOptions options;
   options.agents = std::move(agents);
+  // The operator allows the fixture's loopback registries (the dev stack allows its own).
+  for (auto registry : {OpenTestRegistry(), LoginTestRegistry()}) {
+    if (registry.ok()) options.registries.push_back(registry->address);
+  }
   platform_ = std::make_unique<PlatformStack>(dsn, dir_, std::move(options));
   proxy_ = std::make_unique<proxy_testing::ProxyProcess>(dir_, platform_->instance().address(),
                                                          platform_->auth().address(),

@@ -38,7 +38,8 @@ class InstanceCreateTest : public ReconcilerTest {
     auto channel = client::OpenChannel(stack_->address(), {});
     ASSERT_OK(channel);
     authenticator_ = authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*channel), clock_);
-    images_ = std::make_unique<Images>(*pool_, *pinner_, &box_);
+    pins_ = std::make_unique<ImagePinQueue>(*pool_, *pinner_, &box_, ImagePinQueueOptions{});
+    images_ = std::make_unique<Images>(*pool_, *pins_, &box_);
     instances_ = std::make_unique<Instances>(
         *pool_, Peers{*auth_client_, *stock_client_, *storage_client_}, *images_, nullptr,
         InstancesOptions{.lookup_cache_ttl = kCacheTtl, .clock = &cache_clock_});
@@ -46,6 +47,7 @@ class InstanceCreateTest : public ReconcilerTest {
   void TearDown() override {
     instances_.reset();
     images_.reset();
+    pins_.reset();
     ReconcilerTest::TearDown();
   }
 
@@ -163,8 +165,9 @@ class InstanceCreateTest : public ReconcilerTest {
 
   FakeClock cache_clock_;
   std::unique_ptr<authz::Authenticator> authenticator_;
-  // No test here names an OCI reference: skopeo is never run.
-  ImagePinnerPtr pinner_ = NewSkopeoPinner({});
+  // No test here names an OCI reference: no registry is asked, and the queue never starts.
+  ImagePinnerPtr pinner_ = NewRegistryPinner({});
+  std::unique_ptr<ImagePinQueue> pins_;
   std::unique_ptr<Images> images_;
   std::unique_ptr<Instances> instances_;
 };

@@ -14,6 +14,7 @@
 #include "services/instance/grpc_service.h"
 #include "services/instance/instances.h"
 #include "tests/common/child_process.h"
+#include "tests/common/image_pin_wait.h"
 #include "tests/common/login_registry.h"
 #include "tests/instance/reconciler_test_base.h"
 
@@ -37,7 +38,15 @@ class InstanceImagesTest : public ReconcilerTest {
     auto channel = client::OpenChannel(stack_->address(), {});
     ASSERT_OK(channel);
     authenticator_ = authz::NewJwksAuthenticator(authz::NewGrpcJwksSource(*channel), clock_);
-    images_ = std::make_unique<Images>(*pool_, *pinner_, &box_);
+    // The operator allows the test's loopback registry (plain HTTP); every other loopback
+    // address stays refused.
+    absl::StatusOr<registry::RegistryPolicy> policy =
+        registry::RegistryPolicy::Create({registry_->host()}, {registry_->host()});
+    ASSERT_OK(policy);
+    pinner_ = NewRegistryPinner({.policy = *policy, .timeout = absl::Seconds(5)});
+    pins_ = std::make_unique<ImagePinQueue>(*pool_, *pinner_, &box_, ImagePinQueueOptions{});
+    pins_->Start();
+    images_ = std::make_unique<Images>(*pool_, *pins_, &box_);
     instances_ = std::make_unique<Instances>(
         *pool_, Peers{*auth_client_, *stock_client_, *storage_client_}, *images_, nullptr);
     image_server_ = std::make_unique<rpc::Server>(
@@ -59,11 +68,13 @@ class InstanceImagesTest : public ReconcilerTest {
     image_server_.reset();
     instances_.reset();
     images_.reset();
+    pins_.reset();
     registry_.reset();
     ReconcilerTest::TearDown();
   }
 
-  // CreateImage over gRPC as alpha's member, with the registry's login unless `password` is "".
+  // CreateImage over gRPC as alpha's member, with the registry's login unless `password` is "",
+  // then GetImage until it is pinned (FAILED_PRECONDITION with its reason when the pin failed).
   grpc::Status CreateImage(const std::string& name, const std::string& oci_reference,
                            const std::string& password, pb::Image& out) {
     pb::CreateImageRequest req;
@@ -75,7 +86,8 @@ class InstanceImagesTest : public ReconcilerTest {
       req.mutable_registry_credentials()->set_username(LoginRegistry::kUser);
       req.mutable_registry_credentials()->set_password(password);
     }
-    return image_stub_->CreateImage(AuthStack::Ctx(member_).get(), req, &out);
+    return gpuaas::testing::CreateImageAndWait(
+        *image_stub_, [&] { return AuthStack::Ctx(member_); }, req, out);
   }
 
   absl::StatusOr<pb::Instance> CreateInstance(const std::string& id, const std::string& image) {
@@ -124,7 +136,8 @@ class InstanceImagesTest : public ReconcilerTest {
 
   std::unique_ptr<LoginRegistry> registry_;
   std::unique_ptr<authz::Authenticator> authenticator_;
-  ImagePinnerPtr pinner_ = NewSkopeoPinner({});
+  ImagePinnerPtr pinner_;
+  std::unique_ptr<ImagePinQueue> pins_;
   std::unique_ptr<Images> images_;
   std::unique_ptr<Instances> instances_;
   std::unique_ptr<rpc::Server> image_server_;
@@ -185,21 +198,29 @@ TEST_F(InstanceImagesTest, AReferenceByDigestIsKeptAndBadReferencesNameTheField)
   EXPECT_EQ(image.oci_digest_reference(), pinned);
 
   s = CreateImage("missing", registry_->host() + "/acme/app:nope", LoginRegistry::kPassword, image);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_EQ(image.state(), pb::IMAGE_STATE_FAILED);
   EXPECT_THAT(s.error_message(), HasSubstr("image.oci_reference"));
+  EXPECT_THAT(s.error_message(), HasSubstr("not found"));
 
   s = CreateImage("wrong", registry_->host() + "/acme/app:1", "wrong-password", image);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
   EXPECT_THAT(s.error_message(), HasSubstr("registry_credentials"));
   EXPECT_THAT(s.error_message(), ::testing::Not(HasSubstr("wrong-password")));
 
   s = CreateImage("nologin", registry_->host() + "/acme/app:1", "", image);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
   EXPECT_THAT(s.error_message(), HasSubstr("registry_credentials"));
+  // A FAILED image is refused for instances, naming it.
+  absl::StatusOr<pb::Instance> refused = CreateInstance("from-failed", "nologin:1");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("image"));
 
+  // A loopback port the operator did not allow is refused before any connection.
   const int closed = gpuaas::testing::FreePort();
   s = CreateImage("away", "127.0.0.1:" + std::to_string(closed) + "/acme/app:1", "", image);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_EQ(s.error_message(), "registry address not allowed");
 
   s = CreateImage("bad", "Not A Reference", "", image);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();

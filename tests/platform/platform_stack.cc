@@ -12,6 +12,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/service_dsn.h"
@@ -135,6 +136,10 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
       port, dir_ / "storage.log");
   storage_->Start();
 
+  if (!options_.registries.empty()) {
+    const std::string list = absl::StrJoin(options_.registries, ",");
+    registry_flags_ = {"--allowed-registries=" + list, "--insecure-registries=" + list};
+  }
   // Seals images' registry logins; one key for every replica.
   std::ofstream(dir_ / "instance.key", std::ios::binary) << std::string(32, 'i');
   for (int i = 0; i < options_.instance_replicas; ++i) {
@@ -146,7 +151,7 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
                    "--stock-addr=" + stock_->address(), "--storage-addr=" + storage_->address(),
                    "--api-key-file=" + api_key_file_.string(),
                    "--secret-key-file=" + (dir_ / "instance.key").string()},
-                  common("instance", metrics_port)),
+                  With(common("instance", metrics_port), registry_flags_)),
              options_.instance_flags),
         port, dir_ / absl::StrCat("instance-", i, ".log"), metrics_port);
     replica->Start();
@@ -227,9 +232,8 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
             "--api-key-file=" + key_file.string(),
             "--workload-root=" + workload_root(spec.node_id).string(), "--sample-interval=200ms",
             "--port-range=" + port_range,
-            "--image-root=" + (dir_ / "images" / spec.node_id).string(),
-            "--registry-tls-verify=false"},
-           options_.agent_flags),
+            "--image-root=" + (dir_ / "images" / spec.node_id).string()},
+           With(registry_flags_, options_.agent_flags)),
       port, dir_ / ("agent-" + spec.node_id + ".log"));
   agent->Start();
   agents_[spec.node_id] = std::move(agent);

@@ -85,6 +85,10 @@ struct PlatformOptions {
   std::vector<std::string> storage_flags;
   std::vector<std::string> instance_flags;
   std::vector<std::string> agent_flags;
+  // Registries ("127.0.0.1:PORT") the operator allows although they sit on the loopback, spoken
+  // to over plain HTTP (--allowed-registries and --insecure-registries of the instance service
+  // and the agents). Every other loopback registry is refused, as in production.
+  std::vector<std::string> registries;
 };
 
 class PlatformStack final {
@@ -157,6 +161,8 @@ class PlatformStack final {
 
   std::filesystem::path dir_;
   PlatformOptions options_;
+  // --allowed-registries and --insecure-registries of options_.registries.
+  std::vector<std::string> registry_flags_;
   std::unique_ptr<auth::testing::AuthStack> auth_;
   std::string admin_token_;
   std::filesystem::path api_key_file_;

@@ -255,7 +255,7 @@ class RollingSchemaTest : public testing::PgTest {
             "--api-key-file=" + agent_key_file_.string(),
             "--workload-root=" + (dir_.path() / "workloads").string(), "--sample-interval=200ms",
             absl::StrCat("--port-range=", first, "-", first + 99),
-            "--image-root=" + (dir_.path() / "images").string(), "--registry-tls-verify=false"},
+            "--image-root=" + (dir_.path() / "images").string()},
         port, dir_.path() / "agent.log");
     agent_->Start();
   }

@@ -33,6 +33,7 @@
 #include "libs/testing/temp_dir.h"
 #include "tests/common/child_process.h"
 #include "tests/common/hostile_registry.h"
+#include "tests/common/image_pin_wait.h"
 #include "tests/images/test_registry.h"
 #include "tests/platform/platform_stack.h"
 #include "tests/proxy/proxy_process.h"
@@ -152,6 +153,14 @@ class ContainerAttackTest : public gpuaas::testing::PgTest {
     PlatformOptions options;
     options.agents = {{"node-a", "4xA100-80GB"}};
     options.instance_flags = {absl::StrCat("--workload-pids=", kPids)};
+    // The operator allows the fixture's registries, and the port mallory's own registry will
+    // listen on (a LAN registry the operator allowed: what its digest check must hold against).
+    for (auto registry :
+         {images_testing::OpenTestRegistry(), images_testing::LoginTestRegistry()}) {
+      if (registry.ok()) options.registries.push_back(registry->address);
+    }
+    mallorys_registry_port_ = gpuaas::testing::FreePort();
+    options.registries.push_back(absl::StrCat("127.0.0.1:", mallorys_registry_port_));
     stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     mallory_ = stack_->CreateTenant("mallory");
     victim_ = stack_->CreateTenant("victim");
@@ -230,6 +239,7 @@ class ContainerAttackTest : public gpuaas::testing::PgTest {
 
   gpuaas::testing::TempDir dir_;
   std::unique_ptr<PlatformStack> stack_;
+  int mallorys_registry_port_ = 0;
   std::string mallory_;
   std::string victim_;
 };
@@ -499,7 +509,8 @@ class ContainerImageAttackTest : public ContainerAttackTest {
   }
 
   // CreateImage `name`:1 in `token`'s tenant from `reference` with `password` (none when
-  // empty) for the registry's user.
+  // empty) for the registry's user, then GetImage until it is pinned: FAILED_PRECONDITION with
+  // its reason when the pin failed.
   grpc::Status CreateImage(const std::string& token, const std::string& name,
                            const std::string& reference, const std::string& password,
                            instancepb::Image* out = nullptr) {
@@ -512,8 +523,9 @@ class ContainerImageAttackTest : public ContainerAttackTest {
       req.mutable_registry_credentials()->set_password(password);
     }
     instancepb::Image made;
-    return stack_->images().CreateImage(PlatformStack::Ctx(token).get(), req,
-                                        out != nullptr ? out : &made);
+    return gpuaas::testing::CreateImageAndWait(
+        stack_->images(), [&] { return PlatformStack::Ctx(token); }, req,
+        out != nullptr ? *out : made);
   }
 
   // The tiny image's web server on 8080.
@@ -611,7 +623,7 @@ TEST_F(ContainerImageAttackTest, ATenantsOwnRegistryCannotVouchForAnotherTenants
       absl::StrCat("http://", open->address, "/v2/",
                    ref.substr(open->address.size() + 1, at - open->address.size() - 1),
                    "/manifests/", ref.substr(at + 1));
-  const int port = gpuaas::testing::FreePort();
+  const int port = mallorys_registry_port_;
   const fs::path script = dir_.path() / "lying_registry.py";
   const fs::path requests = dir_.path() / "lying_registry.requests";
   std::ofstream(script) << kLyingRegistry;
@@ -643,7 +655,7 @@ TEST_F(ContainerImageAttackTest, ATenantsOwnRegistryCannotVouchForAnotherTenants
 }
 
 // A wrong digest fails at the agent's pull (IMAGE_PULL_FAILED, not found); a missing tag and a
-// wrong password are refused at CreateImage, when the reference is pinned.
+// wrong password fail the image's pin (FAILED, with the reason).
 TEST_F(ContainerImageAttackTest, AWrongDigestAMissingTagAndAWrongPasswordEachGiveTheirReason) {
   const std::string repository = tiny_.digest_reference.substr(0, tiny_.digest_reference.find('@'));
   grpc::Status s =
@@ -659,11 +671,11 @@ TEST_F(ContainerImageAttackTest, AWrongDigestAMissingTagAndAWrongPasswordEachGiv
       << wrong.message();
 
   s = CreateImage(victim_, "missing-tag", repository + ":no-such-tag", registry_.password);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
-  EXPECT_TRUE(absl::StrContains(s.error_message(), "oci_reference")) << s.error_message();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "not found")) << s.error_message();
 
   s = CreateImage(victim_, "wrong-password", tiny_.tag_reference, registry_.password + "x");
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
   EXPECT_TRUE(absl::StrContains(s.error_message(), "registry_credentials")) << s.error_message();
 
   // The same image by its tag with the right login is pinned and runs.

@@ -39,7 +39,7 @@ class ImageLayerAttackTest : public ::testing::Test {
     registry_ = *std::move(registry);
     // As the agent runs it: every layer unpacked by the sandboxed unpacker.
     auto store = ImageStore::Open({.root = (temp_.path() / "store").string(),
-                                   .tls_verify = false,
+                                   .registries = *gpuaas::registry::RegistryPolicy::Create({}, {registry_->host()}),
                                    .unpacker_path = GPUAAS_IMAGE_UNPACKER});
     ASSERT_OK(store.status());
     store_ = *std::move(store);

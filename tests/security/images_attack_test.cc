@@ -9,6 +9,7 @@
 #include "libs/db/rows.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
+#include "tests/common/image_pin_wait.h"
 #include "tests/common/login_registry.h"
 #include "tests/platform/platform_stack.h"
 
@@ -25,6 +26,7 @@ class ImagesAttackTest : public gpuaas::testing::PgTest {
     registry_ = std::make_unique<LoginRegistry>(dir_.path() / "registry");
     PlatformOptions options;
     options.agents = {};
+    options.registries = {registry_->host()};
     stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     victim_ = stack_->CreateTenant("victim");
     mallory_ = stack_->CreateTenant("mallory");
@@ -45,7 +47,7 @@ class ImagesAttackTest : public gpuaas::testing::PgTest {
     digest_ = registry_->Push("victim/model:1", "victim");
     ASSERT_FALSE(digest_.empty());
     instancepb::CreateImageRequest req = ImageRequest("model", LoginRegistry::kPassword);
-    s = stack_->images().CreateImage(PlatformStack::Ctx(victim_).get(), req, &image_);
+    s = CreateImage(victim_, req, image_);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
   void TearDown() override {
@@ -65,6 +67,13 @@ class ImagesAttackTest : public gpuaas::testing::PgTest {
       req.mutable_registry_credentials()->set_password(password);
     }
     return req;
+  }
+  // CreateImage, then GetImage until it is pinned (FAILED_PRECONDITION with its reason when the
+  // pin failed).
+  grpc::Status CreateImage(const std::string& token, const instancepb::CreateImageRequest& req,
+                           instancepb::Image& out) {
+    return gpuaas::testing::CreateImageAndWait(
+        stack_->images(), [&] { return PlatformStack::Ctx(token); }, req, out);
   }
   grpc::Status CreateInstance(const std::string& token, const std::string& id,
                               instancepb::Instance& out) {
@@ -119,9 +128,10 @@ TEST_F(ImagesAttackTest, AnotherTenantCannotGetListUseOrDeleteATenantsImage) {
 
   // The same name in the attacker's tenant is the attacker's own image, not a replacement.
   instancepb::Image own;
-  s = images.CreateImage(PlatformStack::Ctx(mallory_).get(), ImageRequest("model", ""), &own);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+  s = CreateImage(mallory_, ImageRequest("model", ""), own);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
       << "naming the victim's registry does not lend it the victim's login: " << s.error_message();
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "registry_credentials")) << s.error_message();
 
   // The owner still has it, uses it, and its instance runs the pinned bytes.
   get.clear_tenant_id();
@@ -156,8 +166,7 @@ TEST_F(ImagesAttackTest, TheRegistryLoginIsInNoAnswerLogOrTable) {
   EXPECT_FALSE(Leaks(instance));
   // A retry with another password is refused without echoing either.
   instancepb::Image again;
-  grpc::Status s = images.CreateImage(PlatformStack::Ctx(victim_).get(),
-                                      ImageRequest("model", "guess-1234"), &again);
+  grpc::Status s = CreateImage(victim_, ImageRequest("model", "guess-1234"), again);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS);
   EXPECT_FALSE(absl::StrContains(s.error_message(), "guess-1234"));
 

@@ -38,6 +38,7 @@ using ::gpuaas::agent::testing::Compression;
 using ::gpuaas::agent::testing::PushImage;
 using ::gpuaas::agent::testing::TarBuilder;
 using ::gpuaas::agent::testing::TestRegistry;
+using ::gpuaas::registry::RegistryPolicy;
 using ::gpuaas::testing::Eventually;
 using ::gpuaas::testing::HostileRegistry;
 using ::gpuaas::testing::StatusIs;
@@ -74,10 +75,14 @@ class RegistryAttackTest : public ::testing::Test {
                         .min_free_bytes = 0};
   }
 
-  std::unique_ptr<ImageStore> OpenStore(const std::string& name, const UnpackLimits& limits) {
+  // The store speaks plain HTTP to the hostile registry and to `more_registries`, as the agent
+  // does to the registries its operator names insecure.
+  std::unique_ptr<ImageStore> OpenStore(const std::string& name, const UnpackLimits& limits,
+                                        std::vector<std::string> more_registries = {}) {
+    more_registries.push_back(registry_->host());
     absl::StatusOr<std::unique_ptr<ImageStore>> store =
         ImageStore::Open({.root = (temp_.path() / name).string(),
-                          .tls_verify = false,
+                          .registries = *RegistryPolicy::Create({}, more_registries),
                           .pull_timeout = absl::Minutes(2),
                           .unpacker_path = GPUAAS_IMAGE_UNPACKER,
                           .limits = limits});
@@ -245,6 +250,8 @@ TEST_F(RegistryAttackTest, ACachedLayerIsNotLentToATenantWhoseRegistryRefusesIt)
   absl::StatusOr<std::unique_ptr<TestRegistry>> victims_registry =
       TestRegistry::Start((temp_.path() / "victims-registry").string());
   ASSERT_OK(victims_registry.status());
+  store_.reset();
+  store_ = OpenStore("store", Limits(), {(*victims_registry)->host()});
   const std::string tar = (temp_.path() / "work" / "victim.tar").string();
   ASSERT_OK(
       TarBuilder().File("secret", "the victim's weights").Write(tar, Compression::kNone).status());

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "tools/gpuaasctl/commands.h"
 #include "tools/gpuaasctl/instance_tables.h"
 #include "tools/gpuaasctl/secret_input.h"
@@ -18,6 +19,7 @@ struct ImageFlags {
   std::string oci_reference;
   std::string registry_user;
   bool deny_egress = false;
+  bool no_wait = false;
   std::string tenant;
   TemplateFlags defaults;
   PageFlags page;
@@ -49,6 +51,20 @@ absl::Status Create(Context& ctx, Session& s, const ImageFlags& f) {
   }
   GPUAAS_ASSIGN_OR_RETURN(*image->mutable_defaults(), ParseTemplate(f.defaults));
   GPUAAS_ASSIGN_OR_RETURN(instancepb::Image resp, s.Call(&InstanceClient::CreateImage, req));
+  // The service pins in the background; a user who ran `create` wants to know how that went.
+  const absl::Time until = absl::Now() + absl::Minutes(2);
+  while (!f.no_wait && resp.state() == instancepb::IMAGE_STATE_PENDING && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(250));
+    instancepb::GetImageRequest get;
+    get.set_image(absl::StrCat(resp.name(), ":", resp.version()));
+    get.set_tenant_id(resp.tenant_id());
+    GPUAAS_ASSIGN_OR_RETURN(resp, s.Call(&InstanceClient::GetImage, get));
+  }
+  if (resp.state() == instancepb::IMAGE_STATE_FAILED) {
+    return absl::FailedPreconditionError(absl::StrCat("image ", resp.name(), ":", resp.version(),
+                                                      " could not be pinned: ", resp.state_reason(),
+                                                      " (fix it, then create it again to retry)"));
+  }
   return PrintImage(ctx, resp);
 }
 
@@ -63,8 +79,10 @@ void AddImageCommands(CLI::App& root, Context& ctx) {
   CLI::App* sub = group->add_subcommand(
       "create",
       "add an image version: members add their tenant's own, platform admins the catalog's "
-      "(the same image again is a no-op). --oci is pinned to its digest now; instances run "
-      "those bytes. A private registry: --registry-user USER, the password from $" +
+      "(the same image again is a no-op, or retries a FAILED pin). --oci is pinned to its "
+      "digest in the background (PENDING, then READY or FAILED; this waits for it unless "
+      "--no-wait); instances run those bytes. A private registry: --registry-user USER, the "
+      "password from $" +
           std::string(kRegistryPasswordEnv) +
           " or stdin (never an argument); it is kept sealed and never shown again.\n"
           "  e.g. echo \"$TOKEN\" | gpuaasctl images create myapp --version 1 \\\n"
@@ -80,6 +98,8 @@ void AddImageCommands(CLI::App& root, Context& ctx) {
                       std::string(kRegistryPasswordEnv) + " or stdin");
   sub->add_flag("--deny-egress", create->deny_egress,
                 "its workloads may not connect out of the node");
+  sub->add_flag("--no-wait", create->no_wait,
+                "answer at once, the image PENDING while its reference is pinned");
   sub->add_option("--tenant", create->tenant,
                   "global roles: the tenant whose image it is (empty: the catalog)");
   sub->add_option("--port", create->defaults.ports,

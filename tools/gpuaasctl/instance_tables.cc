@@ -274,15 +274,28 @@ std::string ImageOwner(const instancepb::Image& image) {
   return image.tenant_id().empty() ? "catalog" : image.tenant_id();
 }
 
+// Where its pin stands: PENDING, READY, FAILED (images from before pins had a state: READY).
+std::string ImageState(const instancepb::Image& image) {
+  switch (image.state()) {
+    case instancepb::IMAGE_STATE_PENDING:
+      return "PENDING";
+    case instancepb::IMAGE_STATE_FAILED:
+      return "FAILED";
+    default:
+      return "READY";
+  }
+}
+
 }  // namespace
 
 std::string ImageTable(const google::protobuf::RepeatedPtrField<instancepb::Image>& images) {
-  Table t({"IMAGE", "VERSION", "OWNER", "PORTS", "CREATED", "DESCRIPTION"});
+  Table t({"IMAGE", "VERSION", "OWNER", "STATE", "PORTS", "CREATED", "DESCRIPTION"});
   for (const auto& image : images) {
     std::vector<std::string> ports;
     for (const auto& p : image.defaults().ports()) ports.push_back(PortSpec(p));
-    t.AddRow({image.name(), image.version(), ImageOwner(image), absl::StrJoin(ports, ";"),
-              FormatTimestamp(image.create_time()), image.description()});
+    t.AddRow({image.name(), image.version(), ImageOwner(image), ImageState(image),
+              absl::StrJoin(ports, ";"), FormatTimestamp(image.create_time()),
+              image.description()});
   }
   return t.Render();
 }
@@ -294,7 +307,9 @@ std::string ImageDetail(const instancepb::Image& image) {
   f.Add("COMMAND", image.command());
   f.Add("OWNER", ImageOwner(image));
   f.Add("OCI", image.oci_reference());
+  f.Add("STATE", ImageState(image));
   f.Add("PINNED", image.oci_digest_reference());
+  if (!image.state_reason().empty()) f.Add("REASON", image.state_reason());
   if (!image.registry_username().empty()) {
     f.Add("REGISTRY LOGIN", absl::StrCat(image.registry_username(),
                                          image.registry_password_set() ? " (password set)" : ""));

@@ -236,7 +236,7 @@ absl::StatusOr<ImageRecord> ImageStore::PullUncached(
   fs::create_directories(job.blob_dir, error);
   SkopeoOptions skopeo{.skopeo_path = options_.skopeo_path,
                        .private_dir = job.private_dir,
-                       .tls_verify = options_.tls_verify,
+                       .tls_verify = options_.registries.VerifiesTls(reference),
                        .timeout = options_.pull_timeout};
   if (login != nullptr) {
     GPUAAS_ASSIGN_OR_RETURN(skopeo.auth_file, WriteAuthFile(job.private_dir, reference, *login));

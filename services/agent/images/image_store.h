@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "libs/registry_policy/registry_policy.h"
 #include "services/agent/images/image_record.h"
 #include "services/agent/images/internal/blob_grants.h"
 #include "services/agent/images/internal/pull_job.h"
@@ -53,7 +54,9 @@ struct ImageStoreOptions {
   // GC keeps the store (blobs and unpacked layers) under this; unused images go first, least
   // recently used first.
   int64_t size_limit_bytes = 50LL << 30;
-  bool tls_verify = true;  // false for the loopback registries of tests and the dev stack
+  // TLS is verified for every registry but the policy's insecure ones (the policy's addresses
+  // are checked by the caller, container_setup.cc, before a pull).
+  registry::RegistryPolicy registries;
   // A registry that answers slowly or not at all (a tenant's own can) fails the pull after
   // this long: DEADLINE_EXCEEDED.
   absl::Duration pull_timeout = absl::Minutes(30);

@@ -106,7 +106,7 @@ class ImageStoreTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<ImageStore>> store =
         ImageStore::Open({.root = root_.string(),
                           .size_limit_bytes = limit,
-                          .tls_verify = false,
+                          .registries = *registry::RegistryPolicy::Create({}, {registry_->host()}),
                           .pull_timeout = pull_timeout,
                           .unpacker_path = GPUAAS_IMAGE_UNPACKER});
     EXPECT_OK(store.status());

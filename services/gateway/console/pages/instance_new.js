@@ -15,6 +15,14 @@ export function specSummary(s) {
 }
 
 // An id the user may keep: the name as [a-z0-9-], starting with a letter.
+// An image whose reference is not pinned yet, or could not be (ImageState): instances from it
+// are refused until it is READY, so the picker says so.
+function pinState(image) {
+  if (image.state === 'IMAGE_STATE_PENDING') return ' [pinning…]';
+  if (image.state === 'IMAGE_STATE_FAILED') return ` [failed: ${image.state_reason || 'unknown'}]`;
+  return '';
+}
+
 function idFrom(name) {
   const id = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z]+/, '').replace(/-+$/, '');
   return id.slice(0, 63).replace(/-+$/, '');
@@ -56,7 +64,7 @@ export default async function instanceNewPage(root, params, signal) {
       options: specs.items.map((s) => ({ value: s.spec_name, label: `${s.spec_name} — ${specSummary(s)} — ${pricePerHour(s.price)}` })) },
     { name: 'image', label: 'Image', type: 'select',
       options: [...images.items.map((i) => ({ value: `${i.name}:${i.version}`,
-        label: `${i.name}:${i.version}${i.description ? ' — ' + i.description : ''}${i.tenant_id ? ' (yours)' : ''}` })),
+        label: `${i.name}:${i.version}${i.description ? ' — ' + i.description : ''}${i.tenant_id ? ' (yours)' : ''}${pinState(i)}` })),
       { value: '', label: 'No image (the template command only)' }] },
     { name: 'storage_id', label: 'Storage', type: 'select', keys: ['storage_id', 'storage'],
       hint: readyStorages.length ? 'Mounted at the image\'s volume path (/data for the catalog images).'
