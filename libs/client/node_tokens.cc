@@ -29,9 +29,9 @@ absl::StatusOr<std::string> NodeTokens::Get(const std::string& node_id, Purpose 
   req.set_node_id(node_id);
   req.set_purpose(purpose);
   const absl::Time now = clock_.Now();
-  absl::StatusOr<authpb::IssueNodeTokenResponse> resp = internal::UnaryCall(
-      *stub_, &authpb::NodeTokenService::StubInterface::IssueNodeToken, req, CallContext(),
-      timeout_, &tokens_);
+  absl::StatusOr<authpb::IssueNodeTokenResponse> resp =
+      internal::UnaryCall(*stub_, &authpb::NodeTokenService::StubInterface::IssueNodeToken, req,
+                          CallContext(), timeout_, &tokens_);
   if (!resp.ok()) return resp.status();
   // As AccessTokens: renewed after four fifths of its life, reused at least a few seconds.
   constexpr absl::Duration kMinReuse = absl::Seconds(5);

@@ -2,9 +2,9 @@
 
 namespace gpuaas::auth {
 
-grpc::ServerUnaryReactor* NodeTokenServiceImpl::IssueNodeToken(
-    grpc::CallbackServerContext* ctx, const pb::IssueNodeTokenRequest* req,
-    pb::IssueNodeTokenResponse* resp) {
+grpc::ServerUnaryReactor* NodeTokenServiceImpl::IssueNodeToken(grpc::CallbackServerContext* ctx,
+                                                               const pb::IssueNodeTokenRequest* req,
+                                                               pb::IssueNodeTokenResponse* resp) {
   return handler_.Run(ctx, [this, req, resp](const authz::Principal& p) {
     return auth_.IssueNodeToken(p, *req, *resp);
   });

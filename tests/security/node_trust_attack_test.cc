@@ -22,6 +22,7 @@
 #include "gpuaas/instance/v1/workload_logs.grpc.pb.h"
 #include "gpuaas/storage/v1/storage.grpc.pb.h"
 #include "libs/testing/eventually.h"
+#include "libs/testing/permission_matrix.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
 #include "services/storage/s3/testing/raw_client.h"
@@ -141,8 +142,8 @@ class NodeTrustAttackTest : public ::testing::Test {
   std::pair<grpc::Status, std::string> AgentLogs(const std::string& node_id,
                                                  const std::string& token,
                                                  const std::string& workload_id) {
-    auto agent = instancepb::WorkloadLogService::NewStub(grpc::CreateChannel(
-        stack_->agent(node_id).address(), grpc::InsecureChannelCredentials()));
+    auto agent = instancepb::WorkloadLogService::NewStub(
+        grpc::CreateChannel(stack_->agent(node_id).address(), grpc::InsecureChannelCredentials()));
     instancepb::ReadWorkloadLogsRequest req;
     req.set_workload_id(workload_id);
     auto ctx = PlatformStack::Ctx(token);
@@ -182,8 +183,8 @@ class NodeTrustAttackTest : public ::testing::Test {
       instancepb::GetInstanceRequest get;
       get.set_instance_id(id);
       instancepb::Instance instance;
-      EXPECT_TRUE(refused(
-          stack_->instances().GetInstance(PlatformStack::Ctx(token).get(), get, &instance)))
+      EXPECT_TRUE(
+          refused(stack_->instances().GetInstance(PlatformStack::Ctx(token).get(), get, &instance)))
           << tenant;
       instancepb::GetInstanceLogsRequest logs;
       logs.set_instance_id(id);
@@ -247,8 +248,8 @@ class NodeTrustAttackTest : public ::testing::Test {
     // Stock: the nodes and stocks of the platform.
     stockpb::ListNodesRequest nodes_req;
     stockpb::ListNodesResponse nodes;
-    EXPECT_TRUE(
-        refused(stack_->stock_stub().ListNodes(PlatformStack::Ctx(token).get(), nodes_req, &nodes)));
+    EXPECT_TRUE(refused(
+        stack_->stock_stub().ListNodes(PlatformStack::Ctx(token).get(), nodes_req, &nodes)));
     stockpb::ClaimStockRequest claim;
     claim.set_spec_name("a100.1x");
     claim.set_instance_id("planted");
@@ -294,6 +295,50 @@ TEST_F(NodeTrustAttackTest, ATenantReadsItsLogsThroughTheRealAgent) {
       << " " << data;
   // Another tenant's instance stays NOT_FOUND.
   EXPECT_EQ(Logs(shared_->victim, "theirs").first.error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// The agent's WorkloadLogService in the permission matrix (libs/testing): no platform token of
+// any caller is served, a node's own key included; only a token minted for this node's logs.
+TEST_F(NodeTrustAttackTest, AnAgentServesOnlyTokensMintedForItsNodesLogs) {
+  using gpuaas::testing::CallerKind;
+  const std::string& node = shared_->victim_node;
+  stack_->auth().CreateUser("peek", "victim", common::v1::ROLE_VIEWER);
+  stack_->auth().CreateServiceUser("robot");
+  const std::vector<gpuaas::testing::MatrixCaller> callers = {
+      {"viewer", stack_->auth().Login("peek", "password-peek", "victim"), CallerKind::kViewer},
+      {"member", shared_->victim, CallerKind::kUser},
+      {"other tenant", shared_->bystander, CallerKind::kOther},
+      {"service", stack_->auth().Login("robot", "password-robot"), CallerKind::kService},
+      {"platform admin", stack_->admin_token(), CallerKind::kPlatform},
+      {"its node's agent", stack_->auth().ExchangeApiKey(stack_->agent_api_key(node)),
+       CallerKind::kNodeAgent},
+      {"proxy", stack_->auth().ProxyToken(), CallerKind::kProxy},
+  };
+  constexpr grpc::StatusCode UN = grpc::StatusCode::UNAUTHENTICATED;
+  const std::vector<gpuaas::testing::MatrixRow> rows = {
+      {"ReadWorkloadLogs",
+       [&](const std::string& token, int) { return AgentLogs(node, token, "work.1").first; }, UN,
+       UN, UN, UN, UN, UN, UN},
+  };
+  // Every RPC of the agent's service has a row: a new one without one fails here.
+  const auto* service =
+      instancepb::ReadWorkloadLogsRequest::descriptor()->file()->FindServiceByName(
+          "WorkloadLogService");
+  ASSERT_NE(service, nullptr);
+  gpuaas::testing::RunPermissionMatrix(rows, callers, service->method_count());
+
+  // The one credential it serves: minted by auth for this node's logs.
+  auto minter = authpb::NodeTokenService::NewStub(
+      grpc::CreateChannel(stack_->auth().address(), grpc::InsecureChannelCredentials()));
+  authpb::IssueNodeTokenRequest req;
+  req.set_node_id(node);
+  req.set_purpose(authpb::AGENT_CALL_PURPOSE_READ_WORKLOAD_LOGS);
+  authpb::IssueNodeTokenResponse minted;
+  ASSERT_TRUE(
+      minter->IssueNodeToken(PlatformStack::Ctx(stack_->admin_token()).get(), req, &minted).ok());
+  const auto [status, data] = AgentLogs(node, minted.access_token(), "work.1");
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(data, "output-of-work\n");
 }
 
 // A thief of the attacker node's key: it still makes its own node's calls, and nothing else.
