@@ -22,7 +22,6 @@ namespace instancepb = ::gpuaas::instance::v1;
 namespace stockpb = ::gpuaas::stock::v1;
 namespace storagepb = ::gpuaas::storage::v1;
 
-using platform_testing::PlatformOptions;
 using platform_testing::PlatformStack;
 
 constexpr grpc::StatusCode PD = grpc::StatusCode::PERMISSION_DENIED;
@@ -50,11 +49,8 @@ class MachineAttackTest : public ::testing::Test {
   static void SetUpTestSuite() {
     shared_ = new Platform();
     Platform& p = *shared_;
-    p.database.SetUp();
-    if (p.database.dsn().empty()) return;  // skipped or failed, and said why
-    PlatformOptions options;
-    options.agents = {{"node-a", "1xA100-80GB"}, {"node-b", "1xA100-80GB"}};
-    p.stack = std::make_unique<PlatformStack>(p.database.dsn(), p.dir.path(), options);
+    p.stack = StartTwoNodePlatform(p.database, p.dir.path());
+    if (p.stack == nullptr) return;  // skipped or failed, and said why
     p.tenant = p.stack->CreateTenant("victim");
     p.stack->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 2);
     p.stack->CreateStorage(p.tenant, "secrets");

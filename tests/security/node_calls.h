@@ -1,10 +1,12 @@
 // The node calls an attacker with a node's credential tries (machine_attack_test,
 // node_trust_attack_test), made as an agent makes them: over real gRPC to the stock and instance
-// services of a PlatformStack, with the token given. And the suites' shared database.
+// services of a PlatformStack, with the token given. And the suites' shared platform.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <filesystem>
+#include <memory>
 #include <string>
 
 #include "libs/testing/pg_test.h"
@@ -20,6 +22,17 @@ class SuiteDatabase final : public gpuaas::testing::PgTest {
   using PgTest::SetUp;
   using PgTest::TearDown;
 };
+
+// The suites' platform: two agents with one A100 each, node-a and node-b, on `database` (set up
+// here) with its files under `dir`; null when the database is skipped or failed (it said why).
+inline std::unique_ptr<platform_testing::PlatformStack> StartTwoNodePlatform(
+    SuiteDatabase& database, const std::filesystem::path& dir) {
+  database.SetUp();
+  if (database.dsn().empty()) return nullptr;
+  platform_testing::PlatformOptions options;
+  options.agents = {{"node-a", "1xA100-80GB"}, {"node-b", "1xA100-80GB"}};
+  return std::make_unique<platform_testing::PlatformStack>(database.dsn(), dir, options);
+}
 
 // WatchWorkloads for `node_id` with `token`, the agent reported at `agent_address`: how it
 // ends, or OK once a set arrived (then the stream is cancelled).

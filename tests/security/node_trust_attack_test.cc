@@ -38,7 +38,6 @@ namespace stockpb = ::gpuaas::stock::v1;
 namespace storagepb = ::gpuaas::storage::v1;
 
 using gpuaas::testing::Eventually;
-using platform_testing::PlatformOptions;
 using platform_testing::PlatformStack;
 
 bool Running(const instancepb::Instance& i) { return i.state() == instancepb::STATE_RUNNING; }
@@ -90,11 +89,8 @@ class NodeTrustAttackTest : public ::testing::Test {
   static void SetUpTestSuite() {
     shared_ = new Platform();
     Platform& p = *shared_;
-    p.database.SetUp();
-    if (p.database.dsn().empty()) return;  // skipped or failed, and said why
-    PlatformOptions options;
-    options.agents = {{"node-a", "1xA100-80GB"}, {"node-b", "1xA100-80GB"}};
-    p.stack = std::make_unique<PlatformStack>(p.database.dsn(), p.dir.path(), options);
+    p.stack = StartTwoNodePlatform(p.database, p.dir.path());
+    if (p.stack == nullptr) return;  // skipped or failed, and said why
     p.victim = p.stack->CreateTenant("victim");
     p.bystander = p.stack->CreateTenant("bystander");
     p.stack->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 2);
