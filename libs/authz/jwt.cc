@@ -113,10 +113,15 @@ absl::StatusOr<Claims> ParseClaims(const Json& payload, std::string kid) {
   GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> jti, OptionalString(payload, "jti"));
   GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> akid, OptionalString(payload, "akid"));
   GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> node, OptionalString(payload, "node"));
+  // A list of audiences (RFC 7519 allows one) is refused: ours name exactly one.
+  GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> aud, OptionalString(payload, "aud"));
+  GPUAAS_ASSIGN_OR_RETURN(std::optional<std::string> purpose, OptionalString(payload, "purpose"));
   c.tenant = tenant.value_or("");
   c.jti = jti.value_or("");
   c.api_key_id = akid.value_or("");
   c.node = node.value_or("");
+  c.aud = aud.value_or("");
+  c.purpose = purpose.value_or("");
   // A tenant role means nothing without the tenant it is held in, a node agent nothing without
   // its node; a machine role acts in no tenant.
   if (IsTenantRole(c.role) && c.tenant.empty()) {
@@ -124,6 +129,10 @@ absl::StatusOr<Claims> ParseClaims(const Json& payload, std::string kid) {
   }
   if ((c.role == ::gpuaas::common::v1::ROLE_NODE_AGENT) != !c.node.empty() ||
       (IsMachineRole(c.role) && !c.tenant.empty())) {
+    return Reject("invalid token claims");
+  }
+  // A call to a node is named by both: its audience and what it may do there.
+  if (c.aud.empty() != c.purpose.empty() || (!c.aud.empty() && IsMachineRole(c.role))) {
     return Reject("invalid token claims");
   }
   return c;
@@ -149,13 +158,20 @@ std::string SignJwt(const Claims& claims, const Ed25519Key& key) {
   if (!claims.node.empty()) {
     payload["node"] = claims.node;
   }
+  if (!claims.aud.empty()) {
+    payload["aud"] = claims.aud;
+  }
+  if (!claims.purpose.empty()) {
+    payload["purpose"] = claims.purpose;
+  }
   std::string signing_input = Base64UrlEncode(Dump(header)) + "." + Base64UrlEncode(Dump(payload));
   std::string signature = key.Sign(signing_input);
   return signing_input + "." + Base64UrlEncode(signature);
 }
 
 absl::StatusOr<Claims> VerifyJwt(std::string_view token, const KeyLookup& keys,
-                                 std::string_view issuer, absl::Time now, absl::Duration leeway) {
+                                 std::string_view issuer, absl::Time now, absl::Duration leeway,
+                                 std::string_view audience) {
   if (token.empty() || token.size() > kMaxTokenSize) {
     return Reject("malformed token");
   }
@@ -190,6 +206,11 @@ absl::StatusOr<Claims> VerifyJwt(std::string_view token, const KeyLookup& keys,
     GPUAAS_ASSIGN_OR_RETURN(Claims claims, ParseClaims(*payload, std::move(kid)));
     if (claims.iss != issuer) {
       return Reject("wrong token issuer");
+    }
+    // Both ways: a node-bound token is refused by every service, and a service's own token by
+    // every agent.
+    if (claims.aud != audience) {
+      return Reject("token not meant for this server");
     }
     if (now - leeway >= claims.exp) {
       return Reject("token expired");

@@ -23,6 +23,10 @@ struct Claims {
   std::string jti;
   std::string api_key_id;  // optional claim "akid"
   std::string node;        // claim "node": required for NODE_AGENT, refused for other roles
+  // Claims "aud" and "purpose", both or neither: a token minted for one call to one node's
+  // agent (node_calls.h) names that node's audience and the call. Refused for machine roles.
+  std::string aud;
+  std::string purpose;
 };
 
 // An Ed25519 key pair (or only a public key). Move-only; wraps EVP_PKEY.
@@ -62,7 +66,9 @@ class KeyLookup {
 };
 
 // Parses and verifies a compact JWT: structure, alg == EdDSA (so "none" and HS256 are refused),
-// a known kid, the signature, iss == `issuer`, and iat <= now + leeway < exp.
+// a known kid, the signature, iss == `issuer`, aud == `audience` (a token without "aud" only
+// where `audience` is empty: the platform's APIs; a node-bound one only at its node's agent),
+// and iat <= now + leeway < exp.
 // Claims sub, iat, exp and role (a real role's name) are required; tenant is required for a
 // tenant role and refused for a machine role; node is required for NODE_AGENT and refused
 // otherwise; tokens over 8 KiB are refused unread. The header's typ, if present, must
@@ -70,7 +76,8 @@ class KeyLookup {
 // Every failure is UNAUTHENTICATED with a short reason; nothing of the token is echoed.
 absl::StatusOr<Claims> VerifyJwt(std::string_view token, const KeyLookup& keys,
                                  std::string_view issuer, absl::Time now,
-                                 absl::Duration leeway = absl::Seconds(30));
+                                 absl::Duration leeway = absl::Seconds(30),
+                                 std::string_view audience = "");
 
 // The JWKS document for `keys` (kty OKP, crv Ed25519, alg EdDSA, use sig), and its parser.
 struct PublicJwk {

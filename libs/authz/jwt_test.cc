@@ -174,6 +174,57 @@ TEST_F(JwtTest, NodeAgentCarriesItsNodeAndNoTenant) {
   ExpectRejected(SignJwt(in, signer_), "invalid token claims");
 }
 
+// A token minted for one call to one node's agent (node_calls.h) verifies only where the
+// verifier expects that node's audience; every other token is refused there.
+TEST_F(JwtTest, AnAudienceTokenVerifiesOnlyForItsAudience) {
+  Claims in = SampleClaims();
+  in.role = ::gpuaas::common::v1::ROLE_SERVICE;
+  in.tenant.clear();
+  in.aud = "node:node-a";
+  in.purpose = "read_workload_logs";
+  const std::string token = SignJwt(in, signer_);
+  absl::StatusOr<Claims> out = VerifyJwt(token, keys_, kIssuer, kNow, absl::Seconds(30), in.aud);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->aud, "node:node-a");
+  EXPECT_EQ(out->purpose, "read_workload_logs");
+  // Every service verifies without an audience; another agent with its own.
+  ExpectRejected(token, "token not meant for this server");
+  EXPECT_EQ(
+      VerifyJwt(token, keys_, kIssuer, kNow, absl::Seconds(30), "node:node-b").status().message(),
+      "token not meant for this server");
+  // An agent refuses a token without an audience (a service's own, an admin's).
+  EXPECT_EQ(VerifyJwt(SignJwt(SampleClaims(), signer_), keys_, kIssuer, kNow, absl::Seconds(30),
+                      "node:node-a")
+                .status()
+                .message(),
+            "token not meant for this server");
+  // An audience without a purpose, a purpose without one, a machine role with one.
+  in.purpose.clear();
+  EXPECT_EQ(VerifyJwt(SignJwt(in, signer_), keys_, kIssuer, kNow, absl::Seconds(30), in.aud)
+                .status()
+                .message(),
+            "invalid token claims");
+  in.aud.clear();
+  in.purpose = "read_workload_logs";
+  ExpectRejected(SignJwt(in, signer_), "invalid token claims");
+  in.aud = "node:node-a";
+  in.role = ROLE_NODE_AGENT;
+  in.node = "node-a";
+  EXPECT_EQ(VerifyJwt(SignJwt(in, signer_), keys_, kIssuer, kNow, absl::Seconds(30), in.aud)
+                .status()
+                .message(),
+            "invalid token claims");
+  // A list of audiences is not ours.
+  EXPECT_EQ(
+      VerifyJwt(
+          SignedPayload(
+              R"({"iss":"gpuaas-auth","sub":"u","role":"SERVICE","aud":["node:node-a"],"purpose":"read_workload_logs","iat":1800000000,"exp":1800000900})"),
+          keys_, kIssuer, kNow, absl::Seconds(30), "node:node-a")
+          .status()
+          .message(),
+      "invalid token claims");
+}
+
 TEST_F(JwtTest, RejectsExpired) {
   std::string token = SignJwt(SampleClaims(), signer_);
   const absl::Time exp = kNow + absl::Minutes(15);

@@ -17,6 +17,8 @@ struct Principal {
   std::string token_id;    // jti
   std::string api_key_id;  // set when the token came from ExchangeApiKey
   std::string node_id;     // the node a NODE_AGENT token acts for (claim "node")
+  std::string audience;    // "node:<id>" for a token minted for one agent call (node_calls.h)
+  std::string purpose;     // the one agent call such a token makes
 
   // Holds Power::kAnyTenant (PLATFORM_ADMIN, SERVICE): may act across tenants.
   bool IsGlobal() const;

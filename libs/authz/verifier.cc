@@ -149,6 +149,8 @@ class JwksAuthenticator final : public Authenticator {
     p.token_id = std::move(claims->jti);
     p.api_key_id = std::move(claims->api_key_id);
     p.node_id = std::move(claims->node);
+    p.audience = std::move(claims->aud);
+    p.purpose = std::move(claims->purpose);
     verified_.Insert(*token, snap.generation, p, claims->iat, claims->exp, now);
     return p;
   }
@@ -163,7 +165,7 @@ class JwksAuthenticator final : public Authenticator {
   absl::StatusOr<Claims> Verify(std::string_view token, Snapshot& snap) const {
     MissRecorder lookup(*snap.keys);
     absl::StatusOr<Claims> claims =
-        VerifyJwt(token, lookup, options_.issuer, clock_.Now(), options_.leeway);
+        VerifyJwt(token, lookup, options_.issuer, clock_.Now(), options_.leeway, options_.audience);
     snap.missed = lookup.missed();
     return claims;
   }

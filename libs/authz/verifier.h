@@ -34,6 +34,10 @@ class Authenticator {
 
 struct VerifierOptions {
   std::string issuer = "gpuaas-auth";
+  // The tokens' "aud" must equal it. Empty for the platform's APIs, which therefore refuse
+  // every token minted for a node; an agent sets its node's (authz::NodeAudience), and so
+  // accepts only tokens minted for it.
+  std::string audience;
   absl::Duration min_refetch_interval = absl::Seconds(10);
   absl::Duration max_age = absl::Minutes(5);
   absl::Duration leeway = absl::Seconds(30);

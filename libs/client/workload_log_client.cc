@@ -21,10 +21,22 @@ absl::StatusOr<WorkloadLogClient::Stub*> WorkloadLogClient::StubFor(const std::s
 }
 
 absl::StatusOr<ServerStreamPtr<instancepb::LogChunk>> WorkloadLogClient::OpenReadWorkloadLogs(
-    const std::string& agent_address, const instancepb::ReadWorkloadLogsRequest& req,
-    const CallContext& call) {
+    const std::string& node_id, const std::string& agent_address,
+    const instancepb::ReadWorkloadLogsRequest& req, const CallContext& call) {
   GPUAAS_ASSIGN_OR_RETURN(Stub * stub, StubFor(agent_address));
-  return internal::OpenServerStream(*stub, &Stub::ReadWorkloadLogs, req, call, &tokens_);
+  absl::StatusOr<std::string> token =
+      tokens_.Get(node_id, ::gpuaas::auth::v1::AGENT_CALL_PURPOSE_READ_WORKLOAD_LOGS);
+  if (!token.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("no token for node ", node_id, "'s agent: ", token.status().ToString()));
+  }
+  CallContext authorized = call;
+  authorized.set_bearer_token(*token);
+  return internal::OpenServerStream(*stub, &Stub::ReadWorkloadLogs, req, authorized);
+}
+
+void WorkloadLogClient::TokenRefused(const std::string& node_id) {
+  tokens_.Invalidate(node_id, ::gpuaas::auth::v1::AGENT_CALL_PURPOSE_READ_WORKLOAD_LOGS);
 }
 
 }  // namespace gpuaas::client

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libs/authz/grpc_jwks_source.h"
+#include "libs/authz/node_calls.h"
 #include "libs/authz/verifier.h"
 #include "libs/client/access_tokens.h"
 #include "libs/client/auth_client.h"
@@ -466,17 +467,20 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
   }
 
   // The server's own metrics endpoint is off: ours serves the GPU gauges and the process's.
-  // Its callers (the instance service, for logs) prove a service role with a token checked
-  // against the auth service's keys, as every service checks its callers.
+  // Its callers (the instance service, for logs) send a token minted for this node's agent and
+  // that call alone (its audience "node:<id>", authz/node_calls.h): any other token, a
+  // service's own or another node's, is refused, and what this agent is sent acts nowhere else.
   gpuaas::rpc::ServerOptions server_options = gpuaas::service::ServerOptionsFor(kAgent, f.process);
   server_options.metrics_address = "";
   server_options.cpu_threads = 1;
-  gpuaas::rpc::Server server(
-      std::move(server_options),
-      gpuaas::authz::NewJwksAuthenticator(gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock));
-  agent::WorkloadLogs logs({.root = f.workload_root, .finished = [&runtime](const std::string& id) {
-                              return Finished(runtime.get(), id);
-                            }});
+  gpuaas::rpc::Server server(std::move(server_options),
+                             gpuaas::authz::NewJwksAuthenticator(
+                                 gpuaas::authz::NewGrpcJwksSource(*auth_channel), clock,
+                                 {.audience = gpuaas::authz::NodeAudience(identity.node_id)}));
+  agent::WorkloadLogs logs(
+      {.node_id = identity.node_id,
+       .root = f.workload_root,
+       .finished = [&runtime](const std::string& id) { return Finished(runtime.get(), id); }});
   agent::WorkloadLogServiceImpl log_service(logs, server.handler());
   server.AddService(&log_service);
   absl::StatusOr<std::unique_ptr<gpuaas::rpc::MetricsEndpoint>> metrics =

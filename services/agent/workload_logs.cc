@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "libs/authz/roles.h"
+#include "libs/authz/node_calls.h"
 #include "libs/common/status_macros.h"
 #include "services/agent/log_cursor.h"
 
@@ -137,7 +137,7 @@ WorkloadLogs::WorkloadLogs(WorkloadLogsOptions options)
 absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> WorkloadLogs::Open(
     const authz::Principal& p, const pb::ReadWorkloadLogsRequest& req) {
   GPUAAS_RETURN_IF_ERROR(
-      authz::RequirePower(p, authz::Power::kServiceCalls, "reading workload logs"));
+      authz::RequireAgentCall(p, options_.node_id, authz::kPurposeReadWorkloadLogs));
   // The agent links no service kit (libs/service brings the database in): the same messages.
   if (req.workload_id().empty()) return absl::InvalidArgumentError("workload_id: required");
   if (req.tail_lines() < 0 || req.tail_lines() > kMaxTailLines) {

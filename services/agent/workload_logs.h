@@ -19,6 +19,8 @@
 namespace gpuaas::agent {
 
 struct WorkloadLogsOptions {
+  // This node's id: only tokens minted for its agent's logs are served (authz/node_calls.h).
+  std::string node_id;
   // The runtime's root: one directory per workload id.
   std::string root;
   // Whether the workload has finished (so its logs are complete once read); true for one the
@@ -34,11 +36,11 @@ class WorkloadLogs final {
  public:
   explicit WorkloadLogs(WorkloadLogsOptions options);
 
-  // Opens a ReadWorkloadLogs stream. Errors: PERMISSION_DENIED without Power::kServiceCalls
-  // (SERVICE, PLATFORM_ADMIN); INVALID_ARGUMENT naming tail_lines, stream or workload_id;
-  // NOT_FOUND for a workload this node has no directory for; RESOURCE_EXHAUSTED when
-  // max_streams are open, or max_streams_per_instance of the workload's instance. Reads the files'
-  // ends; does not wait.
+  // Opens a ReadWorkloadLogs stream. Errors: PERMISSION_DENIED unless `p` is a token minted
+  // for this node's workload logs (authz::RequireAgentCall); INVALID_ARGUMENT naming tail_lines,
+  // stream or workload_id; NOT_FOUND for a workload this node has no directory for;
+  // RESOURCE_EXHAUSTED when max_streams are open, or max_streams_per_instance of the workload's
+  // instance. Reads the files' ends; does not wait.
   absl::StatusOr<rpc::PullSourcePtr<instance::v1::LogChunk>> Open(
       const authz::Principal& p, const instance::v1::ReadWorkloadLogsRequest& req);
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "libs/authz/node_calls.h"
 #include "libs/testing/temp_dir.h"
 
 namespace gpuaas::agent {
@@ -15,11 +16,18 @@ namespace {
 
 namespace pb = ::gpuaas::instance::v1;
 
-authz::Principal As(common::v1::Role role) {
+// A token minted for `node`'s workload logs (as the auth service mints them for the instance
+// service), or, with an empty `node`, the role's own token.
+authz::Principal As(common::v1::Role role, const std::string& node = "node-a",
+                    std::string_view purpose = authz::kPurposeReadWorkloadLogs) {
   authz::Principal p;
   p.user_id = "u";
   p.role = role;
   if (role == common::v1::ROLE_MEMBER) p.tenant_id = "t";
+  if (!node.empty()) {
+    p.audience = authz::NodeAudience(node);
+    p.purpose = std::string(purpose);
+  }
   return p;
 }
 
@@ -59,16 +67,26 @@ class WorkloadLogsTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::atomic<bool> finished_{true};
-  WorkloadLogs logs_{{.root = dir_.path().string(),
+  WorkloadLogs logs_{{.node_id = "node-a",
+                      .root = dir_.path().string(),
                       .finished = [this](const std::string&) { return finished_.load(); },
                       .max_streams = 3,
                       .max_streams_per_instance = 2}};
 };
 
-TEST_F(WorkloadLogsTest, OnlyServicesAndPlatformAdminsRead) {
-  EXPECT_EQ(Open("inst-1.1", 0, false, common::v1::ROLE_MEMBER).status().code(),
-            absl::StatusCode::kPermissionDenied);
-  EXPECT_TRUE(Open("inst-1.1", 0, false, common::v1::ROLE_PLATFORM_ADMIN).ok());
+// Only a token minted for this node's logs reads: never a service's or an admin's own, one
+// minted for another node or another call, nor a member's.
+TEST_F(WorkloadLogsTest, OnlyATokenMintedForThisNodesLogsReads) {
+  pb::ReadWorkloadLogsRequest req;
+  req.set_workload_id("inst-1.1");
+  const auto code = [&](const authz::Principal& p) { return logs_.Open(p, req).status().code(); };
+  const auto kDenied = absl::StatusCode::kPermissionDenied;
+  EXPECT_EQ(code(As(common::v1::ROLE_MEMBER)), kDenied);
+  EXPECT_EQ(code(As(common::v1::ROLE_SERVICE, "")), kDenied);
+  EXPECT_EQ(code(As(common::v1::ROLE_PLATFORM_ADMIN, "")), kDenied);
+  EXPECT_EQ(code(As(common::v1::ROLE_SERVICE, "node-b")), kDenied);
+  EXPECT_EQ(code(As(common::v1::ROLE_SERVICE, "node-a", "run_workloads")), kDenied);
+  EXPECT_EQ(code(As(common::v1::ROLE_SERVICE)), absl::StatusCode::kOk);
 }
 
 TEST_F(WorkloadLogsTest, BadRequestsAreNamedAndPathsAreNotWorkloads) {

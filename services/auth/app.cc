@@ -44,6 +44,8 @@ absl::StatusOr<std::unique_ptr<AuthApp>> AuthApp::Create(const AuthAppOptions& o
   app->service_ = std::make_unique<AuthServiceImpl>(*app->auth_, app->server_->handler(),
                                                     app->server_->cpu_handler(), *app->clients_);
   app->server_->AddService(app->service_.get());
+  app->node_tokens_ = std::make_unique<NodeTokenServiceImpl>(*app->auth_, app->server_->handler());
+  app->server_->AddService(app->node_tokens_.get());
   return app;
 }
 

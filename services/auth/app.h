@@ -21,6 +21,7 @@
 #include "services/auth/grpc_service.h"
 #include "services/auth/key_store.h"
 #include "services/auth/login_guard.h"
+#include "services/auth/node_token_service.h"
 
 namespace gpuaas::auth {
 
@@ -38,9 +39,9 @@ class AuthApp final : public service::ServiceApp {
       .name = "auth", .grpc_port = 17051, .metrics_port = 9101};
 
   // Opens and migrates the database, loads the signing keys, bootstraps the admin, and
-  // registers AuthService. Serves nothing yet. Blocks while PostgreSQL comes up. Errors:
-  // INVALID_ARGUMENT naming the flag for bad configuration; the database's or key store's
-  // error otherwise.
+  // registers AuthService and NodeTokenService. Serves nothing yet. Blocks while PostgreSQL comes
+  // up. Errors: INVALID_ARGUMENT naming the flag for bad configuration; the database's or key
+  // store's error otherwise.
   static absl::StatusOr<std::unique_ptr<AuthApp>> Create(const AuthAppOptions& options);
   // Close().
   ~AuthApp() override;
@@ -60,6 +61,7 @@ class AuthApp final : public service::ServiceApp {
   std::unique_ptr<ClientAddresses> clients_;
   std::unique_ptr<Auth> auth_;
   std::unique_ptr<AuthServiceImpl> service_;
+  std::unique_ptr<NodeTokenServiceImpl> node_tokens_;
 };
 
 }  // namespace gpuaas::auth

@@ -31,6 +31,9 @@ struct AuthOptions {
   std::string issuer = "gpuaas-auth";
   absl::Duration access_token_ttl = absl::Minutes(15);
   absl::Duration refresh_token_ttl = absl::Hours(24 * 7);
+  // A token for one call to one node's agent (IssueNodeToken): a captured one is worth
+  // minutes, never more than access_token_ttl.
+  absl::Duration node_token_ttl = absl::Minutes(5);
 };
 
 class Auth final {
@@ -81,6 +84,12 @@ class Auth final {
                             pb::ApiKey& out);
   absl::Status ExchangeApiKey(const pb::ExchangeApiKeyRequest& req, const std::string& client,
                               pb::ExchangeApiKeyResponse& out);
+
+  // A token for `req.purpose` on node `req.node_id`'s agent only (authz/node_calls.h), signed
+  // without a database read. Errors: INVALID_ARGUMENT naming node_id or purpose,
+  // PERMISSION_DENIED unless the caller holds service calls.
+  absl::Status IssueNodeToken(const Principal& p, const pb::IssueNodeTokenRequest& req,
+                              pb::IssueNodeTokenResponse& out);
 
   absl::Status GetJwks(pb::GetJwksResponse& out);
   absl::Status RotateSigningKey(const Principal& p, pb::SigningKey& out);

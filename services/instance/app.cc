@@ -55,11 +55,14 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
                                              .scheme = o.access_scheme,
                                              .code_ttl = absl::Seconds(o.access_code_ttl_seconds)});
   app->metrics_ = std::make_unique<InstanceMetricsReader>(db, *app->stock_);
-  // Logs come from the node agents, called with the service's own token.
+  // Logs come from the node agents, each called with a token minted for it and for logs only:
+  // never the service's own, which a program on an agent's port would keep (issue 32).
+  app->node_tokens_ = std::make_unique<client::NodeTokens>(*auth_channel, back_half.tokens(),
+                                                           app->clock_, absl::Seconds(2));
   const service::ServiceFlags& common = app->common_;
   app->agent_logs_ = std::make_unique<AgentLogClient>(
       [&common](const std::string& address) { return service::OpenPeerChannel(common, address); },
-      back_half.tokens());
+      *app->node_tokens_);
   app->logs_ = std::make_unique<InstanceLogs>(db, *app->agent_logs_);
   app->instance_service_ = std::make_unique<InstanceServiceImpl>(
       *app->instances_, *app->watches_, *app->access_, *app->metrics_, *app->logs_, handler);

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "libs/client/auth_client.h"
+#include "libs/client/node_tokens.h"
 #include "libs/client/stock_client.h"
 #include "libs/client/storage_client.h"
 #include "libs/common/clock.h"
@@ -81,6 +82,7 @@ class InstanceApp final : public service::ServiceApp {
   std::unique_ptr<InstanceWatches> watches_;
   std::unique_ptr<Access> access_;
   std::unique_ptr<InstanceMetricsReader> metrics_;
+  std::unique_ptr<client::NodeTokens> node_tokens_;
   std::unique_ptr<AgentLogClient> agent_logs_;
   std::unique_ptr<InstanceLogs> logs_;
   std::unique_ptr<InstanceServiceImpl> instance_service_;

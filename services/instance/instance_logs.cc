@@ -71,7 +71,7 @@ absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> InstanceLogs::Open(
   upstream.set_follow(req.follow());
   upstream.set_stream(req.stream());
   GPUAAS_ASSIGN_OR_RETURN(rpc::PullSourcePtr<pb::LogChunk> source,
-                          agents_.Open(target->agent_address, upstream, incoming));
+                          agents_.Open(target->node_id, target->agent_address, upstream, incoming));
   return std::make_unique<CountedSource>(std::move(source), std::move(slot));
 }
 

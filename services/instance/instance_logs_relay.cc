@@ -17,8 +17,12 @@ constexpr absl::Duration kTailTimeout = absl::Seconds(30);
 // The agent's stream, read by the relaying stream's thread.
 class AgentLogSource final : public rpc::PullSource<pb::LogChunk> {
  public:
-  AgentLogSource(client::ServerStreamPtr<pb::LogChunk> stream, std::string agent_address)
-      : stream_(std::move(stream)), agent_address_(std::move(agent_address)) {}
+  AgentLogSource(client::ServerStreamPtr<pb::LogChunk> stream, client::WorkloadLogClient& agents,
+                 std::string node_id, std::string agent_address)
+      : stream_(std::move(stream)),
+        agents_(agents),
+        node_id_(std::move(node_id)),
+        agent_address_(std::move(agent_address)) {}
 
   absl::StatusOr<std::optional<pb::LogChunk>> Next() override {
     pb::LogChunk chunk;
@@ -33,6 +37,9 @@ class AgentLogSource final : public rpc::PullSource<pb::LogChunk> {
       if (!status.ok()) return status;
       return std::nullopt;
     }
+    if (absl::IsUnauthenticated(status) || absl::IsPermissionDenied(status)) {
+      agents_.TokenRefused(node_id_);  // expired, or a key rotated: mint another next time
+    }
     // Whatever else the agent said (unreachable, refused our token, overloaded): the caller
     // can only retry later.
     return absl::UnavailableError(absl::StrCat("the node's agent at ", agent_address_,
@@ -43,19 +50,21 @@ class AgentLogSource final : public rpc::PullSource<pb::LogChunk> {
 
  private:
   client::ServerStreamPtr<pb::LogChunk> stream_;
+  client::WorkloadLogClient& agents_;
+  const std::string node_id_;
   const std::string agent_address_;
 };
 
 }  // namespace
 
 absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> AgentLogClient::Open(
-    const std::string& agent_address, const pb::ReadWorkloadLogsRequest& req,
-    const grpc::ServerContextBase& incoming) {
+    const std::string& node_id, const std::string& agent_address,
+    const pb::ReadWorkloadLogsRequest& req, const grpc::ServerContextBase& incoming) {
   client::CallContext call = client::CallContext::FromIncoming(incoming);
   call.set_timeout(req.follow() ? absl::InfiniteDuration() : kTailTimeout);
   GPUAAS_ASSIGN_OR_RETURN(client::ServerStreamPtr<pb::LogChunk> stream,
-                          agents_.OpenReadWorkloadLogs(agent_address, req, call));
-  return std::make_unique<AgentLogSource>(std::move(stream), agent_address);
+                          agents_.OpenReadWorkloadLogs(node_id, agent_address, req, call));
+  return std::make_unique<AgentLogSource>(std::move(stream), agents_, node_id, agent_address);
 }
 
 }  // namespace gpuaas::instance

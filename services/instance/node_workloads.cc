@@ -10,6 +10,7 @@
 #include "libs/common/proto_time.h"
 #include "libs/common/status_macros.h"
 #include "libs/service/validate.h"
+#include "services/instance/agent_address.h"
 #include "services/instance/registry_secrets.h"
 #include "services/instance/repository_logs.h"
 
@@ -232,14 +233,15 @@ absl::Status NodeWorkloads::ReportWorkloads(const authz::Principal& p,
 }
 
 absl::Status NodeWorkloads::OpenWatch(const authz::Principal& p,
-                                      const pb::WatchWorkloadsRequest& req) {
+                                      const pb::WatchWorkloadsRequest& req,
+                                      const std::string& peer_host) {
   GPUAAS_RETURN_IF_ERROR(service::ValidateNodeId("node_id", req.node_id()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("address", req.address()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateDisplayText("agent_address", req.agent_address()));
   GPUAAS_RETURN_IF_ERROR(RequireAgent(p, req.node_id()));
   return pool_.RunInTransaction("instance.open_watch", [&](db::Tx& tx) {
     repo_.SeeNode(tx, req.node_id(), req.address());
-    repo::SetAgentAddress(tx, req.node_id(), req.agent_address());
+    repo::SetAgentAddress(tx, req.node_id(), AgentAddressAt(peer_host, req.agent_address()));
     return absl::OkStatus();
   });
 }

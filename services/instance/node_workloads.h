@@ -50,8 +50,11 @@ class NodeWorkloads final {
                                pb::ReportWorkloadsResponse& out);
 
   // A WatchWorkloads stream opens: the caller may watch (as ReportWorkloads) and the node is
-  // seen now at `address`. Errors: INVALID_ARGUMENT, PERMISSION_DENIED.
-  absl::Status OpenWatch(const authz::Principal& p, const pb::WatchWorkloadsRequest& req);
+  // seen now at `address`; its agent is called at the reported agent_address's port on
+  // `peer_host`, the host this stream came from (agent_address.h). Errors: INVALID_ARGUMENT,
+  // PERMISSION_DENIED.
+  absl::Status OpenWatch(const authz::Principal& p, const pb::WatchWorkloadsRequest& req,
+                         const std::string& peer_host);
 
   // The node's set now.
   absl::StatusOr<pb::WorkloadSet> NodeSet(const std::string& node_id);

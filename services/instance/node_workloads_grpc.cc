@@ -22,10 +22,11 @@ grpc::ServerWriteReactor<pb::WorkloadSet>* NodeWorkloadServiceImpl::WatchWorkloa
     grpc::CallbackServerContext* ctx, const pb::WatchWorkloadsRequest* req) {
   return handler_.RunServerStream<pb::WatchWorkloadsRequest, pb::WorkloadSet>(
       ctx, req,
-      [this](const authz::Principal& p, const pb::WatchWorkloadsRequest& r,
-             std::shared_ptr<rpc::StreamWriter<pb::WorkloadSet>> out)
+      [this, peer_host = rpc::PeerAddress(*ctx)](
+          const authz::Principal& p, const pb::WatchWorkloadsRequest& r,
+          std::shared_ptr<rpc::StreamWriter<pb::WorkloadSet>> out)
           -> absl::StatusOr<std::unique_ptr<rpc::PushSession>> {
-        if (absl::Status s = workloads_.OpenWatch(p, r); !s.ok()) return s;
+        if (absl::Status s = workloads_.OpenWatch(p, r, peer_host); !s.ok()) return s;
         const int64_t handle = hub_.Subscribe(r.node_id(), std::move(out));
         return std::make_unique<WatchSession>(hub_, handle);
       });

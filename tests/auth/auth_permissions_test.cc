@@ -349,6 +349,57 @@ TEST_F(AuthPermissionsTest, OnlyPlatformAdminsMintMachineKeys) {
   EXPECT_EQ(me.memberships_size(), 0);  // its maker's tenants are none of its business
 }
 
+// NodeTokenService's row (issue 32): only a holder of service calls has a token minted for one
+// node's agent; no tenant role, no machine key (a node mints nothing for another), no token
+// minted this way. The minted token is itself refused here, as by every service.
+TEST_F(AuthPermissionsTest, OnlyServiceCallersMintNodeTokens) {
+  auto minter = pb::NodeTokenService::NewStub(
+      grpc::CreateChannel(stack_->address(), grpc::InsecureChannelCredentials()));
+  const auto mint = [&](const std::string& token, const std::string& node,
+                        pb::AgentCallPurpose purpose) {
+    pb::IssueNodeTokenRequest r;
+    r.set_node_id(node);
+    r.set_purpose(purpose);
+    pb::IssueNodeTokenResponse out;
+    const grpc::Status s = minter->IssueNodeToken(Ctx(token).get(), r, &out);
+    return std::make_pair(s, out.access_token());
+  };
+  constexpr auto kLogs = pb::AGENT_CALL_PURPOSE_READ_WORKLOAD_LOGS;
+  const std::map<std::string, std::pair<std::string, grpc::StatusCode>> callers = {
+      {"viewer", {tokens_[kViewer], grpc::StatusCode::PERMISSION_DENIED}},
+      {"member", {tokens_[kMember], grpc::StatusCode::PERMISSION_DENIED}},
+      {"tenant-admin", {tokens_[kTenantAdmin], grpc::StatusCode::PERMISSION_DENIED}},
+      {"service", {tokens_[kService], grpc::StatusCode::OK}},
+      {"platform-admin", {tokens_[kPlatformAdmin], grpc::StatusCode::OK}},
+      {"node agent",
+       {stack_->ExchangeApiKey(
+            stack_->CreateApiKey(admin_, "agent", common::v1::ROLE_NODE_AGENT, "node-a")),
+        grpc::StatusCode::PERMISSION_DENIED}},
+      {"access proxy",
+       {stack_->ExchangeApiKey(
+            stack_->CreateApiKey(admin_, "proxy", common::v1::ROLE_ACCESS_PROXY)),
+        grpc::StatusCode::PERMISSION_DENIED}},
+      {"no token", {"", grpc::StatusCode::UNAUTHENTICATED}},
+  };
+  for (const auto& [name, caller] : callers) {
+    EXPECT_EQ(mint(caller.first, "node-a", kLogs).first.error_code(), caller.second) << name;
+  }
+  EXPECT_EQ(mint(tokens_[kService], "Not A Node!", kLogs).first.error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(
+      mint(tokens_[kService], "node-a", pb::AGENT_CALL_PURPOSE_UNSPECIFIED).first.error_code(),
+      grpc::StatusCode::INVALID_ARGUMENT);
+  const std::string minted = mint(tokens_[kService], "node-a", kLogs).second;
+  ASSERT_FALSE(minted.empty());
+  EXPECT_EQ(mint(minted, "node-b", kLogs).first.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  pb::WhoAmIResponse me;
+  EXPECT_EQ(stub().WhoAmI(Ctx(minted).get(), {}, &me).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  pb::ListTenantsResponse tenants;
+  EXPECT_EQ(stub().ListTenants(Ctx(minted).get(), {}, &tenants).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+}
+
 TEST_F(AuthPermissionsTest, EveryMethodButPublicOnesNeedsAToken) {
   const std::set<std::string> kPublic = {"Login", "Refresh", "Logout", "ExchangeApiKey", "GetJwks"};
   const google::protobuf::ServiceDescriptor* service =

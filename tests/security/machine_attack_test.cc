@@ -13,6 +13,7 @@
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
 #include "tests/platform/platform_stack.h"
+#include "tests/security/node_calls.h"
 
 namespace gpuaas::security {
 namespace {
@@ -21,7 +22,6 @@ namespace instancepb = ::gpuaas::instance::v1;
 namespace stockpb = ::gpuaas::stock::v1;
 namespace storagepb = ::gpuaas::storage::v1;
 
-using platform_testing::PlatformOptions;
 using platform_testing::PlatformStack;
 
 constexpr grpc::StatusCode PD = grpc::StatusCode::PERMISSION_DENIED;
@@ -34,15 +34,6 @@ bool Running(const instancepb::Instance& i) { return i.state() == instancepb::ST
 // starts in seconds where one per test took most of a minute.
 class MachineAttackTest : public ::testing::Test {
  protected:
-  // PgTest's per-test database, made once for the suite.
-  class SuiteDatabase final : public gpuaas::testing::PgTest {
-   public:
-    void TestBody() override {}
-    using PgTest::dsn;
-    using PgTest::SetUp;
-    using PgTest::TearDown;
-  };
-
   // What the suite shares.
   struct Platform {
     SuiteDatabase database;
@@ -58,11 +49,8 @@ class MachineAttackTest : public ::testing::Test {
   static void SetUpTestSuite() {
     shared_ = new Platform();
     Platform& p = *shared_;
-    p.database.SetUp();
-    if (p.database.dsn().empty()) return;  // skipped or failed, and said why
-    PlatformOptions options;
-    options.agents = {{"node-a", "1xA100-80GB"}, {"node-b", "1xA100-80GB"}};
-    p.stack = std::make_unique<PlatformStack>(p.database.dsn(), p.dir.path(), options);
+    p.stack = StartTwoNodePlatform(p.database, p.dir.path());
+    if (p.stack == nullptr) return;  // skipped or failed, and said why
     p.tenant = p.stack->CreateTenant("victim");
     p.stack->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 2);
     p.stack->CreateStorage(p.tenant, "secrets");
@@ -115,28 +103,11 @@ class MachineAttackTest : public ::testing::Test {
     return node;
   }
 
-  // WatchWorkloads for `node_id` with `token`: how it ends, or OK when a set arrived.
   grpc::Status Watch(const std::string& token, const std::string& node_id) {
-    instancepb::WatchWorkloadsRequest r;
-    r.set_node_id(node_id);
-    r.set_address("127.0.0.1");
-    auto ctx = PlatformStack::Ctx(token);
-    auto reader = stack_->node_workloads().WatchWorkloads(ctx.get(), r);
-    instancepb::WorkloadSet set;
-    if (reader->Read(&set)) {
-      ctx->TryCancel();
-      reader->Finish();
-      return grpc::Status::OK;
-    }
-    return reader->Finish();
+    return WatchAs(*stack_, token, node_id);
   }
-
   grpc::Status ReportGone(const std::string& token, const std::string& node_id) {
-    instancepb::ReportWorkloadsRequest r;
-    r.set_node_id(node_id);
-    r.set_complete(true);  // "nothing runs here": every workload of the node would be marked gone
-    instancepb::ReportWorkloadsResponse out;
-    return stack_->node_workloads().ReportWorkloads(PlatformStack::Ctx(token).get(), r, &out);
+    return ReportGoneAs(*stack_, token, node_id);
   }
 
   grpc::Status Register(const std::string& token, const stockpb::Node& node) {
@@ -149,18 +120,7 @@ class MachineAttackTest : public ::testing::Test {
   }
 
   grpc::Status Heartbeat(const std::string& token, const std::string& node_id) {
-    auto stub = stockpb::NodeAgentService::NewStub(
-        grpc::CreateChannel(stack_->stock().address(), grpc::InsecureChannelCredentials()));
-    auto ctx = PlatformStack::Ctx(token);
-    auto stream = stub->Heartbeat(ctx.get());
-    stockpb::HeartbeatRequest r;
-    r.set_node_id(node_id);
-    stream->Write(r);
-    stream->WritesDone();
-    stockpb::HeartbeatResponse out;
-    while (stream->Read(&out)) {
-    }
-    return stream->Finish();
+    return HeartbeatAs(*stack_, token, node_id);
   }
 
   // A one-time link's code for the victim's port 8080, as its member gets it.

@@ -26,12 +26,13 @@ constexpr std::array<std::string_view, 4> kReadPrefixes = {"Get", "List", "Watch
 // Reads named otherwise, writes whose every request carries their idempotency key (the proto
 // comment of each says so: "Idempotent by spec name", "Revoking twice is OK", ...), and writes
 // that set a desired state (a second StopInstance finds it set and returns the instance as is;
-// a second StartInstance finds it starting).
-constexpr std::array<std::string_view, 18> kNamedRepeatables = {
-    "WhoAmI",         "CheckAccessGrant", "ReadWorkloadLogs",  "CreateSpec",    "ClaimStock",
-    "ReleaseStock",   "RegisterNode",     "CreateStorageSpec", "AttachStorage", "DetachStorage",
-    "CreateInstance", "CreateImage",      "ReportWorkloads",   "ReportAccess",  "RevokeApiKey",
-    "StartInstance",  "StopInstance",     "DeleteInstance",
+// a second StartInstance finds it starting). IssueNodeToken only mints: a second token is as
+// good as the first.
+constexpr std::array<std::string_view, 19> kNamedRepeatables = {
+    "WhoAmI",         "CheckAccessGrant", "ReadWorkloadLogs",  "CreateSpec",     "ClaimStock",
+    "ReleaseStock",   "RegisterNode",     "CreateStorageSpec", "AttachStorage",  "DetachStorage",
+    "CreateInstance", "CreateImage",      "ReportWorkloads",   "ReportAccess",   "RevokeApiKey",
+    "StartInstance",  "StopInstance",     "DeleteInstance",    "IssueNodeToken",
 };
 
 // The proto files of the services a gpuaas client calls, each reached through one of its
