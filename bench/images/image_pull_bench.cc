@@ -12,17 +12,30 @@
 int main(int argc, char** argv) {
   gpuaas::agent::ImageStoreOptions options;
   std::string reference;
+  bool insecure = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
       options.root = argv[++i];
     } else if (std::strcmp(argv[i], "--reference") == 0 && i + 1 < argc) {
       reference = argv[++i];
     } else if (std::strcmp(argv[i], "--insecure") == 0) {
-      options.tls_verify = false;
+      insecure = true;
     } else {
       std::fprintf(stderr, "usage: %s --root DIR --reference REF [--insecure]\n", argv[0]);
       return 2;
     }
+  }
+  if (insecure) {
+    // Plain HTTP (or unverified TLS) to the reference's own registry only.
+    auto registry = gpuaas::registry::RegistryOfReference(reference);
+    auto policy = registry.ok()
+                      ? gpuaas::registry::RegistryPolicy::Create({}, {registry->HostPort()})
+                      : registry.status();
+    if (!policy.ok()) {
+      std::fprintf(stderr, "--reference: %s\n", policy.status().ToString().c_str());
+      return 2;
+    }
+    options.registries = *std::move(policy);
   }
   auto store = gpuaas::agent::ImageStore::Open(options);
   if (!store.ok()) {

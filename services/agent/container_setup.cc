@@ -199,8 +199,8 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
   // What a node that lost its workloads' shims at once (a crash) left behind.
   DropUnheldForwards();
   ContainerOptions options;
-  options.images = std::make_shared<StoreImages>(*store, setup.image_root,
-                                                 setup.registries, setup.pull_timeout);
+  options.images =
+      std::make_shared<StoreImages>(*store, setup.image_root, setup.registries, setup.pull_timeout);
   const PortAccess access{.address = setup.forward_address, .proxy_sources = setup.proxy_sources};
   if (absl::Status s = CheckPortAccess(access); !s.ok()) {
     return absl::InvalidArgumentError(

@@ -38,9 +38,10 @@ class ImageLayerAttackTest : public ::testing::Test {
     ASSERT_OK(registry.status());
     registry_ = *std::move(registry);
     // As the agent runs it: every layer unpacked by the sandboxed unpacker.
-    auto store = ImageStore::Open({.root = (temp_.path() / "store").string(),
-                                   .registries = *gpuaas::registry::RegistryPolicy::Create({}, {registry_->host()}),
-                                   .unpacker_path = GPUAAS_IMAGE_UNPACKER});
+    auto store = ImageStore::Open(
+        {.root = (temp_.path() / "store").string(),
+         .registries = *gpuaas::registry::RegistryPolicy::Create({}, {registry_->host()}),
+         .unpacker_path = GPUAAS_IMAGE_UNPACKER});
     ASSERT_OK(store.status());
     store_ = *std::move(store);
   }
