@@ -26,11 +26,11 @@ std::string Sha256Hex(const std::string& bytes) {
 
 }  // namespace
 
-HostileRegistry::HostileRegistry(const fs::path& dir) : dir_(dir) {
+HostileRegistry::HostileRegistry(const fs::path& dir, int port) : dir_(dir), port_(port) {
   for (const char* sub : {"manifests", "blobs", "refused", "slow"}) {
     fs::create_directories(dir_ / sub);
   }
-  port_ = FreePort();
+  if (port_ == 0) port_ = FreePort();
   process_ = std::make_unique<ChildProcess>(
       std::vector<std::string>{"/usr/bin/python3", GPUAAS_HOSTILE_REGISTRY, std::to_string(port_),
                                dir_.string()},

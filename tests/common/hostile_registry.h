@@ -16,8 +16,9 @@ class HostileRegistry final {
   static constexpr char kManifestType[] = "application/vnd.oci.image.manifest.v1+json";
   static constexpr char kIndexType[] = "application/vnd.oci.image.index.v1+json";
 
-  // Starts the registry with its files under `dir`; Answers() tells when it listens.
-  explicit HostileRegistry(const std::filesystem::path& dir);
+  // Starts the registry with its files under `dir`, on `port` (0: a free one, which a platform
+  // started earlier has not allowed); Answers() tells when it listens.
+  explicit HostileRegistry(const std::filesystem::path& dir, int port = 0);
 
   std::string host() const;  // "127.0.0.1:<port>"
   bool Answers() const;

@@ -458,7 +458,7 @@ print("fork ok", flush=True))"),
 // victim's instance on the node still logs and stops, and a new one starts.
 TEST_F(ContainerAttackTest, AHostileRegistrysMetadataCostsOnePullNotTheNodesAgent) {
   Run(victim_, "own", "echo VICTIM-ALIVE; exec sleep 600");
-  gpuaas::testing::HostileRegistry registry(dir_.path() / "hostile");
+  gpuaas::testing::HostileRegistry registry(dir_.path() / "hostile", mallorys_registry_port_);
   ASSERT_TRUE(Eventually([&] { return registry.Answers(); }, absl::Seconds(10)));
   instancepb::CreateImageRequest image;
   image.mutable_image()->set_name("deep");
@@ -467,7 +467,8 @@ TEST_F(ContainerAttackTest, AHostileRegistrysMetadataCostsOnePullNotTheNodesAgen
       registry.Manifest("mallory/deep", gpuaas::testing::HostileRegistry::DeepIndex(1'500'000),
                         gpuaas::testing::HostileRegistry::kIndexType));
   instancepb::Image made;
-  grpc::Status s = stack_->images().CreateImage(PlatformStack::Ctx(mallory_).get(), image, &made);
+  grpc::Status s = gpuaas::testing::CreateImageAndWait(
+      stack_->images(), [&] { return PlatformStack::Ctx(mallory_); }, image, made);
   ASSERT_TRUE(s.ok()) << s.error_message();
   ASSERT_TRUE(Create(mallory_, "deep", "exec sleep 600", 0, "deep:1").ok());
   const instancepb::Instance deep = stack_->WaitInstance(mallory_, "deep", Failed);
