@@ -65,7 +65,7 @@ TEST(BoundedJsonTest, AManifestListingTooManyLayersOrANegativeSizeIsRefused) {
           R"({"config":)" + config +
           R"(,"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:)" +
           std::string(64, 'a') + R"(","size":-5}]})"),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("negative size")));
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("size must be a whole number")));
 }
 
 }  // namespace
