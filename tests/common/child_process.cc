@@ -60,6 +60,12 @@ bool ChildProcess::Running() {
   return false;
 }
 
+std::string ChildProcess::Describe() {
+  if (Running()) return "still running, pid " + std::to_string(pid_);
+  if (exit_status_ > 128) return "killed by signal " + std::to_string(exit_status_ - 128);
+  return "exited with status " + std::to_string(exit_status_);
+}
+
 int ChildProcess::Terminate(int timeout_ms) {
   if (!Running()) return exit_status_;
   kill(pid_, SIGTERM);

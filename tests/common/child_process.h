@@ -22,6 +22,8 @@ class ChildProcess final {
 
   pid_t pid() const { return pid_; }
   bool Running();
+  // Why it is not serving, for a failure's message: "still running" or how it ended.
+  std::string Describe();
   // Sends SIGTERM and waits up to `timeout_ms`; returns the exit status (or -1 when it had to
   // be killed).
   int Terminate(int timeout_ms = 15000);

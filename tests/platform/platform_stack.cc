@@ -44,7 +44,9 @@ void Daemon::Start() {
     argv.insert(argv.begin(), "/usr/bin/env");
   }
   process_ = std::make_unique<ChildProcess>(argv, log_.string());
-  EXPECT_TRUE(WaitServing(address(), 30000)) << name_ << " did not start:\n" << Log();
+  EXPECT_TRUE(WaitServing(address(), 30000))
+      << name_ << " did not start (" << process_->Describe() << "):\n"
+      << Log();
 }
 
 void Daemon::Kill() {
