@@ -13,7 +13,7 @@
 
 namespace gpuaas::testing {
 
-enum class CallerKind { kViewer, kUser, kOther, kService, kPlatform, kNodeAgent, kProxy };
+enum class CallerKind { kViewer, kUser, kOther, kService, kPlatform, kNodeAgent, kProxy, kGateway };
 
 struct MatrixCaller {
   const char* name;
@@ -32,6 +32,8 @@ struct MatrixRow {
   // Refused unless the row says otherwise, so a row written before them keeps them out.
   grpc::StatusCode node_agent = grpc::StatusCode::PERMISSION_DENIED;
   grpc::StatusCode proxy = grpc::StatusCode::PERMISSION_DENIED;
+  // The gateway's key only vouches for logins' client addresses: it calls nothing itself.
+  grpc::StatusCode gateway = grpc::StatusCode::PERMISSION_DENIED;
 };
 
 // Runs every row as every caller, and without a token (UNAUTHENTICATED), and checks that the
@@ -49,6 +51,7 @@ inline void RunPermissionMatrix(const std::vector<MatrixRow>& rows,
                                     : c.kind == CallerKind::kService   ? row.service
                                     : c.kind == CallerKind::kNodeAgent ? row.node_agent
                                     : c.kind == CallerKind::kProxy     ? row.proxy
+                                    : c.kind == CallerKind::kGateway   ? row.gateway
                                                                        : row.platform;
       const grpc::Status s = row.call(c.token, ++n);
       EXPECT_EQ(s.error_code(), want) << s.error_message();

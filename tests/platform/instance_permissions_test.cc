@@ -109,6 +109,9 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
       {"access proxy",
        auth.ExchangeApiKey(auth.CreateApiKey(admin, "proxy", common::v1::ROLE_ACCESS_PROXY)),
        CallerKind::kProxy},
+      {"gateway",
+       auth.ExchangeApiKey(auth.CreateApiKey(admin, "gateway", common::v1::ROLE_GATEWAY)),
+       CallerKind::kGateway},
   };
 
   // A spec without stock and a storage of alpha's.
@@ -170,7 +173,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::Instance out;
          return instances.StartInstance(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, OK, NF, OK, OK, NF, NF},
+       PD, OK, NF, OK, OK, NF, NF, NF},
       {"StopInstance",
        [&](const std::string& t, int n) {
          instancepb::StopInstanceRequest r;
@@ -178,7 +181,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::Instance out;
          return instances.StopInstance(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, OK, NF, OK, OK, NF, NF},
+       PD, OK, NF, OK, OK, NF, NF, NF},
       {"DeleteInstance",
        [&](const std::string& t, int n) {
          instancepb::DeleteInstanceRequest r;
@@ -186,7 +189,7 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          instancepb::Instance out;
          return instances.DeleteInstance(PlatformStack::Ctx(t).get(), r, &out);
        },
-       PD, OK, NF, OK, OK, NF, NF},
+       PD, OK, NF, OK, OK, NF, NF, NF},
       {"WatchInstances",
        [&](const std::string& t, int) {
          instancepb::WatchInstancesRequest r;

@@ -36,6 +36,9 @@ TEST_F(StoragePermissionsTest, EveryRoleOnEveryRpc) {
        stack_->Login("robot", AuthStack::PasswordOf("robot"), "alpha"), CallerKind::kService},
       {"service", service_, CallerKind::kService},
       {"platform-admin", admin_, CallerKind::kPlatform},
+      {"gateway",
+       stack_->ExchangeApiKey(stack_->CreateApiKey(admin_, "gateway", common::v1::ROLE_GATEWAY)),
+       CallerKind::kGateway},
   };
   CreateSpec("ssd-1m", "1Mi", 100);
   ASSERT_TRUE(CreateStorage(member_, "shared", "ssd-1m").ok());
@@ -102,7 +105,7 @@ TEST_F(StoragePermissionsTest, EveryRoleOnEveryRpc) {
        [&](const std::string& t, int n) {
          return CreateStorage(t, "made-" + std::to_string(n), "ssd-1m", nullptr, "alpha");
        },
-       PD, OK, NF, OK, OK},
+       PD, OK, NF, OK, OK, PD, PD, NF},
       {"GetStorage", [&](const std::string& t, int) { return GetStorage(t, "shared"); }, OK, OK, NF,
        OK, OK},
       {"ListStorages",
