@@ -98,8 +98,8 @@ endfunction()
 # gpuaas_test(NAME SOURCES... DEPS... [LABELS...] [FIXTURES...] [ENV VAR=value...] [COST s]) ->
 # a GoogleTest binary run by ctest, with ENV in its environment. COST: about how many seconds it
 # takes in CI, for the tests over a minute (see GPUAAS_STACK_TEST_COST).
-# FIXTURES names ctest fixtures the test requires (e.g. postgres, ceph). LABELS: unit (the default),
-# db, integration (in-process services on real PostgreSQL), e2e (real processes), drill (long
+# FIXTURES names ctest fixtures the test requires (e.g. postgres, ceph). LABELS: unit (the
+# default), db, integration (in-process services on real PostgreSQL), e2e (real processes), drill (long
 # end-to-end drills: crashes at every step, scale, whole images) and slow (volumes). The
 # sanitized build leaves drill and slow out altogether: sanitizers find their bugs in the
 # shorter tests of the same code, and the Release pass still runs them.
