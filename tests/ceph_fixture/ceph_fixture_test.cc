@@ -51,7 +51,9 @@ bool NoCephFuseOnWithin(const std::string& mountpoint, absl::Duration timeout) {
       "pgrep -f -- ", Quoted(absl::StrCat("^ceph-fuse .* ", mountpoint, "$")), " >/dev/null");
   const absl::Time deadline = absl::Now() + timeout;
   while (ShellOutput(pgrep).ok()) {
-    if (absl::Now() > deadline) return false;
+    if (absl::Now() > deadline) {
+      return false;
+    }
     absl::SleepFor(absl::Milliseconds(100));
   }
   return true;
@@ -117,9 +119,14 @@ TEST_F(CephFixtureTest, SubvolumeSizeRefusesAWriterThroughCephFuse) {
     }
     written += n;
   }
-  if (refused_errno == 0 && fsync(fd) != 0) refused_errno = errno;
+  // The refusal may come as late as the flush.
+  if (refused_errno == 0 && fsync(fd) != 0) {
+    refused_errno = errno;
+  }
   const int close_errno = close(fd) == 0 ? 0 : errno;
-  if (refused_errno == 0) refused_errno = close_errno;
+  if (refused_errno == 0) {
+    refused_errno = close_errno;
+  }
 
   EXPECT_TRUE(refused_errno == EDQUOT || refused_errno == ENOSPC)
       << "after " << written << " bytes into a subvolume of " << kQuotaBytes << ": "
