@@ -98,8 +98,8 @@ endfunction()
 # gpuaas_test(NAME SOURCES... DEPS... [LABELS...] [FIXTURES...] [ENV VAR=value...] [COST s]) ->
 # a GoogleTest binary run by ctest, with ENV in its environment. COST: about how many seconds it
 # takes in CI, for the tests over a minute (see GPUAAS_STACK_TEST_COST).
-# FIXTURES names ctest fixtures the test requires (e.g. postgres). LABELS: unit (the default),
-# db, integration (in-process services on real PostgreSQL), e2e (real processes), drill (long
+# FIXTURES names ctest fixtures the test requires (e.g. postgres, ceph). LABELS: unit (the
+# default), db, integration (in-process services on real PostgreSQL), e2e (real processes), drill (long
 # end-to-end drills: crashes at every step, scale, whole images) and slow (volumes). The
 # sanitized build leaves drill and slow out altogether: sanitizers find their bugs in the
 # shorter tests of the same code, and the Release pass still runs them.
@@ -131,6 +131,10 @@ function(gpuaas_test name)
     # The postgres fixture writes the throwaway cluster's DSN here (tests/pg_fixture).
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${ARG_FIXTURES}")
     list(APPEND env "GPUAAS_TEST_PG_DSN_FILE=${PROJECT_BINARY_DIR}/test-pg/dsn")
+    # The ceph fixture writes its cluster's ceph.conf and keyring paths here (tests/ceph_fixture).
+    if("ceph" IN_LIST ARG_FIXTURES)
+      list(APPEND env "GPUAAS_TEST_CEPH_DIR=${PROJECT_BINARY_DIR}/test-ceph")
+    endif()
   endif()
   if(env)
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
