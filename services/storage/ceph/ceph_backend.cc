@@ -36,6 +36,10 @@ constexpr char kUploadsDir[] = ".uploads";
 // How stale a volume's counters may get before an open reads CephFS's again: other replicas
 // and workloads change what a volume holds behind this process's back.
 constexpr absl::Duration kUsageRefresh = absl::Seconds(2);
+// How far CephFS's recursive counters of a subvolume trail the writes (measured here: a synced
+// write reaches data/'s at once and the subvolume's 2.5 s later; the MDS propagates them one
+// level at a time). Within this of a write of its own, a refresh only raises the counters.
+constexpr absl::Duration kRstatLag = absl::Seconds(10);
 // A staged file nobody has written to for this long belongs to a writer that died (the S3
 // body timeouts are far shorter); ExpireUploads drops it. Replicas share .staging/, so nothing
 // is dropped at start.
@@ -145,8 +149,10 @@ class CephBackend final : public Backend {
   }
 
   absl::StatusOr<VolumeUsage> Recount(std::string_view volume_id) override {
+    // CephFS keeps the count; only its lag behind this process's own writes is minded.
     GPUAAS_ASSIGN_OR_RETURN(std::shared_ptr<LocalVolume> volume, Find(volume_id, nullptr));
-    return volume->Recount();
+    GPUAAS_RETURN_IF_ERROR(volume->RefreshUsage(kRstatLag));
+    return volume->Usage();
   }
 
   absl::StatusOr<int> ExpireUploads(absl::Time cutoff) override {
@@ -213,7 +219,7 @@ class CephBackend final : public Backend {
       GPUAAS_ASSIGN_OR_RETURN(Entry entry, Load(volume_id));
       it = volumes_.emplace(std::string(volume_id), std::move(entry)).first;
     } else if (limits != nullptr && absl::Now() - it->second.counted > kUsageRefresh) {
-      GPUAAS_RETURN_IF_ERROR(it->second.volume->RefreshUsage());
+      GPUAAS_RETURN_IF_ERROR(it->second.volume->RefreshUsage(kRstatLag));
       it->second.counted = absl::Now();
     }
     Entry& entry = it->second;
@@ -241,8 +247,11 @@ class CephBackend final : public Backend {
     GPUAAS_ASSIGN_OR_RETURN(UniqueFd staging, local::OpenDirBeneath(top.get(), kStagingDir, id));
     // What the volume holds without the staged files: a writer's own are counted by its
     // reservation, and other replicas' by theirs (and by CephFS's quota meanwhile).
-    auto dirs = std::make_shared<std::pair<UniqueFd, UniqueFd>>(UniqueFd(::dup(top.get())),
-                                                                UniqueFd(::dup(staging.get())));
+    // Close-on-exec: a ceph-fuse started later (another backend in this process) must not
+    // hold this mount open.
+    auto dirs = std::make_shared<std::pair<UniqueFd, UniqueFd>>(
+        UniqueFd(::fcntl(top.get(), F_DUPFD_CLOEXEC, 0)),
+        UniqueFd(::fcntl(staging.get(), F_DUPFD_CLOEXEC, 0)));
     auto counter = [dirs]() -> absl::StatusOr<VolumeUsage> {
       GPUAAS_ASSIGN_OR_RETURN(VolumeUsage all, ReadRecursiveUsage(dirs->first.get()));
       GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage staged, ReadRecursiveUsage(dirs->second.get()));

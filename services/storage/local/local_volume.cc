@@ -133,13 +133,13 @@ absl::StatusOr<VolumeUsage> LocalVolume::Recount() {
   return *usage;
 }
 
-absl::Status LocalVolume::RefreshUsage() {
+absl::Status LocalVolume::RefreshUsage(absl::Duration lag) {
   GPUAAS_RETURN_IF_ERROR(CheckAlive());
   if (count_ == nullptr) {
     return absl::FailedPreconditionError("refresh usage: the volume has no usage counter");
   }
   GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage counted, count_());
-  ledger_.SetUsed(counted);
+  ledger_.SetUsedLagging(counted, lag, absl::Now());
   return absl::OkStatus();
 }
 

@@ -54,8 +54,9 @@ class LocalVolume final : public Volume, public std::enable_shared_from_this<Loc
   // Counts again from what is stored and replaces the counters (reservations stay).
   absl::StatusOr<VolumeUsage> Recount();
   // Replaces the counters with `count`'s answer without the locks Recount takes (writes go on
-  // meanwhile; what they settle later adds to the fresh count). Only with a UsageCounter.
-  absl::Status RefreshUsage();
+  // meanwhile; what they settle later adds to the fresh count), as QuotaLedger::SetUsedLagging
+  // does for a count `lag` behind the writes. Only with a UsageCounter.
+  absl::Status RefreshUsage(absl::Duration lag);
   void SetLimits(const VolumeLimits& limits) { ledger_.SetLimits(limits); }
   VolumeLimits limits() const { return ledger_.limits(); }
   // From now on every call fails with NOT_FOUND and nothing more is published; the backend then
