@@ -1,6 +1,5 @@
-// CephBackend against a real cluster (GPUAAS_TEST_CEPH_DIR: a directory with ceph.conf and
-// ceph.client.admin.keyring, as tools/ceph-cluster writes it). Without a cluster every test
-// fails: a backend that was never run is not tested.
+// CephBackend against a real cluster (the ctest fixture `ceph`, or GPUAAS_TEST_CEPH_DIR: see
+// test_cluster.h). Without a cluster every test fails: a backend never run is not tested.
 #include "services/storage/ceph/ceph_backend.h"
 
 #include <fcntl.h>
@@ -17,6 +16,7 @@
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 #include "services/storage/ceph/rstats.h"
+#include "services/storage/ceph/test_cluster.h"
 #include "services/storage/local/staged_file.h"
 #include "services/storage/local/unique_fd.h"
 
@@ -27,12 +27,6 @@ namespace fs = std::filesystem;
 using ::gpuaas::testing::StatusIs;
 
 constexpr int64_t kMiB = 1 << 20;
-
-// The cluster's files; empty when the environment names none.
-std::string ClusterDir() {
-  const char* dir = std::getenv("GPUAAS_TEST_CEPH_DIR");
-  return dir != nullptr ? dir : "";
-}
 
 std::string Bytes(int64_t n, char c) { return std::string(static_cast<size_t>(n), c); }
 
@@ -83,9 +77,7 @@ std::vector<std::string> Entries(const fs::path& dir) {
 class CephBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(ClusterDir().empty())
-        << "no Ceph cluster: run under ctest (fixture ceph) or set GPUAAS_TEST_CEPH_DIR to a "
-           "directory with ceph.conf and ceph.client.admin.keyring (tools/ceph-cluster start DIR)";
+    ASSERT_OK_AND_ASSIGN(cluster_, TestClusterOptions());
     ASSERT_OK_AND_ASSIGN(a_, NewReplica("a"));
     volume_id_ = absl::StrCat("vol_test", local::RandomStagingName("").substr(0, 12));
   }
@@ -103,9 +95,7 @@ class CephBackendTest : public ::testing::Test {
 
   CephBackendOptions Options(const std::string& replica, bool sync_writes = true) const {
     CephBackendOptions options;
-    options.cluster.conf_path = ClusterDir() + "/ceph.conf";
-    options.cluster.keyring_path = ClusterDir() + "/ceph.client.admin.keyring";
-    options.cluster.timeout = absl::Seconds(20);
+    options.cluster = cluster_;
     options.mount_point = (dir_.path() / replica).string();
     // As in production: CephFS's counters follow synced writes within about a second.
     options.sync_writes = sync_writes;
@@ -124,6 +114,7 @@ class CephBackendTest : public ::testing::Test {
     return source.ok() ? fs::path(source->host_path).parent_path() : fs::path();
   }
 
+  ClusterOptions cluster_;
   gpuaas::testing::TempDir dir_;
   std::unique_ptr<Backend> a_;
   std::unique_ptr<Backend> b_;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "services/storage/ceph/ceph_backend.h"
+#include "services/storage/ceph/test_cluster.h"
 #include "services/storage/local/local_backend.h"
 #include "services/storage/local/staged_file.h"
 
@@ -31,15 +32,10 @@ void Check(const absl::Status& status, std::string_view what) {
 
 // The ceph backend on the test cluster, mounted under `dir`.
 std::unique_ptr<Backend> NewTestCephBackend(const std::filesystem::path& dir) {
-  const char* cluster = std::getenv("GPUAAS_TEST_CEPH_DIR");
-  if (cluster == nullptr || *cluster == '\0') {
-    Check(absl::FailedPreconditionError(
-              "no Ceph cluster: run under ctest (fixture ceph) or set GPUAAS_TEST_CEPH_DIR"),
-          "ceph backend");
-  }
+  auto cluster = ceph::TestClusterOptions();
+  Check(cluster.status(), "ceph cluster");
   ceph::CephBackendOptions options;
-  options.cluster.conf_path = absl::StrCat(cluster, "/ceph.conf");
-  options.cluster.keyring_path = absl::StrCat(cluster, "/ceph.client.admin.keyring");
+  options.cluster = *std::move(cluster);
   options.mount_point = (dir / "ceph").string();
   auto backend = ceph::NewCephBackend(options);
   Check(backend.status(), "ceph backend");
