@@ -187,6 +187,8 @@ class CephBackend final : public Backend {
  private:
   struct Entry {
     std::shared_ptr<LocalVolume> volume;
+    std::string path;  // the subvolume's, in the file system
+    UniqueFd top;      // what was there when it was loaded
     int64_t quota_bytes = 0;
     int64_t quota_files = 0;
     absl::Time counted;
@@ -219,8 +221,20 @@ class CephBackend final : public Backend {
       GPUAAS_ASSIGN_OR_RETURN(Entry entry, Load(volume_id));
       it = volumes_.emplace(std::string(volume_id), std::move(entry)).first;
     } else if (limits != nullptr && absl::Now() - it->second.counted > kUsageRefresh) {
-      GPUAAS_RETURN_IF_ERROR(it->second.volume->RefreshUsage(kRstatLag));
-      it->second.counted = absl::Now();
+      absl::Status refreshed = StillThere(it->second);
+      if (refreshed.ok()) {
+        refreshed = it->second.volume->RefreshUsage(kRstatLag);
+      }
+      if (!refreshed.ok()) {
+        // Deleted through another replica (Ceph moved its directory to the trash), or the
+        // mount failed: load it again, which says NOT_FOUND for a volume that is gone.
+        it->second.volume->MarkDeleted();
+        volumes_.erase(it);
+        GPUAAS_ASSIGN_OR_RETURN(Entry entry, Load(volume_id));
+        it = volumes_.emplace(std::string(volume_id), std::move(entry)).first;
+      } else {
+        it->second.counted = absl::Now();
+      }
     }
     Entry& entry = it->second;
     if (limits != nullptr) {
@@ -252,6 +266,8 @@ class CephBackend final : public Backend {
     auto dirs = std::make_shared<std::pair<UniqueFd, UniqueFd>>(
         UniqueFd(::fcntl(top.get(), F_DUPFD_CLOEXEC, 0)),
         UniqueFd(::fcntl(staging.get(), F_DUPFD_CLOEXEC, 0)));
+    entry.path = *path;
+    entry.top = UniqueFd(::fcntl(top.get(), F_DUPFD_CLOEXEC, 0));
     auto counter = [dirs]() -> absl::StatusOr<VolumeUsage> {
       GPUAAS_ASSIGN_OR_RETURN(VolumeUsage all, ReadRecursiveUsage(dirs->first.get()));
       GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage staged, ReadRecursiveUsage(dirs->second.get()));
@@ -266,6 +282,20 @@ class CephBackend final : public Backend {
     GPUAAS_RETURN_IF_ERROR(entry.volume->EnsureLoaded());
     entry.counted = absl::Now();
     return entry;
+  }
+
+  // NOT_FOUND when the subvolume's path no longer leads to the directory loaded: a volume
+  // deleted through another replica is moved to Ceph's trash, where its open directories
+  // would still take writes.
+  absl::Status StillThere(const Entry& entry) const {
+    struct stat now;
+    struct stat loaded;
+    const std::string path = mount_->path() + entry.path;
+    if (::stat(path.c_str(), &now) != 0 || ::fstat(entry.top.get(), &loaded) != 0 ||
+        now.st_ino != loaded.st_ino) {
+      return absl::NotFoundError("the volume was deleted");
+    }
+    return absl::OkStatus();
   }
 
   // A larger size is a larger quota, online: writers see it at once.
