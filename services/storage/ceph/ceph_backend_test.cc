@@ -280,6 +280,28 @@ TEST_F(CephBackendTest, AVolumeDeletedThroughOneReplicaIsGoneOnTheOther) {
   EXPECT_THAT(b_->OpenVolume(volume_id_, limits), StatusIs(absl::StatusCode::kNotFound));
 }
 
+TEST_F(CephBackendTest, ExpiryDropsStagedFilesOfDeadWritersAndKeepsYoungUploads) {
+  const VolumeLimits limits{.max_bytes = 16 * kMiB, .max_files = 100};
+  ASSERT_OK(a_->CreateVolume(volume_id_, limits));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Volume> volume, a_->OpenVolume(volume_id_, limits));
+  ASSERT_OK_AND_ASSIGN(UploadInfo upload, volume->CreateUpload("u", ""));
+  // A staged file a replica that died left, untouched for two hours, and a fresh one.
+  const fs::path staging = VolumeTop() / ".staging";
+  std::ofstream(staging / "dead.tmp") << "partial";
+  std::ofstream(staging / "live.tmp") << "in progress";
+  const timespec old_times[2] = {{absl::ToUnixSeconds(absl::Now() - absl::Hours(2)), 0},
+                                 {absl::ToUnixSeconds(absl::Now() - absl::Hours(2)), 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (staging / "dead.tmp").c_str(), old_times, 0), 0);
+
+  // Only old uploads go (the cluster is shared with other tests: a later cutoff would take
+  // their uploads too); LocalVolume's expiry itself is tested with the local backend.
+  ASSERT_OK_AND_ASSIGN(int expired, a_->ExpireUploads(absl::Now() - absl::Hours(1)));
+  EXPECT_EQ(expired, 0);
+  ASSERT_OK_AND_ASSIGN(std::vector<PartInfo> parts, volume->ListParts(upload.upload_id));
+  EXPECT_TRUE(parts.empty());
+  EXPECT_EQ(Entries(staging), std::vector<std::string>{"live.tmp"});
+}
+
 TEST_F(CephBackendTest, BadOptionsFailNamingTheOption) {
   CephBackendOptions options = Options("bad");
   options.cluster.conf_path = (dir_.path() / "missing.conf").string();
