@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -152,6 +153,10 @@ TEST_F(CephBackendTest, CreatesWritesReadsListsAndCounts) {
   EXPECT_EQ(quota, 64 * kMiB);
   ASSERT_OK_AND_ASSIGN(int64_t max_files, ReadQuota(fd.get(), "max_files"));
   EXPECT_EQ(max_files, 100);
+  // Namespace-isolated: a node's credential for it reaches its own RADOS namespace only.
+  char ns[128] = {};
+  ASSERT_GT(::fgetxattr(fd.get(), "ceph.dir.layout.pool_namespace", ns, sizeof ns - 1), 0);
+  EXPECT_EQ(std::string(ns), "fsvolumens_" + volume_id_);
   // Right after its own writes CephFS's counters may not have them yet; this replica's do.
   ASSERT_OK_AND_ASSIGN(VolumeUsage usage, a_->Recount(volume_id_));
   EXPECT_EQ(usage.bytes, 3 * kMiB + 5);

@@ -109,6 +109,9 @@ absl::Status Subvolumes::Create(std::string_view name, int64_t bytes) {
   nlohmann::json cmd = SubvolumeCommand("fs subvolume create", fs_name_, name);
   cmd["size"] = bytes;
   cmd["mode"] = "0755";
+  // Its file data in a RADOS namespace of its own: a node's credential for it (`fs subvolume
+  // authorize`) then reaches that namespace only, not every volume's objects in the data pool.
+  cmd["namespace_isolated"] = true;
   return MgrCommand(cmd.dump(), absl::StrCat("create subvolume ", std::string(name))).status();
 }
 

@@ -33,8 +33,9 @@ class Subvolumes final {
   Subvolumes(const Subvolumes&) = delete;
   Subvolumes& operator=(const Subvolumes&) = delete;
 
-  // A subvolume of exactly `bytes` (its CephFS quota), mode 0755. Creating an existing one
-  // changes its size (Ceph's semantics): callers check Path first.
+  // A subvolume of exactly `bytes` (its CephFS quota), mode 0755, namespace-isolated (its data
+  // in a RADOS namespace of its own). Creating an existing one changes its size (Ceph's
+  // semantics): callers check Path first.
   absl::Status Create(std::string_view name, int64_t bytes);
   // Sets the quota to `bytes`; never shrinks below what is stored (no_shrink).
   absl::Status Resize(std::string_view name, int64_t bytes);
@@ -45,13 +46,16 @@ class Subvolumes final {
   // The names of every subvolume in the default group.
   absl::StatusOr<std::vector<std::string>> List();
 
+  // Sends one mgr command (a JSON object, as the `ceph` CLI builds it); its output, or its error
+  // (the errno's code, Ceph's message) prefixed by `what`. For the volumes module's other
+  // commands (subvolume authorize, info).
+  absl::StatusOr<std::string> MgrCommand(const std::string& json, std::string_view what);
+
   const std::string& fs_name() const { return fs_name_; }
 
  private:
   Subvolumes(void* cluster, std::string fs_name)
       : cluster_(cluster), fs_name_(std::move(fs_name)) {}
-  // Sends one mgr command (a JSON object); its output, or its error with Ceph's message.
-  absl::StatusOr<std::string> MgrCommand(const std::string& json, std::string_view what);
 
   void* cluster_;  // rados_t
   const std::string fs_name_;
