@@ -11,6 +11,7 @@
 #include "libs/common/status_macros.h"
 #include "libs/http/http_transport.h"
 #include "libs/service/run_app.h"
+#include "services/storage/ceph/ceph_backend.h"
 #include "services/storage/local/local_backend.h"
 #include "services/storage/local/loop_filesystem.h"
 #include "services/storage/migrations.h"
@@ -28,6 +29,41 @@ void ExpireUploads(Backend& backend, const Clock& clock, absl::Duration expiry) 
     Logger("storage")->info("dropped {} multipart uploads older than {}", *dropped,
                             absl::FormatDuration(expiry));
   }
+}
+
+// The ceph backend of the --ceph-* flags, mounted under the data root (the mount point is
+// this process's own; everything stored is in the cluster). Errors name the flag at fault.
+absl::StatusOr<std::unique_ptr<Backend>> OpenCephBackend(const StorageAppOptions& o,
+                                                         const std::string& data_root,
+                                                         bool sync_writes) {
+  ceph::CephBackendOptions options;
+  // Absolute: ceph-fuse is handed the same paths.
+  std::error_code ec;
+  options.cluster.conf_path = std::filesystem::absolute(o.ceph_conf, ec).string();
+  options.cluster.keyring_path =
+      o.ceph_keyring.empty() ? "" : std::filesystem::absolute(o.ceph_keyring, ec).string();
+  options.cluster.client_id = o.ceph_client_id;
+  options.fs_name = o.ceph_fs;
+  options.mount_point = data_root + "/ceph-mount";
+  options.sync_writes = sync_writes;
+  for (const auto& [flag, value] : {std::pair{"--ceph-keyring", &o.ceph_keyring},
+                                    {"--ceph-fs", &o.ceph_fs},
+                                    {"--ceph-client-id", &o.ceph_client_id}}) {
+    if (value->empty()) {
+      return service::ConfigError(flag, absl::InvalidArgumentError("must not be empty with "
+                                                                   "--ceph-conf"));
+    }
+  }
+  auto backend = ceph::NewCephBackend(options);
+  if (backend.ok()) {
+    return backend;
+  }
+  const std::string message(backend.status().message());
+  const char* flag = message.find("keyring") != std::string::npos     ? "--ceph-keyring"
+                     : message.find("ceph fs") != std::string::npos   ? "--ceph-fs"
+                     : message.find("client id") != std::string::npos ? "--ceph-client-id"
+                                                                      : "--ceph-conf";
+  return service::ConfigError(flag, backend.status());
 }
 
 // --s3-cors-origins: a comma list of exact origins; "" is none.
@@ -70,6 +106,13 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
                               ? "each an ext4 file system of its own (loop-ext4)"
                               : "plain directories (directory: workloads can pass the size)");
   app->backend_ = *std::move(local);
+  if (!o.ceph_conf.empty()) {
+    auto ceph = OpenCephBackend(o, data_root, o.sync_writes);
+    if (!ceph.ok()) return ceph.status();
+    Logger("storage")->info("ceph backend: file system {} of {} as client.{}", o.ceph_fs,
+                            o.ceph_conf, o.ceph_client_id);
+    app->ceph_backend_ = *std::move(ceph);
+  }
   auto auth_channel = service::OpenPeerChannel(o.common, o.auth_addr);
   if (!auth_channel.ok()) return service::ConfigError("--auth-addr", auth_channel.status());
   s3::ServerOptions s3_options{
@@ -84,7 +127,9 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   app->pool_ = *std::move(pool);
 
   db::Pool& db = *app->pool_;
-  app->backends_ = std::make_unique<Backends>(std::vector<Backend*>{app->backend_.get()});
+  std::vector<Backend*> served = {app->backend_.get()};
+  if (app->ceph_backend_) served.push_back(app->ceph_backend_.get());
+  app->backends_ = std::make_unique<Backends>(std::move(served));
   app->quotas_ = std::make_unique<TenantQuotas>(*auth_channel);
   app->specs_ = std::make_unique<StorageSpecs>(db, app->repo_, *app->backends_);
   app->storages_ = std::make_unique<Storages>(db, app->repo_, *app->backends_, *app->quotas_);
@@ -117,7 +162,7 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   // The S3 data plane, over the same backend: keys and buckets from the tables, bearer tokens
   // verified like the gRPC server's.
   s3_options.metrics_registry = &app->server_->metrics_registry();
-  app->s3_ = std::make_unique<s3::Server>(s3_options, *app->directory_, *app->backend_, tokens,
+  app->s3_ = std::make_unique<s3::Server>(s3_options, *app->directory_, *app->backends_, tokens,
                                           app->clock_);
   app->s3_base_url_ = (o.s3_tls_cert.empty() ? "http://" : "https://") + s3_options.host;
   app->upload_expiry_ = absl::Hours(o.upload_expiry_hours);
@@ -131,8 +176,10 @@ absl::Status StorageApp::StartBackground() {
   Logger("storage")->info("S3 endpoint on {}:{}", s3_base_url_, s3_->port());
   // Now, then every hour.
   upload_expiry_task_ = std::make_unique<PeriodicTask>(
-      PeriodicTask::Options{.interval = absl::Hours(1), .run_immediately = true},
-      [this] { ExpireUploads(*backend_, clock_, upload_expiry_); });
+      PeriodicTask::Options{.interval = absl::Hours(1), .run_immediately = true}, [this] {
+        ExpireUploads(*backend_, clock_, upload_expiry_);
+        if (ceph_backend_) ExpireUploads(*ceph_backend_, clock_, upload_expiry_);
+      });
   return absl::OkStatus();
 }
 

@@ -44,6 +44,12 @@ struct StorageAppOptions {
   // "loop-ext4" (each storage its own file system: the kernel stops every writer at the size)
   // or "directory" (machines without loop devices; workloads can write past the size).
   std::string volume_filesystem = "loop-ext4";
+  // Set: the ceph backend (storages of specs with backend_class "ceph") is served beside the
+  // local one, on this cluster's file system `ceph_fs`, as client `ceph_client_id`.
+  std::string ceph_conf;
+  std::string ceph_keyring;
+  std::string ceph_fs = "gpuaas";
+  std::string ceph_client_id = "admin";
 };
 
 class StorageApp final : public service::ServiceApp {
@@ -62,6 +68,8 @@ class StorageApp final : public service::ServiceApp {
   int s3_port() const { return s3_->port(); }
   db::Pool& pool() { return *pool_; }
   Backend& backend() { return *backend_; }
+  // The ceph backend; null without --ceph-conf.
+  Backend* ceph_backend() { return ceph_backend_.get(); }
   s3::Directory& directory() { return *directory_; }
   // What the start-up passes finished.
   int resumed_creates() const { return resumed_creates_; }
@@ -79,6 +87,7 @@ class StorageApp final : public service::ServiceApp {
   SystemClock clock_;
   std::unique_ptr<SecretBox> box_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Backend> ceph_backend_;
   std::unique_ptr<db::Pool> pool_;
   Repository repo_;
   std::unique_ptr<Backends> backends_;

@@ -27,6 +27,16 @@ int main(int argc, char** argv) {
            "needs root and loop devices) or directory (a plain directory: only S3 writes respect "
            "the size, for machines without loop devices)")
       ->check(CLI::IsMember({"loop-ext4", "directory"}));
+  options.Add("--ceph-conf", f.ceph_conf,
+              "a Ceph cluster's ceph.conf: storages of specs with backend_class ceph are CephFS "
+              "subvolumes there (served beside the local backend, through a ceph-fuse mount "
+              "under --data-root); empty: no ceph backend");
+  options.Add("--ceph-keyring", f.ceph_keyring,
+              "the keyring file of --ceph-client-id (its path goes to librados and ceph-fuse; "
+              "the key never appears on a command line)");
+  options.Add("--ceph-fs", f.ceph_fs, "the CephFS file system that holds the subvolumes");
+  options.Add("--ceph-client-id", f.ceph_client_id,
+              "the cephx client (without \"client.\") that creates, grows and mounts subvolumes");
   options.Add("--secret-key-file", f.secret_key_file,
               "32 random bytes that seal accessors' S3 secrets in the database (make it once: "
               "head -c 32 /dev/urandom > FILE; losing it invalidates every accessor)");

@@ -44,6 +44,7 @@ struct BucketRow {
   int64_t size_bytes = 0;
   int64_t max_files = 0;
   std::string storage_uid;
+  std::string backend_class;
 };
 
 class Repository final {

@@ -12,7 +12,7 @@ namespace {
   " FROM storage.accessors "
 #define GPUAAS_BUCKET_FROM                                                                   \
   "SELECT storage_id, tenant_id, " GPUAAS_SQL_MICROS("create_time") ", size_bytes, max_files, " \
-  "storage_uid FROM storage.storages "
+  "storage_uid, backend_class FROM storage.storages "
 // clang-format on
 
 pb::Accessor AccessorFromRow(const db::Row& r) {
@@ -34,7 +34,8 @@ BucketRow BucketFromRow(const db::Row& r) {
                    .create_time = r.GetTime(2),
                    .size_bytes = r.Get<int64_t>(3),
                    .max_files = r.Get<int64_t>(4),
-                   .storage_uid = r.Get<std::string>(5)};
+                   .storage_uid = r.Get<std::string>(5),
+                   .backend_class = r.Get<std::string>(6)};
 }
 
 }  // namespace

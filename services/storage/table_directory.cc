@@ -12,7 +12,8 @@ s3::Bucket ToBucket(BucketRow row) {
                     .tenant_id = std::move(row.tenant_id),
                     .create_time = row.create_time,
                     .limits = {.max_bytes = row.size_bytes, .max_files = row.max_files},
-                    .volume_id = std::move(row.storage_uid)};
+                    .volume_id = std::move(row.storage_uid),
+                    .backend_class = std::move(row.backend_class)};
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // creates and deletes the old one left, as main.cc does at start-up.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,14 +20,17 @@ class StorageStack final {
   // `secret_key` is the 32-byte sealing key (written to `data_root`.key). Fails the test
   // (EXPECT) when anything does not start. Volumes are plain directories unless
   // `volume_filesystem` says "loop-ext4" (--volume-filesystem).
+  // `customize` may change the options further (the --ceph-* flags).
   StorageStack(const std::string& dsn, const std::string& auth_address,
                const std::string& data_root, const std::string& secret_key,
-               const std::string& volume_filesystem = "directory");
+               const std::string& volume_filesystem = "directory",
+               const std::function<void(StorageAppOptions&)>& customize = nullptr);
   ~StorageStack();
 
   pb::StorageService::Stub& stub() { return *stub_; }
   db::Pool& pool() { return app_->pool(); }
   Backend& backend() { return app_->backend(); }
+  Backend* ceph_backend() { return app_->ceph_backend(); }
   s3::Directory& directory() { return app_->directory(); }
   std::string address() const { return "127.0.0.1:" + std::to_string(app_->port()); }
   // What the start-up passes finished.

@@ -63,8 +63,11 @@ class FileReader final : public ObjectReader {
 }  // namespace
 
 LocalVolume::LocalVolume(std::shared_ptr<const DataRoot> root, std::string storage_id,
-                         VolumeDirs dirs)
-    : root_(std::move(root)), storage_id_(std::move(storage_id)), dirs_(std::move(dirs)) {}
+                         VolumeDirs dirs, UsageCounter count)
+    : root_(std::move(root)),
+      storage_id_(std::move(storage_id)),
+      dirs_(std::move(dirs)),
+      count_(std::move(count)) {}
 
 absl::Status LocalVolume::CheckAlive() const {
   if (deleted_.load(std::memory_order_acquire)) {
@@ -91,6 +94,12 @@ absl::StatusOr<VolumeUsage> LocalVolume::Recount() {
   // Both locks: no name appears or goes and no counter moves while the walk counts.
   absl::MutexLock uploads_lock(&uploads_mu_);
   absl::MutexLock names_lock(&names_mu_);
+  if (count_ != nullptr) {
+    GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage counted, count_());
+    ledger_.SetUsed(counted);
+    listings_.Clear();
+    return counted;
+  }
   absl::StatusOr<VolumeUsage> usage = CountTree(dirs_.data.get());
   if (!usage.ok()) {
     return usage.status();
@@ -122,6 +131,16 @@ absl::StatusOr<VolumeUsage> LocalVolume::Recount() {
   ledger_.SetUsed(*usage);
   listings_.Clear();
   return *usage;
+}
+
+absl::Status LocalVolume::RefreshUsage(absl::Duration lag) {
+  GPUAAS_RETURN_IF_ERROR(CheckAlive());
+  if (count_ == nullptr) {
+    return absl::FailedPreconditionError("refresh usage: the volume has no usage counter");
+  }
+  GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage counted, count_());
+  ledger_.SetUsedLagging(counted, lag, absl::Now());
+  return absl::OkStatus();
 }
 
 void LocalVolume::MarkDeleted() {

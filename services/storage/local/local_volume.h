@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "services/storage/backend.h"
 #include "services/storage/local/data_root.h"
@@ -36,15 +37,26 @@ struct VolumeDirs {
   std::string uploads_name;
 };
 
+// What a volume holds, counted from what is stored. The default walks the files and the
+// uploads' parts; a file system that keeps recursive counters (CephFS's ceph.dir.rbytes) answers
+// at once instead.
+using UsageCounter = absl::AnyInvocable<absl::StatusOr<VolumeUsage>()>;
+
 class LocalVolume final : public Volume, public std::enable_shared_from_this<LocalVolume> {
  public:
-  LocalVolume(std::shared_ptr<const DataRoot> root, std::string storage_id, VolumeDirs dirs);
+  // `count`, when given, replaces the walk in Recount (and so in EnsureLoaded).
+  LocalVolume(std::shared_ptr<const DataRoot> root, std::string storage_id, VolumeDirs dirs,
+              UsageCounter count = nullptr);
 
   // Counts the volume once (its files, and the parts of its uploads) before its first use;
   // later calls return at once. Blocks on disk I/O.
   absl::Status EnsureLoaded();
   // Counts again from what is stored and replaces the counters (reservations stay).
   absl::StatusOr<VolumeUsage> Recount();
+  // Replaces the counters with `count`'s answer without the locks Recount takes (writes go on
+  // meanwhile; what they settle later adds to the fresh count), as QuotaLedger::SetUsedLagging
+  // does for a count `lag` behind the writes. Only with a UsageCounter.
+  absl::Status RefreshUsage(absl::Duration lag);
   void SetLimits(const VolumeLimits& limits) { ledger_.SetLimits(limits); }
   VolumeLimits limits() const { return ledger_.limits(); }
   // From now on every call fails with NOT_FOUND and nothing more is published; the backend then
@@ -120,6 +132,7 @@ class LocalVolume final : public Volume, public std::enable_shared_from_this<Loc
   const std::shared_ptr<const DataRoot> root_;
   const std::string storage_id_;
   const VolumeDirs dirs_;
+  UsageCounter count_;
   QuotaLedger ledger_;
   DirListingCache listings_;
   std::atomic<bool> deleted_{false};

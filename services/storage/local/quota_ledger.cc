@@ -44,6 +44,16 @@ void QuotaLedger::SetUsed(const VolumeUsage& used) {
   used_ = used;
 }
 
+void QuotaLedger::SetUsedLagging(const VolumeUsage& counted, absl::Duration lag, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  if (now - last_change_ < lag) {
+    used_.bytes = std::max(used_.bytes, counted.bytes);
+    used_.files = std::max(used_.files, counted.files);
+  } else {
+    used_ = counted;
+  }
+}
+
 VolumeUsage QuotaLedger::used() const {
   absl::MutexLock lock(&mu_);
   return used_;
@@ -95,6 +105,7 @@ absl::Status QuotaLedger::Settle(Reservation& reservation, const Charge& delta) 
   reserved_.files -= held.files;
   used_.bytes = std::max<int64_t>(used_.bytes + delta.bytes, 0);
   used_.files = std::max<int64_t>(used_.files + delta.files, 0);
+  last_change_ = absl::Now();
   if (reservation.ledger_ == this) {
     reservation.ledger_ = nullptr;
     reservation.charge_ = {};
@@ -106,6 +117,7 @@ void QuotaLedger::Apply(const Charge& delta) {
   absl::MutexLock lock(&mu_);
   used_.bytes = std::max<int64_t>(used_.bytes + delta.bytes, 0);
   used_.files = std::max<int64_t>(used_.files + delta.files, 0);
+  last_change_ = absl::Now();
 }
 
 void QuotaLedger::Return(const Charge& charge) {

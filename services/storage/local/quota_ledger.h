@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "services/storage/backend.h"
 
 namespace gpuaas::storage::local {
@@ -47,6 +48,10 @@ class QuotaLedger final {
   VolumeLimits limits() const;
   // Replaces the committed counters with a fresh count (reservations stay as they are).
   void SetUsed(const VolumeUsage& used);
+  // SetUsed with a count from a file system whose counters follow writes `lag` late (CephFS's
+  // recursive statistics): while this ledger has committed a change within `lag` before `now`,
+  // the count may not include it yet, so the counters only grow.
+  void SetUsedLagging(const VolumeUsage& counted, absl::Duration lag, absl::Time now);
   VolumeUsage used() const;
   // In flight: reserved by writers not yet committed.
   Charge reserved() const;
@@ -75,6 +80,7 @@ class QuotaLedger final {
   VolumeLimits limits_ ABSL_GUARDED_BY(mu_);
   VolumeUsage used_ ABSL_GUARDED_BY(mu_);
   Charge reserved_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_change_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace gpuaas::storage::local

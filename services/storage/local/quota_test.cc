@@ -57,6 +57,26 @@ TEST(QuotaLedgerTest, ReservationsAndSettlement) {
   EXPECT_THAT(ledger.Reserve(Charge{INT64_MAX, 0}), StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
+// A count that trails the writes (CephFS's rstats) may lack this ledger's recent commits: within
+// the lag it only raises the counters; after it, it replaces them (deletes elsewhere show).
+TEST(QuotaLedgerTest, ALaggingCountOnlyRaisesTheCountersRightAfterACommit) {
+  QuotaLedger ledger;
+  ledger.SetLimits({.max_bytes = 100, .max_files = 10});
+  ledger.SetUsedLagging({.bytes = 30, .files = 3}, absl::Seconds(10), absl::Now());
+  EXPECT_EQ(ledger.used().bytes, 30);  // nothing committed here: the count is the truth
+  ASSERT_OK_AND_ASSIGN(Reservation r, ledger.Reserve({.bytes = 50, .files = 1}));
+  ASSERT_OK(ledger.Settle(r, {.bytes = 50, .files = 1}));
+  ledger.SetUsedLagging({.bytes = 40, .files = 3}, absl::Seconds(10), absl::Now());
+  EXPECT_EQ(ledger.used().bytes, 80);  // the count has not seen the 50 yet
+  EXPECT_EQ(ledger.used().files, 4);
+  ledger.SetUsedLagging({.bytes = 90, .files = 5}, absl::Seconds(10), absl::Now());
+  EXPECT_EQ(ledger.used().bytes, 90);  // more than this ledger knows: someone else wrote
+  ledger.SetUsedLagging({.bytes = 20, .files = 1}, absl::Seconds(10),
+                        absl::Now() + absl::Seconds(11));
+  EXPECT_EQ(ledger.used().bytes, 20);  // long after: deleted elsewhere
+  EXPECT_EQ(ledger.used().files, 1);
+}
+
 TEST_F(QuotaTest, TheWriteThatWouldPassTheByteLimitIsRefusedAndNothingChanges) {
   Limit(100, 1000);
   ASSERT_OK(Put(*volume_, "a", std::string(60, 'a')));

@@ -30,6 +30,8 @@ struct Bucket {
   // The backend's name for its volume: the storage's identity (storage_uid), never the
   // reusable storage_id.
   std::string volume_id;
+  // The backend that holds it (the spec's backend class).
+  std::string backend_class = "local";
 };
 
 // Thread-safe; called on every request, so revocations and deletions apply at once.

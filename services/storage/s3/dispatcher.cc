@@ -84,11 +84,11 @@ RequestLog::~RequestLog() {
   }
 }
 
-Dispatcher::Dispatcher(DispatcherOptions options, Directory& directory, Backend& backend,
+Dispatcher::Dispatcher(DispatcherOptions options, Directory& directory, const Backends& backends,
                        authz::Authenticator& tokens, const Clock& clock, S3Metrics* metrics)
     : options_(std::move(options)),
       directory_(directory),
-      backend_(backend),
+      backends_(backends),
       clock_(clock),
       metrics_(metrics),
       authenticator_(directory, tokens, clock, options_.region, options_.max_clock_skew),
@@ -233,7 +233,11 @@ absl::Status Dispatcher::OpenBucket(RequestContext& ctx) {
     }
   }
   ctx.bucket_info = *std::move(bucket);
-  auto volume = backend_.OpenVolume(ctx.bucket_info.volume_id, ctx.bucket_info.limits);
+  absl::StatusOr<Backend*> backend = backends_.Find(ctx.bucket_info.backend_class);
+  if (!backend.ok()) {
+    return Unavailable(backend.status());
+  }
+  auto volume = (*backend)->OpenVolume(ctx.bucket_info.volume_id, ctx.bucket_info.limits);
   if (!volume.ok()) {
     return volume.status().code() == absl::StatusCode::kNotFound ? NoSuchBucket()
                                                                  : Unavailable(volume.status());

@@ -12,7 +12,7 @@
 #include "libs/authz/verifier.h"
 #include "libs/common/clock.h"
 #include "libs/http/http_message.h"
-#include "services/storage/backend.h"
+#include "services/storage/backends.h"
 #include "services/storage/s3/auth.h"
 #include "services/storage/s3/cors.h"
 #include "services/storage/s3/directory.h"
@@ -31,7 +31,7 @@ struct DispatcherOptions {
 class Dispatcher final {
  public:
   // `metrics` may be null. Thread-safe.
-  Dispatcher(DispatcherOptions options, Directory& directory, Backend& backend,
+  Dispatcher(DispatcherOptions options, Directory& directory, const Backends& backends,
              authz::Authenticator& tokens, const Clock& clock, S3Metrics* metrics);
 
   // `body` is null when the request has none. Never throws.
@@ -47,7 +47,7 @@ class Dispatcher final {
 
   DispatcherOptions options_;
   Directory& directory_;
-  Backend& backend_;
+  const Backends& backends_;
   const Clock& clock_;
   S3Metrics* metrics_;
   RequestAuthenticator authenticator_;

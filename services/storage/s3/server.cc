@@ -9,11 +9,11 @@
 #include "services/storage/s3/metrics.h"
 
 namespace gpuaas::storage::s3 {
-Server::Server(ServerOptions options, Directory& directory, Backend& backend,
+Server::Server(ServerOptions options, Directory& directory, const Backends& backends,
                authz::Authenticator& tokens, const Clock& clock)
     : options_(std::move(options)),
       directory_(directory),
-      backend_(backend),
+      backends_(backends),
       tokens_(tokens),
       clock_(clock) {}
 
@@ -40,7 +40,7 @@ absl::Status Server::Start() {
   }
   dispatcher_ = std::make_unique<Dispatcher>(
       DispatcherOptions{options_.region, options_.max_clock_skew, options_.cors_origins},
-      directory_, backend_, tokens_, clock_, metrics_.get());
+      directory_, backends_, tokens_, clock_, metrics_.get());
   Dispatcher* dispatcher = dispatcher_.get();
   http_ = std::make_unique<http::HttpTransport>(
       http::HttpTransportOptions{.host = options_.host,

@@ -24,7 +24,7 @@
 #include "libs/common/clock.h"
 #include "libs/http/connection_limits.h"
 #include "libs/http/http_transport.h"
-#include "services/storage/backend.h"
+#include "services/storage/backends.h"
 #include "services/storage/s3/directory.h"
 
 namespace gpuaas::storage::s3 {
@@ -52,7 +52,8 @@ class S3Metrics;
 class Server final {
  public:
   // Every reference outlives the server.
-  Server(ServerOptions options, Directory& directory, Backend& backend,
+  // Each bucket is served by the backend of its backend class.
+  Server(ServerOptions options, Directory& directory, const Backends& backends,
          authz::Authenticator& tokens, const Clock& clock);
   ~Server();
   Server(const Server&) = delete;
@@ -69,7 +70,7 @@ class Server final {
  private:
   ServerOptions options_;
   Directory& directory_;
-  Backend& backend_;
+  const Backends& backends_;
   authz::Authenticator& tokens_;
   const Clock& clock_;
   std::unique_ptr<S3Metrics> metrics_;

@@ -25,6 +25,8 @@ namespace fs = std::filesystem;
 
 class S3ClientsTest : public ::testing::Test {
  protected:
+  explicit S3ClientsTest(StackBackend backend = StackBackend::kLocal) : stack_({}, backend) {}
+
   fs::path Dir(const std::string& name) {
     fs::path path = temp_.path() / name;
     fs::create_directories(path);
@@ -64,7 +66,20 @@ class S3ClientsTest : public ::testing::Test {
   S3TestStack stack_;
 };
 
-TEST_F(S3ClientsTest, AwsCliCopyListSyncRemove) {
+// The AWS CLI (multipart uploads of a 20 MB file included) on each backend.
+class S3ClientsOnEachBackendTest : public S3ClientsTest,
+                                   public ::testing::WithParamInterface<StackBackend> {
+ protected:
+  S3ClientsOnEachBackendTest() : S3ClientsTest(GetParam()) {}
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, S3ClientsOnEachBackendTest,
+                         ::testing::Values(StackBackend::kLocal, StackBackend::kCeph),
+                         [](const ::testing::TestParamInfo<StackBackend>& info) {
+                           return StackBackendName(info.param);
+                         });
+
+TEST_P(S3ClientsOnEachBackendTest, AwsCliCopyListSyncRemove) {
   REQUIRE_CLIENT(aws, "aws");
   fs::path tree = MakeTree("tree");
   fs::path big = Dir("big") / "20mb.bin";

@@ -26,6 +26,8 @@ using ::gpuaas::common::v1::ROLE_VIEWER;
 
 class S3ServerTest : public ::testing::Test {
  protected:
+  explicit S3ServerTest(StackBackend backend = StackBackend::kLocal) : stack_({}, backend) {}
+
   HttpReply Put(const std::string& path, const std::string& body, const TestKey& key = kKeyRw,
                 std::vector<std::pair<std::string, std::string>> headers = {}) {
     RawRequest r;
@@ -73,7 +75,23 @@ class S3ServerTest : public ::testing::Test {
   S3TestStack stack_;
 };
 
-TEST_F(S3ServerTest, PutGetHeadDeleteRoundTrip) {
+// The tests that matter most for a backend (round trip, cut writes, quota, multipart) run on
+// each: the local one and the ceph one on the test cluster.
+class S3OnEachBackendTest : public S3ServerTest,
+                            public ::testing::WithParamInterface<StackBackend> {
+ protected:
+  S3OnEachBackendTest() : S3ServerTest(GetParam()) {}
+};
+
+std::string BackendTestName(const ::testing::TestParamInfo<StackBackend>& info) {
+  return StackBackendName(info.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, S3OnEachBackendTest,
+                         ::testing::Values(StackBackend::kLocal, StackBackend::kCeph),
+                         BackendTestName);
+
+TEST_P(S3OnEachBackendTest, PutGetHeadDeleteRoundTrip) {
   HttpReply put =
       Put("/sto_a/dir/hello.txt", "hello, world", kKeyRw, {{"content-type", "text/plain"}});
   ASSERT_EQ(put.status, 200) << put.body;
@@ -328,7 +346,7 @@ TEST_F(S3ServerTest, RangesAndConditions) {
   EXPECT_EQ(conditional("if-unmodified-since", "Sat, 01 Jan 2000 00:00:00 GMT").status, 412);
 }
 
-TEST_F(S3ServerTest, ListObjectsPagesAndPrefixes) {
+TEST_P(S3OnEachBackendTest, ListObjectsPagesAndPrefixes) {
   for (int i = 0; i < 25; ++i) {
     ASSERT_EQ(Put(absl::StrCat("/sto_a/logs/", 100 + i, ".txt"), "x").status, 200);
   }
@@ -410,8 +428,10 @@ TEST_F(S3ServerTest, DeleteObjectsAndCopy) {
 }
 
 // Uploads `parts` to a new upload of `key`; returns the upload id and the parts' ETags.
-class MultipartTest : public S3ServerTest {
+class MultipartTest : public S3ServerTest, public ::testing::WithParamInterface<StackBackend> {
  protected:
+  MultipartTest() : S3ServerTest(GetParam()) {}
+
   std::string Create(const std::string& key) {
     HttpReply reply = Do("POST", "/sto_a/" + key, "uploads");
     EXPECT_EQ(reply.status, 200) << reply.body;
@@ -439,7 +459,11 @@ class MultipartTest : public S3ServerTest {
   }
 };
 
-TEST_F(MultipartTest, CutAt60PercentThenResumedWithThePartsKept) {
+INSTANTIATE_TEST_SUITE_P(Backends, MultipartTest,
+                         ::testing::Values(StackBackend::kLocal, StackBackend::kCeph),
+                         BackendTestName);
+
+TEST_P(MultipartTest, CutAt60PercentThenResumedWithThePartsKept) {
   const size_t kPart = 5 << 20;
   std::vector<std::string> data;
   for (int i = 0; i < 5; ++i) {
@@ -491,7 +515,7 @@ TEST_F(MultipartTest, CutAt60PercentThenResumedWithThePartsKept) {
             "NoSuchUpload");
 }
 
-TEST_F(MultipartTest, AbortAndSmallParts) {
+TEST_P(MultipartTest, AbortAndSmallParts) {
   std::string id = Create("aborted");
   ASSERT_EQ(Part("aborted", id, 1, "tiny").status, 200);
   HttpReply second = Part("aborted", id, 2, "tiny too");
@@ -509,7 +533,7 @@ TEST_F(MultipartTest, AbortAndSmallParts) {
   EXPECT_EQ(Part("aborted", id, 10001, "x").ErrorCode(), "InvalidArgument");
 }
 
-TEST_F(S3ServerTest, CutPutLeavesThePreviousObjectIntact) {
+TEST_P(S3OnEachBackendTest, CutPutLeavesThePreviousObjectIntact) {
   ASSERT_EQ(Put("/sto_a/precious", std::string(100'000, 'v')).status, 200);
   RawRequest cut;
   cut.method = "PUT";
@@ -525,7 +549,7 @@ TEST_F(S3ServerTest, CutPutLeavesThePreviousObjectIntact) {
   EXPECT_EQ(Get("/sto_a/precious").status, 200);
 }
 
-TEST_F(S3ServerTest, QuotaExceededKeepsWhatIsStored) {
+TEST_P(S3OnEachBackendTest, QuotaExceededKeepsWhatIsStored) {
   ASSERT_EQ(Put("/sto_small/keep", std::string(40'000, 'k'), kKeySmall).status, 200);
   HttpReply reply = Put("/sto_small/big", std::string(100'000, 'b'), kKeySmall);
   EXPECT_EQ(reply.status, 403);

@@ -4,7 +4,10 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "services/storage/ceph/ceph_backend.h"
+#include "services/storage/ceph/test_cluster.h"
 #include "services/storage/local/local_backend.h"
+#include "services/storage/local/staged_file.h"
 
 namespace gpuaas::storage::s3::testing {
 namespace {
@@ -27,7 +30,23 @@ void Check(const absl::Status& status, std::string_view what) {
   }
 }
 
+// The ceph backend on the test cluster, mounted under `dir`.
+std::unique_ptr<Backend> NewTestCephBackend(const std::filesystem::path& dir) {
+  auto cluster = ceph::TestClusterOptions();
+  Check(cluster.status(), "ceph cluster");
+  ceph::CephBackendOptions options;
+  options.cluster = *std::move(cluster);
+  options.mount_point = (dir / "ceph").string();
+  auto backend = ceph::NewCephBackend(options);
+  Check(backend.status(), "ceph backend");
+  return *std::move(backend);
+}
+
 }  // namespace
+
+std::string StackBackendName(StackBackend backend) {
+  return backend == StackBackend::kCeph ? "ceph" : "local";
+}
 
 void TestDirectory::AddKey(AccessKey key) {
   absl::MutexLock lock(&mu_);
@@ -75,11 +94,19 @@ absl::StatusOr<std::vector<Bucket>> TestDirectory::ListBuckets(std::string_view 
   return out;
 }
 
-S3TestStack::S3TestStack(ServerOptions options)
+S3TestStack::S3TestStack(ServerOptions options, StackBackend backend_kind)
     : data_root_(temp_.path() / "data"), signing_key_(authz::Ed25519Key::Generate()) {
-  auto backend = local::NewLocalBackend({.data_root = data_root_.string(), .sync_writes = false});
-  Check(backend.status(), "local backend");
-  backend_ = *std::move(backend);
+  if (backend_kind == StackBackend::kCeph) {
+    backend_ = NewTestCephBackend(temp_.path());
+  } else {
+    auto backend = local::NewLocalBackend({.data_root = data_root_.string(), .sync_writes = false});
+    Check(backend.status(), "local backend");
+    backend_ = *std::move(backend);
+  }
+  backends_ = std::make_unique<Backends>(std::vector<Backend*>{backend_.get()});
+  // Volumes on a shared cluster get names of their own; the local data root is this stack's.
+  const std::string suffix =
+      backend_kind == StackBackend::kCeph ? "_" + local::RandomStagingName("").substr(0, 10) : "";
 
   const int64_t kRoomy = int64_t{64} << 30;
   struct BucketSpec {
@@ -90,9 +117,11 @@ S3TestStack::S3TestStack(ServerOptions options)
   for (const BucketSpec& spec : {BucketSpec{kBucketA, "ten_a", {kRoomy, 1'000'000}},
                                  BucketSpec{kBucketB, "ten_b", {kRoomy, 1'000'000}},
                                  BucketSpec{kBucketSmall, "ten_a", {64 << 10, 4}}}) {
-    Check(backend_->CreateVolume(spec.id, spec.limits), "create volume");
+    const std::string volume_id = std::string(spec.id) + suffix;
+    Check(backend_->CreateVolume(volume_id, spec.limits), "create volume");
+    volume_ids_.push_back(volume_id);
     directory_.AddBucket(Bucket{std::string(spec.id), spec.tenant, clock_.Now() - absl::Hours(1),
-                                spec.limits, std::string(spec.id)});
+                                spec.limits, volume_id, std::string(backend_->backend_class())});
   }
   auto key = [&](const TestKey& k, std::string_view bucket, std::string tenant, bool read_only,
                  absl::Time expire) {
@@ -111,18 +140,27 @@ S3TestStack::S3TestStack(ServerOptions options)
   tls_ = !options.tls_cert_file.empty();
   options.host = "127.0.0.1";
   options.port = 0;
-  server_ = std::make_unique<Server>(std::move(options), directory_, *backend_, *tokens_, clock_);
+  server_ = std::make_unique<Server>(std::move(options), directory_, *backends_, *tokens_, clock_);
   Check(server_->Start(), "start");
 }
 
-S3TestStack::~S3TestStack() { server_->Stop(); }
+S3TestStack::~S3TestStack() {
+  server_->Stop();
+  if (backend_->backend_class() == "ceph") {
+    for (const std::string& id : volume_ids_) {
+      Check(backend_->DeleteVolume(id), "delete volume");
+    }
+  }
+}
 
 std::string S3TestStack::endpoint() const {
   return absl::StrCat(tls_ ? "https" : "http", "://127.0.0.1:", port());
 }
 
 std::filesystem::path S3TestStack::VolumePath(std::string_view bucket) {
-  auto source = backend_->MountSourceFor(bucket, "node");
+  auto found = directory_.FindBucket(bucket);
+  Check(found.status(), "bucket");
+  auto source = backend_->MountSourceFor(found->volume_id, "node");
   Check(source.status(), "mount source");
   return source->host_path;
 }

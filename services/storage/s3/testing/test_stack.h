@@ -1,6 +1,7 @@
 // An S3 Server in-process on a free loopback port, over the real local backend in a temporary
-// data root, with a small in-memory Directory standing in for the control plane's accessor and
-// storage tables, and real Ed25519 access tokens for the Bearer path.
+// data root (or the ceph backend on the test cluster: GPUAAS_TEST_CEPH_DIR, see
+// services/storage/ceph), with a small in-memory Directory standing in for the control plane's
+// accessor and storage tables, and real Ed25519 access tokens for the Bearer path.
 //
 // Buckets: kBucketA (tenant ten_a, roomy), kBucketB (tenant ten_b), kBucketSmall (ten_a,
 // 64 KiB and 4 files). Keys: kKeyRw (read-write on A), kKeyRo (read-only on A), kKeyB
@@ -26,6 +27,11 @@ namespace gpuaas::storage::s3::testing {
 inline constexpr std::string_view kBucketA = "sto_a";
 inline constexpr std::string_view kBucketB = "sto_b";
 inline constexpr std::string_view kBucketSmall = "sto_small";
+
+// Which backend serves the stack's buckets.
+enum class StackBackend { kLocal, kCeph };
+// "local", "ceph": for parameterized tests' names.
+std::string StackBackendName(StackBackend backend);
 
 struct TestKey {
   std::string id;
@@ -56,8 +62,11 @@ class TestDirectory final : public Directory {
 
 class S3TestStack final {
  public:
-  // Starts the server; aborts the test binary when it cannot (a broken environment).
-  explicit S3TestStack(ServerOptions options = {});
+  // Starts the server; aborts the test binary when it cannot (a broken environment, or no
+  // Ceph cluster for kCeph). A ceph stack's volumes are its own (random ids) and removed by the
+  // destructor, so stacks may share the cluster.
+  explicit S3TestStack(ServerOptions options = {},
+                       StackBackend backend_kind = StackBackend::kLocal);
   ~S3TestStack();
 
   int port() const { return server_->port(); }
@@ -77,6 +86,8 @@ class S3TestStack final {
   authz::Ed25519Key signing_key_;
   TestDirectory directory_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Backends> backends_;
+  std::vector<std::string> volume_ids_;
   std::unique_ptr<authz::Authenticator> tokens_;
   std::unique_ptr<Server> server_;
   bool tls_ = false;
