@@ -14,6 +14,7 @@ using Json = nlohmann::json;
 
 constexpr std::string_view kClientIdPrefix = "gpuaas-att-";
 constexpr size_t kMaxAttachmentId = 64;
+constexpr std::string_view kCephTenant = "gpuaas";
 
 absl::Status ValidateAttachmentId(std::string_view id) {
   if (id.empty() || id.size() > kMaxAttachmentId) {
@@ -75,6 +76,9 @@ absl::StatusOr<MountCredential> MountCredentials::Grant(std::string_view volume_
   if (absl::Status valid = ValidateAttachmentId(attachment_id); !valid.ok()) return valid;
   Json cmd = SubvolumeCommand("fs subvolume authorize", fs_name_, volume_id, attachment_id);
   cmd["access_level"] = read_only ? "r" : "rw";
+  // The volumes module hands out the key only to callers that name a tenant, and refuses an id
+  // made under another: every id of ours is the platform's, and only ids it made are answered.
+  cmd["tenant_id"] = kCephTenant;
   // An id that exists with exactly these caps (a retry) is answered again with its key.
   absl::StatusOr<std::string> key = mgr_(cmd.dump());
   if (!key.ok()) return key.status();

@@ -40,6 +40,7 @@ TEST(MountCredentialsTest, GrantAuthorizesTheAttachmentsIdOnOneSubvolume) {
   EXPECT_EQ(mgr.sent[0]["sub_name"], "vol-1");
   EXPECT_EQ(mgr.sent[0]["auth_id"], "gpuaas-att-abc123");
   EXPECT_EQ(mgr.sent[0]["access_level"], "rw");
+  EXPECT_EQ(mgr.sent[0]["tenant_id"], "gpuaas");
 }
 
 TEST(MountCredentialsTest, ReadOnlyGrantAsksForReadAccess) {

@@ -64,4 +64,10 @@ absl::StatusOr<std::string> RadosMgr::Command(std::string_view json) {
   return output;
 }
 
+std::string RadosMgr::MonHost() const {
+  char buf[1024] = {};
+  if (rados_conf_get(static_cast<rados_t>(cluster_), "mon_host", buf, sizeof(buf)) < 0) return "";
+  return buf;
+}
+
 }  // namespace gpuaas::storage::ceph_mount

@@ -29,6 +29,10 @@ class RadosMgr final {
   // One mgr command (JSON); its output buffer, or its errno as a Status. Thread-safe; blocks.
   absl::StatusOr<std::string> Command(std::string_view json);
 
+  // The monitors' addresses as the configuration names them (mon_host), for clients to reach
+  // the cluster (CephMount.monitors).
+  std::string MonHost() const;
+
  private:
   explicit RadosMgr(void* cluster) : cluster_(cluster) {}
   void* cluster_;  // rados_t
