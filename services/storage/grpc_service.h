@@ -59,6 +59,9 @@ class StorageServiceImpl final : public pb::StorageService::CallbackService {
   grpc::ServerUnaryReactor* AttachStorage(grpc::CallbackServerContext* ctx,
                                           const pb::AttachStorageRequest* req,
                                           pb::Attachment* resp) override;
+  grpc::ServerUnaryReactor* GetMountCredential(grpc::CallbackServerContext* ctx,
+                                               const pb::GetMountCredentialRequest* req,
+                                               pb::MountCredential* resp) override;
   grpc::ServerUnaryReactor* DetachStorage(grpc::CallbackServerContext* ctx,
                                           const pb::DetachStorageRequest* req,
                                           pb::DetachStorageResponse* resp) override;
