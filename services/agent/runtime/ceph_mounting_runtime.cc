@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "services/agent/runtime/ceph_fuse.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -20,6 +21,23 @@ bool HasCephMount(const pb::Workload& w) {
 
 }  // namespace
 
+CephMounter CephFuseMounter(std::string keyring_dir) {
+  return CephMounter{
+      .mount =
+          [keyring_dir](const pb::CephVolume& v, const std::string& key,
+                        const std::string& mountpoint) {
+            std::error_code ec;
+            std::filesystem::create_directories(keyring_dir, ec);
+            std::filesystem::permissions(keyring_dir, std::filesystem::perms::owner_all, ec);
+            CephFuseSource source{.monitors = {v.monitors().begin(), v.monitors().end()},
+                                  .fs_name = v.fs_name(),
+                                  .path = v.path(),
+                                  .client_id = v.client_id()};
+            return MountCephFuse(source, key, keyring_dir, mountpoint);
+          },
+      .unmount = [](const std::string& mountpoint) { return UnmountCephFuse(mountpoint); }};
+}
+
 CephMountingRuntime::CephMountingRuntime(std::unique_ptr<Runtime> inner, CephKeyFetch fetch,
                                          CephMounter mounter, std::string mount_root)
     : inner_(std::move(inner)),
@@ -28,7 +46,7 @@ CephMountingRuntime::CephMountingRuntime(std::unique_ptr<Runtime> inner, CephKey
       mount_root_(std::move(mount_root)) {}
 
 std::string CephMountingRuntime::WorkloadDir(std::string_view workload_id) const {
-  return absl::StrCat(mount_root_, "/", workload_id);
+  return mount_root_ + "/" + std::string(workload_id);
 }
 
 absl::Status CephMountingRuntime::Start(const pb::Workload& workload) {

@@ -36,6 +36,9 @@ struct CephMounter {
   std::function<absl::Status(const std::string& mountpoint)> unmount;
 };
 
+// The real mounter: ceph-fuse (ceph_fuse.h), its keyrings in `keyring_dir` (made 0700).
+CephMounter CephFuseMounter(std::string keyring_dir);
+
 class CephMountingRuntime final : public Runtime {
  public:
   // `mount_root`: where the mountpoints go (<mount_root>/<workload_id>/<n>), on the node, not
