@@ -1,7 +1,8 @@
 // Attacks with a node's cephx credential (issue 33): the key a node's agent is handed for one
 // attachment, kept by a compromised node (or its thief), used for more than that attachment.
-// Against a real Ceph cluster: GPUAAS_TEST_CEPH_DIR names its directory (ceph.conf and
-// ceph.client.admin.keyring, as tools/ceph-cluster and the `ceph` fixture write them). The
+// Against a real Ceph cluster: GPUAAS_TEST_CEPH_DIR names the `ceph` fixture's directory
+// (files `conf` and `keyring` holding the paths, libs/testing/ceph_test.h), or a cluster's own
+// directory (ceph.conf, ceph.client.admin.keyring) for a run by hand. The
 // subvolumes are made the way the ceph backend makes volumes (namespace-isolated, so the
 // data pool's objects of one volume are in a RADOS namespace of its own).
 #include <gtest/gtest.h>
@@ -54,10 +55,13 @@ class CephMountAttackTest : public ::testing::Test {
     // Fails rather than skips: a run without a cluster has not tested this.
     ASSERT_NE(dir, nullptr) << "GPUAAS_TEST_CEPH_DIR is not set (the `ceph` test fixture)";
     conf_ = absl::StrCat(dir, "/ceph.conf");
+    std::string keyring = absl::StrCat(dir, "/ceph.client.admin.keyring");
+    if (fs::exists(fs::path(dir) / "conf")) {
+      std::ifstream(fs::path(dir) / "conf") >> conf_;
+      std::ifstream(fs::path(dir) / "keyring") >> keyring;
+    }
     absl::StatusOr<std::unique_ptr<RadosMgr>> admin =
-        RadosMgr::Connect({.conf_path = conf_,
-                           .keyring_path = absl::StrCat(dir, "/ceph.client.admin.keyring"),
-                           .client_id = "admin"});
+        RadosMgr::Connect({.conf_path = conf_, .keyring_path = keyring, .client_id = "admin"});
     ASSERT_TRUE(admin.ok()) << admin.status();
     admin_ = *std::move(admin);
     // As the backend answers CephMount.monitors: the configuration's mon_host.

@@ -9,6 +9,12 @@
 // with it (`fs subvolume evict`), which the MDS then blocklists: a ceph-fuse mount made before
 // detach stops reading and writing at detach.
 //
+// The ceph backend must make each volume namespace-isolated (`fs subvolume create ...
+// --namespace-isolated`, JSON "namespace_isolated": true): authorize then limits the id's OSD
+// cap to that volume's RADOS namespace. Without it the cap is the whole data pool ("allow rw
+// pool=gpuaas.data"), and a node could read and write every tenant's file data through librados
+// around the MDS (tests/security/ceph_mount_attack_test writes to another volume's namespace).
+//
 // Only the control plane runs this: it talks to the mgr with the admin key. Nothing here logs
 // or returns a secret except GrantMount's answer, for the storage service to hand to the node.
 #pragma once
