@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/ceph_fuse.h"
+#include "services/agent/runtime/ceph_mounting_runtime.h"
 #include "services/storage/ceph_mount/mount_credentials.h"
 #include "services/storage/ceph_mount/rados_mgr.h"
 
@@ -237,6 +238,85 @@ TEST_F(CephMountAttackTest, ARevokedKeyNeitherMountsAgainNorKeepsItsMount) {
   EXPECT_FALSE(AgentMount(Source(own_, c->client_id), c->key, dir_.path() / "again").ok());
   EXPECT_NE(AttackerMount(*c, own_.path, dir_.path() / "again2"), 0);
   EXPECT_LT(RadosWrite(*c, own_.data_pool, own_.pool_namespace), 0);
+}
+
+// Stands for the process or container runtime: at Start, writes through the directory it would
+// bind, as the workload would.
+class WritingRuntime final : public agent::Runtime {
+ public:
+  absl::Status Start(const instance::v1::Workload& w) override {
+    host_path = w.mounts(0).host_path();
+    std::ofstream(fs::path(host_path) / "from-workload.txt") << "hello";
+    started = w.workload_id();
+    return absl::OkStatus();
+  }
+  absl::Status Stop(std::string_view) override { return absl::OkStatus(); }
+  absl::Status Remove(std::string_view) override {
+    started.clear();
+    return absl::OkStatus();
+  }
+  std::vector<instance::v1::WorkloadStatus> List() const override {
+    std::vector<instance::v1::WorkloadStatus> out;
+    if (!started.empty()) out.emplace_back().set_workload_id(started);
+    return out;
+  }
+  void OnChange(std::function<void()>) override {}
+  std::string host_path;
+  std::string started;
+};
+
+bool Mounted(const fs::path& at) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    if (line.find(" " + at.string() + " ") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The agent's whole path on a real cluster: the key fetched (here straight from the grant, as
+// GetMountCredential answers it), ceph-fuse mounted where the runtime binds, unmounted at remove.
+TEST_F(CephMountAttackTest, TheAgentMountsAWorkloadsStorageAndUnmountsItAtRemove) {
+  auto inner = std::make_unique<WritingRuntime>();
+  WritingRuntime* writer = inner.get();
+  const fs::path mounts = dir_.path() / "agent-mounts";
+  agent::CephMountingRuntime runtime(
+      std::move(inner),
+      [this](const std::string&, const std::string&) -> absl::StatusOr<agent::CephKey> {
+        absl::StatusOr<MountCredential> c = creds_->Grant(own_.name, attachment_, false);
+        if (!c.ok()) return c.status();
+        return agent::CephKey{.client_id = c->client_id, .key = c->key};
+      },
+      agent::CephFuseMounter(keyring_dir_.string()), mounts.string());
+  instance::v1::Workload w;
+  w.set_workload_id("ins-1.1");
+  w.set_instance_id("ins-1");
+  instance::v1::Mount* m = w.add_mounts();
+  m->set_mount_path("/data");
+  instance::v1::CephVolume* c = m->mutable_ceph();
+  c->set_storage_id("models");
+  for (const std::string& mon : monitors_) c->add_monitors(mon);
+  c->set_fs_name(std::string(kFs));
+  c->set_path(own_.path);
+  c->set_client_id(CephClientId(attachment_));
+
+  ASSERT_TRUE(runtime.Start(w).ok());
+  ASSERT_FALSE(writer->host_path.empty());
+  EXPECT_TRUE(Mounted(writer->host_path)) << writer->host_path;
+  EXPECT_TRUE(fs::is_empty(keyring_dir_));
+
+  ASSERT_TRUE(runtime.Remove("ins-1.1").ok());
+  EXPECT_FALSE(Mounted(writer->host_path));
+  EXPECT_FALSE(fs::exists(mounts / "ins-1.1"));
+
+  // What the workload wrote is in the subvolume.
+  absl::StatusOr<MountCredential> cred = creds_->Grant(own_.name, attachment_, false);
+  ASSERT_TRUE(cred.ok());
+  const fs::path check = dir_.path() / "check";
+  ASSERT_TRUE(AgentMount(Source(own_, cred->client_id), cred->key, check).ok());
+  std::string read;
+  std::ifstream(check / "from-workload.txt") >> read;
+  EXPECT_EQ(read, "hello");
 }
 
 }  // namespace
