@@ -76,11 +76,6 @@ absl::StatusOr<storagepb::DetachStorageResponse> StorageClient::DetachStorage(
   return internal::UnaryCall(*stub_, &Stub::DetachStorage, req, call, default_timeout_);
 }
 
-absl::StatusOr<storagepb::MountCredential> StorageClient::GetMountCredential(
-    const storagepb::GetMountCredentialRequest& req, const CallContext& call) const {
-  return internal::UnaryCall(*stub_, &Stub::GetMountCredential, req, call, default_timeout_);
-}
-
 absl::StatusOr<storagepb::CreateAccessorResponse> StorageClient::CreateAccessor(
     const storagepb::CreateAccessorRequest& req, const CallContext& call) const {
   return internal::RepeatableUnaryCall(!req.request_id().empty(), *stub_, &Stub::CreateAccessor,

@@ -74,9 +74,6 @@ class StorageClient final {
                                                       const CallContext& call = {}) const;
   absl::StatusOr<storagepb::DetachStorageResponse> DetachStorage(
       const storagepb::DetachStorageRequest& req, const CallContext& call = {}) const;
-  // For node agents (their own token): the answer holds a secret; never log it.
-  absl::StatusOr<storagepb::MountCredential> GetMountCredential(
-      const storagepb::GetMountCredentialRequest& req, const CallContext& call = {}) const;
 
   absl::StatusOr<storagepb::CreateAccessorResponse> CreateAccessor(
       const storagepb::CreateAccessorRequest& req, const CallContext& call = {}) const;

@@ -69,11 +69,10 @@ grpc::ServerUnaryReactor* StorageServiceImpl::AttachStorage(grpc::CallbackServer
   return rpc::RunDomain(handler_, ctx, domain_.attachments, &Attachments::AttachStorage, req, resp);
 }
 
-grpc::ServerUnaryReactor* StorageServiceImpl::GetMountCredential(
+grpc::ServerUnaryReactor* NodeStorageServiceImpl::GetMountCredential(
     grpc::CallbackServerContext* ctx, const pb::GetMountCredentialRequest* req,
     pb::MountCredential* resp) {
-  return rpc::RunDomain(handler_, ctx, domain_.attachments, &Attachments::GetMountCredential, req,
-                        resp);
+  return rpc::RunDomain(handler_, ctx, attachments_, &Attachments::GetMountCredential, req, resp);
 }
 
 grpc::ServerUnaryReactor* StorageServiceImpl::DetachStorage(grpc::CallbackServerContext* ctx,

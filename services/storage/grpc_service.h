@@ -59,9 +59,6 @@ class StorageServiceImpl final : public pb::StorageService::CallbackService {
   grpc::ServerUnaryReactor* AttachStorage(grpc::CallbackServerContext* ctx,
                                           const pb::AttachStorageRequest* req,
                                           pb::Attachment* resp) override;
-  grpc::ServerUnaryReactor* GetMountCredential(grpc::CallbackServerContext* ctx,
-                                               const pb::GetMountCredentialRequest* req,
-                                               pb::MountCredential* resp) override;
   grpc::ServerUnaryReactor* DetachStorage(grpc::CallbackServerContext* ctx,
                                           const pb::DetachStorageRequest* req,
                                           pb::DetachStorageResponse* resp) override;
@@ -77,6 +74,21 @@ class StorageServiceImpl final : public pb::StorageService::CallbackService {
 
  private:
   StorageDomain domain_;
+  rpc::Handler& handler_;
+};
+
+// What node agents call (NodeStorageService): the keys of their attachments' mounts.
+class NodeStorageServiceImpl final : public pb::NodeStorageService::CallbackService {
+ public:
+  NodeStorageServiceImpl(Attachments& attachments, rpc::Handler& handler)
+      : attachments_(attachments), handler_(handler) {}
+
+  grpc::ServerUnaryReactor* GetMountCredential(grpc::CallbackServerContext* ctx,
+                                               const pb::GetMountCredentialRequest* req,
+                                               pb::MountCredential* resp) override;
+
+ private:
+  Attachments& attachments_;
   rpc::Handler& handler_;
 };
 

@@ -3,6 +3,7 @@
 // the right node after detach. With the local backend the right node is let through to find
 // that its mounts need no credential (FAILED_PRECONDITION); the ceph backend answers a key
 // there (tests/security/ceph_mount_attack_test proves what that key reaches).
+#include <grpcpp/create_channel.h>
 #include <gtest/gtest.h>
 
 #include "tests/storage/storage_test_base.h"
@@ -18,6 +19,7 @@ class StorageMountCredentialTest : public StorageTest {
     CreateSpec("ssd-1g", "1Gi", 100);
     ASSERT_TRUE(CreateStorage(member_, "models", "ssd-1g").ok());
     ASSERT_TRUE(Attach("models", "ins-1", /*read_only=*/false).ok());  // on node-1
+    node_stub_ = pb::NodeStorageService::NewStub(*client::OpenChannel(storage_->address(), {}));
   }
 
   grpc::StatusCode Get(const std::string& token, const std::string& storage_id = "models",
@@ -26,11 +28,13 @@ class StorageMountCredentialTest : public StorageTest {
     req.set_storage_id(storage_id);
     req.set_instance_id(instance_id);
     pb::MountCredential out;
-    grpc::Status s = storage_->stub().GetMountCredential(Ctx(token).get(), req, &out);
+    grpc::Status s = node_stub_->GetMountCredential(Ctx(token).get(), req, &out);
     // Never a secret to anyone but the node, and the local backend has none to give.
     EXPECT_TRUE(out.key().empty());
     return s.error_code();
   }
+
+  std::unique_ptr<pb::NodeStorageService::Stub> node_stub_;
 };
 
 TEST_F(StorageMountCredentialTest, OnlyTheAttachmentsNodeGetsThrough) {
