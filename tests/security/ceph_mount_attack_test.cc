@@ -23,6 +23,7 @@
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/ceph_fuse.h"
 #include "services/agent/runtime/ceph_mounting_runtime.h"
+#include "services/storage/ceph_mount/mds_sessions.h"
 #include "services/storage/ceph_mount/mount_credentials.h"
 #include "services/storage/ceph_mount/rados_mgr.h"
 
@@ -68,8 +69,14 @@ class CephMountAttackTest : public ::testing::Test {
     // As the backend answers CephMount.monitors: the configuration's mon_host.
     monitors_.push_back(admin_->MonHost());
     ASSERT_FALSE(monitors_.empty());
+    absl::StatusOr<std::unique_ptr<MdsSessions>> sessions = MdsSessions::Connect(
+        {.conf_path = conf_, .keyring_path = keyring, .client_id = "admin"}, kFs);
+    ASSERT_TRUE(sessions.ok()) << sessions.status();
+    sessions_ = *std::move(sessions);
     creds_ = std::make_unique<MountCredentials>(
-        [this](std::string_view json) { return admin_->Command(json); }, std::string(kFs));
+        [this](std::string_view json) { return admin_->Command(json); },
+        [this](std::string_view auth_id) { return sessions_->EvictAuthId(auth_id); },
+        std::string(kFs));
     const std::string run = absl::StrCat(getpid(), "-", std::rand() % 100000);
     victim_ = MakeSubvolume("atk-victim-" + run);
     own_ = MakeSubvolume("atk-own-" + run);
@@ -177,6 +184,7 @@ class CephMountAttackTest : public ::testing::Test {
   gpuaas::testing::TempDir dir_;
   std::string conf_;
   std::unique_ptr<RadosMgr> admin_;
+  std::unique_ptr<MdsSessions> sessions_;
   std::unique_ptr<MountCredentials> creds_;
   std::vector<std::string> monitors_;
   Subvolume victim_;
@@ -238,6 +246,27 @@ TEST_F(CephMountAttackTest, ARevokedKeyNeitherMountsAgainNorKeepsItsMount) {
   EXPECT_FALSE(AgentMount(Source(own_, c->client_id), c->key, dir_.path() / "again").ok());
   EXPECT_NE(AttackerMount(*c, own_.path, dir_.path() / "again2"), 0);
   EXPECT_LT(RadosWrite(*c, own_.data_pool, own_.pool_namespace), 0);
+}
+
+// The kept key mounted on a directory inside its own subvolume before detach: `fs subvolume
+// evict` matches a client by the exact root it mounted, so it alone let this mount read and
+// write on after detach; every session of the id is evicted now.
+TEST_F(CephMountAttackTest, AMountOfADirectoryInsideTheSubvolumeDoesNotOutliveRevoke) {
+  absl::StatusOr<MountCredential> c = creds_->Grant(own_.name, attachment_, /*read_only=*/false);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const fs::path own_mount = dir_.path() / "own";
+  ASSERT_TRUE(AgentMount(Source(own_, c->client_id), c->key, own_mount).ok());
+  fs::create_directories(own_mount / "data");
+  const fs::path inner = dir_.path() / "inner";
+  ASSERT_EQ(AttackerMount(*c, own_.path + "/data", inner), 0);
+  ASSERT_EQ(Shell(absl::StrCat("echo before > ", (inner / "before.txt").string())), 0);
+
+  ASSERT_TRUE(creds_->Revoke(own_.name, attachment_).ok());
+
+  EXPECT_NE(Shell(absl::StrCat("echo after > ", (inner / "after.txt").string())), 0);
+  EXPECT_NE(Shell(absl::StrCat("ls ", inner.string(), " && cat ", (inner / "before.txt").string(),
+                               " | grep -q before")),
+            0);
 }
 
 // Stands for the process or container runtime: at Start, writes through the directory it would

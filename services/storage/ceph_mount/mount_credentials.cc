@@ -67,8 +67,8 @@ absl::Status RadosErrorToStatus(int rc, std::string_view what, std::string_view 
   }
 }
 
-MountCredentials::MountCredentials(MgrCommand mgr, std::string fs_name)
-    : mgr_(std::move(mgr)), fs_name_(std::move(fs_name)) {}
+MountCredentials::MountCredentials(MgrCommand mgr, EvictSessions evict, std::string fs_name)
+    : mgr_(std::move(mgr)), evict_(std::move(evict)), fs_name_(std::move(fs_name)) {}
 
 absl::StatusOr<MountCredential> MountCredentials::Grant(std::string_view volume_id,
                                                         std::string_view attachment_id,
@@ -102,7 +102,8 @@ absl::Status MountCredentials::Revoke(std::string_view volume_id, std::string_vi
   absl::StatusOr<std::string> evicted =
       mgr_(SubvolumeCommand("fs subvolume evict", fs_name_, volume_id, attachment_id).dump());
   if (!evicted.ok() && !absl::IsNotFound(evicted.status())) return evicted.status();
-  return absl::OkStatus();
+  // The id's sessions mounted elsewhere than the subvolume's root, which that missed.
+  return evict_(CephClientId(attachment_id));
 }
 
 }  // namespace gpuaas::storage::ceph_mount

@@ -6,8 +6,10 @@
 // caps for one subvolume's path (`fs subvolume authorize`), so it cannot mount another
 // subvolume or the file system's root. Revoking removes those caps (`fs subvolume deauthorize`,
 // which deletes the id once it has no other subvolume) and evicts the clients already mounted
-// with it (`fs subvolume evict`), which the MDS then blocklists: a ceph-fuse mount made before
-// detach stops reading and writing at detach.
+// with it, which the MDS then blocklists: a ceph-fuse mount made before detach stops reading and
+// writing at detach. `fs subvolume evict` alone is not enough: it evicts only clients whose
+// mount root is the subvolume's path exactly, and the caps let a node mount any directory
+// inside it; so every session of the id is evicted (mds_sessions.h).
 //
 // The ceph backend must make each volume namespace-isolated (`fs subvolume create ...
 // --namespace-isolated`, JSON "namespace_isolated": true): authorize then limits the id's OSD
@@ -33,6 +35,8 @@ namespace gpuaas::storage::ceph_mount {
 // carries the command's errno as the status code (RadosErrorToStatus) and the mgr's message.
 // Blocks until the mgr answers.
 using MgrCommand = std::function<absl::StatusOr<std::string>(std::string_view json)>;
+// Evicts every MDS session of a cephx id (MdsSessions::EvictAuthId). Blocks.
+using EvictSessions = std::function<absl::Status(std::string_view auth_id)>;
 
 // "gpuaas-att-" + attachment_id: the cephx id (without "client.") of an attachment.
 std::string CephClientId(std::string_view attachment_id);
@@ -43,7 +47,7 @@ absl::Status RadosErrorToStatus(int rc, std::string_view what, std::string_view 
 class MountCredentials final {
  public:
   // `fs_name`: the CephFS volume ("gpuaas"); subvolumes are in the default group.
-  MountCredentials(MgrCommand mgr, std::string fs_name);
+  MountCredentials(MgrCommand mgr, EvictSessions evict, std::string fs_name);
 
   // Makes (or finds again) the attachment's cephx id with access to `volume_id`'s subvolume only
   // ("rw", or "r" when read_only) and answers its key. `attachment_id`: [a-z0-9-], 1 to 64
@@ -52,12 +56,14 @@ class MountCredentials final {
   absl::StatusOr<MountCredential> Grant(std::string_view volume_id, std::string_view attachment_id,
                                         bool read_only);
 
-  // Removes the id's access to the subvolume and evicts the clients mounted with it. OK when
-  // the id or the subvolume is gone already (a retry, a deleted storage). Blocks on the mgr.
+  // Removes the id's access to the subvolume and evicts the clients mounted with it, those that
+  // mounted a directory inside it too. OK when the id or the subvolume is gone already (a
+  // retry, a deleted storage). Blocks on the mgr and the MDSs.
   absl::Status Revoke(std::string_view volume_id, std::string_view attachment_id);
 
  private:
   MgrCommand mgr_;
+  EvictSessions evict_;
   std::string fs_name_;
 };
 
