@@ -3,9 +3,9 @@
 // the right node after detach. With the local backend the right node is let through to find
 // that its mounts need no credential (FAILED_PRECONDITION); the ceph backend answers a key
 // there (tests/security/ceph_mount_attack_test proves what that key reaches).
-#include <grpcpp/create_channel.h>
 #include <gtest/gtest.h>
 
+#include "libs/client/channel.h"
 #include "tests/storage/storage_test_base.h"
 
 namespace gpuaas::storage::testing {
@@ -19,7 +19,8 @@ class StorageMountCredentialTest : public StorageTest {
     CreateSpec("ssd-1g", "1Gi", 100);
     ASSERT_TRUE(CreateStorage(member_, "models", "ssd-1g").ok());
     ASSERT_TRUE(Attach("models", "ins-1", /*read_only=*/false).ok());  // on node-1
-    node_stub_ = pb::NodeStorageService::NewStub(*client::OpenChannel(storage_->address(), {}));
+    node_stub_ =
+        pb::NodeStorageService::NewStub(*::gpuaas::client::OpenChannel(storage_->address(), {}));
   }
 
   grpc::StatusCode Get(const std::string& token, const std::string& storage_id = "models",
