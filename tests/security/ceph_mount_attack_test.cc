@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 #include <rados/librados.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -332,6 +334,18 @@ TEST_F(CephMountAttackTest, TheAgentMountsAWorkloadsStorageAndUnmountsItAtRemove
   ASSERT_TRUE(runtime.Start(w).ok());
   ASSERT_FALSE(writer->host_path.empty());
   EXPECT_TRUE(Mounted(writer->host_path)) << writer->host_path;
+  // The runtime shares the tree with the tenant's group by a default ACL (ShareTreeWith), as on
+  // a local storage: the mount takes one (u::rwx g::rwx o::---).
+  struct AclEntry {
+    uint16_t tag, perm;
+    uint32_t id;
+  };
+  struct {
+    uint32_t version = 2;
+    AclEntry e[3] = {{0x01, 7, ~0u}, {0x04, 7, ~0u}, {0x20, 0, ~0u}};
+  } acl;
+  EXPECT_EQ(setxattr(writer->host_path.c_str(), "system.posix_acl_default", &acl, sizeof acl, 0), 0)
+      << strerror(errno);
   EXPECT_TRUE(fs::is_empty(keyring_dir_));
 
   ASSERT_TRUE(runtime.Remove("ins-1.1").ok());

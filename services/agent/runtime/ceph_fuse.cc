@@ -111,13 +111,15 @@ absl::Status MountCephFuse(const CephFuseSource& source, const std::string& key,
   if (absl::Status s = WriteKeyring(keyring, source.client_id, key); !s.ok()) return s;
   // --conf /dev/null: the node has no ceph.conf of the cluster's, and needs none. No admin
   // socket and no log file of the client's own: nothing of it is left on the node.
-  const int rc =
-      Run({"ceph-fuse", "--conf=/dev/null", "--id", source.client_id,
-           absl::StrCat("--keyring=", keyring),
-           absl::StrCat("--mon_host=", absl::StrJoin(source.monitors, ",")),
-           absl::StrCat("--client_fs=", source.fs_name), "--admin_socket=", "--log_file=/dev/null",
-           "--client_mountpoint", source.path, mountpoint},
-          timeout_seconds);
+  const int rc = Run({"ceph-fuse", "--conf=/dev/null", "--id", source.client_id,
+                      absl::StrCat("--keyring=", keyring),
+                      absl::StrCat("--mon_host=", absl::StrJoin(source.monitors, ",")),
+                      absl::StrCat("--client_fs=", source.fs_name),
+                      // POSIX ACLs, as on a local storage: the runtime shares a storage with the
+                      // tenant's group through a default ACL (mount_source.h).
+                      "--client_acl_type=posix_acl", "--admin_socket=", "--log_file=/dev/null",
+                      "--client_mountpoint", source.path, mountpoint},
+                     timeout_seconds);
   ::unlink(keyring.c_str());
   if (rc != 0) {
     std::filesystem::remove(mountpoint, ec);
