@@ -25,8 +25,8 @@
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/ceph_fuse.h"
 #include "services/agent/runtime/ceph_mounting_runtime.h"
-#include "services/storage/ceph_mount/mds_sessions.h"
 #include "services/storage/ceph_mount/mount_credentials.h"
+#include "services/storage/ceph_mount/mount_grants.h"
 #include "services/storage/ceph_mount/rados_mgr.h"
 
 namespace gpuaas::storage::ceph_mount {
@@ -64,21 +64,20 @@ class CephMountAttackTest : public ::testing::Test {
       std::ifstream(fs::path(dir) / "conf") >> conf_;
       std::ifstream(fs::path(dir) / "keyring") >> keyring;
     }
+    // As the storage service holds them: the admin's connections, here and nowhere else.
+    absl::StatusOr<std::unique_ptr<MountGrants>> grants = MountGrants::Connect(
+        {.conf_path = conf_, .keyring_path = keyring, .client_id = "admin"}, std::string(kFs));
+    ASSERT_TRUE(grants.ok()) << grants.status();
+    grants_ = *std::move(grants);
+    creds_ = &grants_->credentials();
+    // As the backend answers CephMount.monitors.
+    monitors_ = grants_->monitors();
+    ASSERT_FALSE(monitors_.empty());
+    // The test's own admin connection, for what the backend does (making subvolumes).
     absl::StatusOr<std::unique_ptr<RadosMgr>> admin =
         RadosMgr::Connect({.conf_path = conf_, .keyring_path = keyring, .client_id = "admin"});
     ASSERT_TRUE(admin.ok()) << admin.status();
     admin_ = *std::move(admin);
-    // As the backend answers CephMount.monitors: the configuration's mon_host.
-    monitors_.push_back(admin_->MonHost());
-    ASSERT_FALSE(monitors_.empty());
-    absl::StatusOr<std::unique_ptr<MdsSessions>> sessions = MdsSessions::Connect(
-        {.conf_path = conf_, .keyring_path = keyring, .client_id = "admin"}, kFs);
-    ASSERT_TRUE(sessions.ok()) << sessions.status();
-    sessions_ = *std::move(sessions);
-    creds_ = std::make_unique<MountCredentials>(
-        [this](std::string_view json) { return admin_->Command(json); },
-        [this](std::string_view auth_id) { return sessions_->EvictAuthId(auth_id); },
-        std::string(kFs));
     const std::string run = absl::StrCat(getpid(), "-", std::rand() % 100000);
     victim_ = MakeSubvolume("atk-victim-" + run);
     own_ = MakeSubvolume("atk-own-" + run);
@@ -186,8 +185,8 @@ class CephMountAttackTest : public ::testing::Test {
   gpuaas::testing::TempDir dir_;
   std::string conf_;
   std::unique_ptr<RadosMgr> admin_;
-  std::unique_ptr<MdsSessions> sessions_;
-  std::unique_ptr<MountCredentials> creds_;
+  std::unique_ptr<MountGrants> grants_;
+  MountCredentials* creds_ = nullptr;
   std::vector<std::string> monitors_;
   Subvolume victim_;
   Subvolume own_;
