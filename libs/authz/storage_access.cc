@@ -22,6 +22,17 @@ absl::Status AuthorizeStorageData(const StorageGrant& grant, std::string_view st
   return absl::OkStatus();
 }
 
+absl::Status AuthorizeMountCredential(const Principal& p,
+                                      std::optional<std::string_view> attachment_node_id) {
+  if (absl::Status s = RequirePower(p, Power::kNodeCalls, "reading a mount credential"); !s.ok()) {
+    return s;
+  }
+  if (!attachment_node_id || p.node_id.empty() || p.node_id != *attachment_node_id) {
+    return absl::NotFoundError("attachment not found");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status AuthorizeStorageMount(const StorageIdentity& bound, const StorageIdentity& storage) {
   const bool same_tenant = !bound.tenant_id.empty() && bound.tenant_id == storage.tenant_id;
   const bool same_identity = bound.storage_uid.empty() || bound.storage_uid == storage.storage_uid;

@@ -4,6 +4,7 @@
 // and so is which storage an instance may mount.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,5 +49,15 @@ struct StorageIdentity {
 // (as another tenant's storage is everywhere). An empty bound.storage_uid (an instance created
 // before storages had identities) is checked by tenant alone. Pure.
 absl::Status AuthorizeStorageMount(const StorageIdentity& bound, const StorageIdentity& storage);
+
+// May `p` have the secret that mounts an attachment made for node `attachment_node_id`
+// (nullopt: there is no such attachment) through StorageService.GetMountCredential? Only that
+// node's agent: a NODE_AGENT whose key is bound to that node. Another node's agent gets
+// NOT_FOUND "attachment not found", as when there is no attachment, so an agent learns nothing
+// of other nodes' attachments; callers without node calls (tenants, services, platform admins:
+// the key is the node's, and no one else mounts) PERMISSION_DENIED, whether it exists or not.
+// Pure.
+absl::Status AuthorizeMountCredential(const Principal& p,
+                                      std::optional<std::string_view> attachment_node_id);
 
 }  // namespace gpuaas::authz

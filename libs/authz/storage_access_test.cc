@@ -91,5 +91,41 @@ TEST(AuthorizeStorageMount, OnlyTheBoundStorageOfTheInstancesTenant) {
       absl::StatusCode::kNotFound);
 }
 
+// The mount credential of an attachment on node-1: its agent only.
+TEST(AuthorizeMountCredential, Matrix) {
+  const auto kOk = absl::StatusCode::kOk;
+  const auto kDenied = absl::StatusCode::kPermissionDenied;
+  const auto kNotFound = absl::StatusCode::kNotFound;
+  struct Case {
+    Role role;
+    std::string tenant;
+    std::string node;
+    absl::StatusCode want;
+  };
+  const Case kCases[] = {
+      {::gpuaas::common::v1::ROLE_NODE_AGENT, "", "node-1", kOk},
+      {::gpuaas::common::v1::ROLE_NODE_AGENT, "", "node-2", kNotFound},
+      {::gpuaas::common::v1::ROLE_NODE_AGENT, "", "", kNotFound},
+      {::gpuaas::common::v1::ROLE_ACCESS_PROXY, "", "", kDenied},
+      {::gpuaas::common::v1::ROLE_GATEWAY, "", "", kDenied},
+      {ROLE_SERVICE, "", "", kDenied},
+      {ROLE_PLATFORM_ADMIN, "", "", kDenied},
+      {ROLE_TENANT_ADMIN, "ten-a", "", kDenied},
+      {ROLE_MEMBER, "ten-a", "", kDenied},
+      {ROLE_VIEWER, "ten-a", "", kDenied},
+  };
+  for (const Case& c : kCases) {
+    Principal p = Make(c.role, c.tenant);
+    p.node_id = c.node;
+    EXPECT_EQ(AuthorizeMountCredential(p, "node-1").code(), c.want)
+        << RoleName(c.role) << " node " << c.node;
+    // No such attachment: agents learn no more than they do of another node's; others are
+    // refused before anything is looked up.
+    EXPECT_EQ(AuthorizeMountCredential(p, std::nullopt).code(),
+              c.want == kDenied ? kDenied : kNotFound)
+        << RoleName(c.role);
+  }
+}
+
 }  // namespace
 }  // namespace gpuaas::authz

@@ -32,11 +32,13 @@
 #include "libs/service/process_flags.h"
 #include "services/agent/agent_config.h"
 #include "services/agent/agent_metrics.h"
+#include "services/agent/ceph_keys.h"
 #include "services/agent/container_setup.h"
 #include "services/agent/gpu_monitor.h"
 #include "services/agent/host_inventory.h"
 #include "services/agent/node_messages.h"
 #include "services/agent/nvml_source.h"
+#include "services/agent/runtime/ceph_mounting_runtime.h"
 #include "services/agent/runtime/host_gpu_driver.h"
 #include "services/agent/runtime/process_runtime.h"
 #include "services/agent/runtime/simulated_gpu_driver.h"
@@ -109,6 +111,8 @@ void DefineFlags(CLI::App& app, AgentFlags& f) {
   options.Add("--labels", f.labels, "node labels, k=v,k2=v2");
   options.Add("--stock-addr", f.peers.stock_addr, "the stock service");
   options.Add("--auth-addr", f.peers.auth_addr, "the auth service, to exchange the API key");
+  options.Add("--storage-addr", f.peers.storage_addr,
+              "the storage service, for the keys of Ceph storages' mounts");
   options.Add("--api-key-file", f.peers.api_key_file,
               "file holding this node's API key, <api_key_id>.<secret> (node-agent role); "
               "without it no token is sent");
@@ -464,6 +468,17 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
       return fail(made.status());
     }
     runtime = *std::move(made);
+    // Ceph storages are mounted (ceph-fuse, a key per attachment fetched with this node's
+    // token) before the runtime binds them as directories.
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> storage_channel =
+        gpuaas::service::OpenPeerChannel(f.process, f.peers.storage_addr);
+    if (!storage_channel.ok()) {
+      return fail(storage_channel.status());
+    }
+    const std::filesystem::path ceph_dir = std::filesystem::path(f.workload_root) / ".ceph";
+    runtime = std::make_unique<agent::CephMountingRuntime>(
+        std::move(runtime), agent::StorageCephKeys(*storage_channel, tokens.get()),
+        agent::CephFuseMounter((ceph_dir / "keys").string()), (ceph_dir / "mounts").string());
   }
 
   // The server's own metrics endpoint is off: ours serves the GPU gauges and the process's.

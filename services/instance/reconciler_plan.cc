@@ -54,7 +54,9 @@ Step NextStep(const WorkRow& r) {
   if (running) {
     if (r.held_run == 0) return Step::kBegin;
     if (r.stock_id.empty()) return Step::kClaim;
-    if (!r.storage_id.empty() && r.host_path.empty()) return Step::kAttach;
+    if (!r.storage_id.empty() && r.host_path.empty() && r.ceph_mount.client_id().empty()) {
+      return Step::kAttach;
+    }
     if (!r.published) return Step::kPublish;
     if (r.workload_start_time && r.metered == 0) return Step::kMeter;
     return Step::kWait;
@@ -96,6 +98,7 @@ pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period,
   for (const pb::Volume& v : row.tmpl.volumes()) {
     pb::Mount* m = w.add_mounts();
     m->set_host_path(row.host_path);
+    if (!row.ceph_mount.client_id().empty()) *m->mutable_ceph() = row.ceph_mount;
     m->set_sub_path(v.sub_path());
     m->set_mount_path(v.mount_path());
     m->set_read_only(v.read_only());

@@ -49,6 +49,8 @@ struct WorkRow {
   // crash between AttachStorage and its commit still detaches.
   bool attached = false;
   std::string host_path;
+  // A storage on Ceph: what the agent mounts instead of host_path (empty otherwise).
+  pb::CephVolume ceph_mount;
   bool published = false;
   pb::WorkloadState workload_state = pb::WORKLOAD_STATE_UNSPECIFIED;
   std::optional<absl::Time> workload_start_time;

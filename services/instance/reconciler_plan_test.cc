@@ -36,6 +36,18 @@ TEST(NextStepTest, StartChainInOrder) {
   EXPECT_EQ(NextStep(r), Step::kWait);
 }
 
+TEST(NextStepTest, ACephAttachmentCountsAsAttached) {
+  WorkRow r = Pending();
+  r.storage_id = "vol";
+  r.held_run = 1;
+  r.attached = true;
+  r.stock_id = "stk_1";
+  r.node_id = "n1";
+  EXPECT_EQ(NextStep(r), Step::kAttach);
+  r.ceph_mount.set_client_id("gpuaas-att-0123");
+  EXPECT_EQ(NextStep(r), Step::kPublish);
+}
+
 TEST(NextStepTest, NoStorageSkipsAttach) {
   WorkRow r = Pending();
   r.held_run = 1;
@@ -57,6 +69,21 @@ WorkRow Running() {
   r.workload_start_time = absl::FromUnixSeconds(100);
   r.metered = 1;
   return r;
+}
+
+TEST(BuildWorkloadTest, ACephStorageIsMountedByTheAgentWithoutASecret) {
+  WorkRow r = Running();
+  r.host_path = "";
+  r.ceph_mount.set_storage_id("vol");
+  r.ceph_mount.add_monitors("v2:10.0.0.1:3300");
+  r.ceph_mount.set_fs_name("gpuaas");
+  r.ceph_mount.set_path("/volumes/_nogroup/stu_1/abc");
+  r.ceph_mount.set_client_id("gpuaas-att-0123");
+  r.tmpl.add_volumes()->set_mount_path("/data");
+  const pb::Workload w = BuildWorkload(r, absl::Seconds(7));
+  ASSERT_EQ(w.mounts_size(), 1);
+  EXPECT_TRUE(w.mounts(0).host_path().empty());
+  EXPECT_EQ(w.mounts(0).ceph().SerializeAsString(), r.ceph_mount.SerializeAsString());
 }
 
 TEST(NextStepTest, StopChainInOrder) {

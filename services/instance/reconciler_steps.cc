@@ -120,13 +120,24 @@ Reconciler::Outcome Reconciler::Attach(db::Tx& tx, const WorkRow& row, absl::Sta
                                 [](const pb::Volume& v) { return v.read_only(); }));
   absl::StatusOr<storagepb::Attachment> attached = deps_.storage.AttachStorage(req, *call);
   if (attached.ok()) {
-    if (attached->mount_source().host_path().empty()) {
+    const storagepb::MountSource& source = attached->mount_source();
+    if (!source.ceph().client_id().empty()) {
+      // The agent mounts it; the key is its own to fetch (GetMountCredential), never stored.
+      pb::CephVolume ceph;
+      ceph.set_storage_id(row.storage_id);
+      *ceph.mutable_monitors() = source.ceph().monitors();
+      ceph.set_fs_name(source.ceph().fs_name());
+      ceph.set_path(source.ceph().path());
+      ceph.set_client_id(source.ceph().client_id());
+      repo_.SetAttached(tx, row.instance_id, "", attached->storage_uid(), &ceph);
+      return Outcome::kDone;
+    }
+    if (source.host_path().empty()) {
       repo_.Fail(tx, row.instance_id, pb::REASON_STORAGE_ERROR,
                  absl::StrCat("storage ", row.storage_id, " has no host path to mount"));
       return Outcome::kDone;
     }
-    repo_.SetAttached(tx, row.instance_id, attached->mount_source().host_path(),
-                      attached->storage_uid());
+    repo_.SetAttached(tx, row.instance_id, source.host_path(), attached->storage_uid());
     return Outcome::kDone;
   }
   if (absl::IsNotFound(attached.status())) {

@@ -54,6 +54,7 @@ WorkRow WorkRowFromRow(const db::Row& r) {
   w.registry_secret = r.GetBytes(34);
   (void)w.limits.ParseFromString(r.GetBytes(35));
   w.deny_egress = r.Get<bool>(36);
+  (void)w.ceph_mount.ParseFromString(r.GetBytes(37));
   return w;
 }
 
@@ -87,7 +88,8 @@ std::optional<WorkRow> ReconcileRepository::ReadRow(db::Tx& tx, const std::strin
 void ReconcileRepository::BeginRun(db::Tx& tx, const WorkRow& row) {
   constexpr std::string_view kBeginRun =
       "UPDATE instance.instances SET held_run = run, attached = (storage_id <> ''), "
-      "host_path = '', stock_id = '', node_id = '', gpu_uuids = '{}', mig_partition = '', "
+      "host_path = '', ceph_mount = '', stock_id = '', node_id = '', gpu_uuids = '{}', "
+      "mig_partition = '', "
       "published = false, workload_state = 0, workload_start_time = NULL, "
       "workload_stop_time = NULL, unpublish_time = NULL, metered = 0, "
       "reason = CASE WHEN state = 1 THEN 0 ELSE reason END, "
@@ -110,13 +112,14 @@ void ReconcileRepository::SetClaimed(db::Tx& tx, const std::string& instance_id,
 }
 
 void ReconcileRepository::SetAttached(db::Tx& tx, const std::string& instance_id,
-                                      const std::string& host_path,
-                                      const std::string& storage_uid) {
+                                      const std::string& host_path, const std::string& storage_uid,
+                                      const pb::CephVolume* ceph) {
   constexpr std::string_view kSetAttached =
       "UPDATE instance.instances SET attached = true, host_path = $2, "
-      "storage_uid = CASE WHEN storage_uid = '' THEN $3 ELSE storage_uid END "
-      "WHERE instance_id = $1";
-  tx.Exec(kSetAttached, instance_id, host_path, storage_uid);
+      "storage_uid = CASE WHEN storage_uid = '' THEN $3 ELSE storage_uid END, "
+      "ceph_mount = $4 WHERE instance_id = $1";
+  tx.Exec(kSetAttached, instance_id, host_path, storage_uid,
+          db::Bytes{ceph == nullptr ? std::string() : ceph->SerializeAsString()});
 }
 
 void ReconcileRepository::Publish(db::Tx& tx, const std::string& instance_id,
@@ -182,14 +185,16 @@ void ReconcileRepository::CloseUsage(db::Tx& tx, const std::string& instance_id)
 
 void ReconcileRepository::SetDetached(db::Tx& tx, const std::string& instance_id) {
   constexpr std::string_view kSetDetached =
-      "UPDATE instance.instances SET attached = false, host_path = '' WHERE instance_id = $1";
+      "UPDATE instance.instances SET attached = false, host_path = '', ceph_mount = '' "
+      "WHERE instance_id = $1";
   tx.Exec(kSetDetached, instance_id);
 }
 
 void ReconcileRepository::SetReleased(db::Tx& tx, const std::string& instance_id) {
   constexpr std::string_view kSetReleased =
       "UPDATE instance.instances SET held_run = 0, stock_id = '', node_id = '', "
-      "gpu_uuids = '{}', mig_partition = '', attached = false, host_path = '', ports = '', "
+      "gpu_uuids = '{}', mig_partition = '', attached = false, host_path = '', ceph_mount = '', "
+      "ports = '', "
       "stop_time = CASE WHEN workload_start_time IS NULL THEN stop_time "
       "ELSE least(clock_timestamp(), coalesce(workload_stop_time, clock_timestamp())) END "
       "WHERE instance_id = $1";

@@ -42,9 +42,10 @@ class ReconcileRepository final {
                   const std::string& node_id, const std::vector<std::string>& gpu_uuids,
                   const std::string& mig_partition);
   // kAttach. An instance created before storages had identities is bound to `storage_uid`
-  // (the attached storage's) from its first attach on.
+  // (the attached storage's) from its first attach on. `ceph` (nullptr for a local storage) is
+  // the subvolume the agent mounts instead of host_path; it names no secret.
   void SetAttached(db::Tx& tx, const std::string& instance_id, const std::string& host_path,
-                   const std::string& storage_uid);
+                   const std::string& storage_uid, const pb::CephVolume* ceph = nullptr);
   // kPublish: the workload joins its node's set; the node gets a row so that a node which never
   // shows up is lost like one that went away.
   void Publish(db::Tx& tx, const std::string& instance_id, const std::string& node_id);

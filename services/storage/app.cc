@@ -159,6 +159,9 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
       StorageDomain{*app->specs_, *app->storages_, *app->attachments_, *app->accessors_},
       app->server_->handler());
   app->server_->AddService(app->service_.get());
+  app->node_service_ =
+      std::make_unique<NodeStorageServiceImpl>(*app->attachments_, app->server_->handler());
+  app->server_->AddService(app->node_service_.get());
   // The S3 data plane, over the same backend: keys and buckets from the tables, bearer tokens
   // verified like the gRPC server's.
   s3_options.metrics_registry = &app->server_->metrics_registry();

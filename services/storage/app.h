@@ -98,6 +98,7 @@ class StorageApp final : public service::ServiceApp {
   std::unique_ptr<Accessors> accessors_;
   std::unique_ptr<TableDirectory> directory_;
   std::unique_ptr<StorageServiceImpl> service_;
+  std::unique_ptr<NodeStorageServiceImpl> node_service_;
   std::unique_ptr<s3::Server> s3_;
   int resumed_creates_ = 0;
   int resumed_deletes_ = 0;

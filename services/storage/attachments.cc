@@ -77,6 +77,19 @@ absl::Status Attachments::AttachStorage(const authz::Principal& p,
   GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(backend_class));
   GPUAAS_ASSIGN_OR_RETURN(MountSource mount, backend->MountSourceFor(volume_id, req.node_id()));
   out.mutable_mount_source()->set_host_path(std::move(mount.host_path));
+  if (mount.ceph) {
+    // Made now, so the id exists before the node asks for its secret; the secret is dropped
+    // here and handed out only by GetMountCredential.
+    GPUAAS_ASSIGN_OR_RETURN(
+        MountCredential credential,
+        backend->GrantMount(volume_id, MountAttachmentId(volume_id, req.instance_id()),
+                            req.read_only()));
+    pb::CephMount* ceph = out.mutable_mount_source()->mutable_ceph();
+    for (std::string& m : mount.ceph->monitors) ceph->add_monitors(std::move(m));
+    ceph->set_fs_name(std::move(mount.ceph->fs_name));
+    ceph->set_path(std::move(mount.ceph->path));
+    ceph->set_client_id(std::move(credential.client_id));
+  }
   return absl::OkStatus();
 }
 
@@ -102,6 +115,16 @@ absl::Status Attachments::DetachStorage(const authz::Principal& p,
     return absl::OkStatus();
   }));
   out.set_detached(removed.has_value());
+  if (backend_class.empty()) return absl::OkStatus();
+  // Every time, not only when a row went: a detach retried after a failed revoke revokes again.
+  GPUAAS_ASSIGN_OR_RETURN(Backend * revoker, backends_.Find(backend_class));
+  if (absl::Status revoked =
+          revoker->RevokeMount(volume_id, MountAttachmentId(volume_id, req.instance_id()));
+      !revoked.ok()) {
+    return absl::UnavailableError(absl::StrCat("storage ", req.storage_id(), ": revoking instance ",
+                                               req.instance_id(),
+                                               "'s mount credential: ", revoked.message()));
+  }
   if (!removed || removed->read_only()) return absl::OkStatus();
   // The workload wrote through its mount, past the volume's own accounting.
   absl::StatusOr<Backend*> backend = backends_.Find(backend_class);
@@ -112,6 +135,41 @@ absl::Status Attachments::DetachStorage(const authz::Principal& p,
                             req.storage_id(), req.instance_id(), recounted.ToString());
   }
   return absl::OkStatus();
+}
+
+absl::Status Attachments::GetMountCredential(const authz::Principal& p,
+                                             const pb::GetMountCredentialRequest& req,
+                                             pb::MountCredential& out) {
+  GPUAAS_RETURN_IF_ERROR(ValidateStorageId("storage_id", req.storage_id()));
+  GPUAAS_RETURN_IF_ERROR(ValidateInstanceId("instance_id", req.instance_id()));
+  // Refuses callers without node calls before anything is looked up.
+  if (absl::Status s = authz::AuthorizeMountCredential(p, std::nullopt);
+      absl::IsPermissionDenied(s)) {
+    return s;
+  }
+  return pool_.RunInTransaction("storage.mount_credential", [&](db::Tx& tx) -> absl::Status {
+    // Any tenant's: the agent acts for a node, not a tenant. The lock orders this against
+    // DetachStorage, which revokes after deleting the row under the same lock.
+    std::optional<StorageRow> row = repo_.GetStorage(tx, "", req.storage_id(), /*lock=*/true);
+    std::optional<pb::Attachment> attachment;
+    if (row) attachment = repo_.GetAttachment(tx, req.storage_id(), req.instance_id());
+    std::optional<std::string_view> node;
+    if (attachment) node = attachment->node_id();
+    GPUAAS_RETURN_IF_ERROR(authz::AuthorizeMountCredential(p, node));
+    GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(row->storage.backend_class()));
+    const std::string& volume_id = row->storage.storage_uid();
+    GPUAAS_ASSIGN_OR_RETURN(
+        MountCredential credential,
+        backend->GrantMount(volume_id, MountAttachmentId(volume_id, req.instance_id()),
+                            attachment->read_only()));
+    if (credential.key.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("storage ", req.storage_id(), ": its backend's mounts need no credential"));
+    }
+    out.set_client_id(std::move(credential.client_id));
+    out.set_key(std::move(credential.key));
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace gpuaas::storage

@@ -4,6 +4,11 @@
 // files) and any number of read-only ones; both calls are idempotent so the instance
 // service's reconciler may repeat them after any failure.
 //
+// A backend whose mounts need a credential (ceph: a cephx id per attachment that reaches that
+// one volume) makes it at attach and revokes it at detach; the answer names the id, never its
+// secret, since the instance service stores attachments. The node's agent fetches the secret
+// itself with GetMountCredential, which only the attachment's node may call.
+//
 // Every method blocks on PostgreSQL (and the backend) and returns the errors storage.proto
 // documents for its RPC.
 #pragma once
@@ -26,8 +31,17 @@ class Attachments final {
                              pb::Attachment& out);
   // After a read-write detach the volume's usage is recounted (Backend::Recount); a failed
   // recount is logged, not returned: the detach itself is done.
+  // The backend's credential is revoked at every detach of the pair, a retry included, so a
+  // failed revoke (UNAVAILABLE) is retried with the detach.
   absl::Status DetachStorage(const authz::Principal& p, const pb::DetachStorageRequest& req,
                              pb::DetachStorageResponse& out);
+  // The secret of an attachment's mount credential, for its node's agent (authz:
+  // AuthorizeMountCredential). FAILED_PRECONDITION when the backend's mounts need none. The
+  // storage's row stays locked while the backend answers, so a detach cannot slip between the
+  // check and the grant.
+  absl::Status GetMountCredential(const authz::Principal& p,
+                                  const pb::GetMountCredentialRequest& req,
+                                  pb::MountCredential& out);
 
  private:
   db::Pool& pool_;

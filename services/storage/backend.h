@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,9 +132,25 @@ class Volume {
   virtual absl::Status AbortUpload(std::string_view upload_id) = 0;
 };
 
-// What an instance runtime mounts. The local backend's is a host directory.
+// A CephFS subvolume as a node mounts it (ceph-fuse): where, never with what secret.
+struct CephMountSource {
+  std::vector<std::string> monitors;  // "v2:10.0.0.1:3300", ...
+  std::string fs_name;
+  std::string path;  // the subvolume's path inside fs_name
+};
+
+// What an instance runtime mounts. The local backend's is a host directory; the ceph backend's
+// is a subvolume (host_path empty).
 struct MountSource {
   std::string host_path;
+  std::optional<CephMountSource> ceph;
+};
+
+// A credential that reaches one volume only, made for one attachment. Backends whose mounts
+// need none (local) answer an empty one. `key` is a secret: never log or store it.
+struct MountCredential {
+  std::string client_id;  // e.g. the cephx id, without "client."
+  std::string key;
 };
 
 class Backend {
@@ -157,6 +174,19 @@ class Backend {
   // Where a runtime on `node_id` finds the volume. Attachment bookkeeping is the service's.
   virtual absl::StatusOr<MountSource> MountSourceFor(std::string_view volume_id,
                                                      std::string_view node_id) = 0;
+  // Makes (idempotently: the same attachment gets the same id back) the credential a node uses
+  // to mount `volume_id` for the attachment `attachment_id` ([a-z0-9-], at most 64), reaching
+  // that volume only, read-only when `read_only`. Blocks on the backend. Default: none needed.
+  virtual absl::StatusOr<MountCredential> GrantMount(std::string_view volume_id,
+                                                     std::string_view attachment_id,
+                                                     bool read_only) {
+    return MountCredential{};
+  }
+  // Revokes what GrantMount made and cuts off clients already mounted with it. OK when it is
+  // gone already (a retry). Blocks on the backend. Default: nothing to revoke.
+  virtual absl::Status RevokeMount(std::string_view volume_id, std::string_view attachment_id) {
+    return absl::OkStatus();
+  }
   // Re-counts a volume's bytes and files from what is really stored (after a workload wrote to
   // it through its mount). NOT_FOUND when it was never created.
   virtual absl::StatusOr<VolumeUsage> Recount(std::string_view volume_id) = 0;

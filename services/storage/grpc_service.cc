@@ -69,6 +69,12 @@ grpc::ServerUnaryReactor* StorageServiceImpl::AttachStorage(grpc::CallbackServer
   return rpc::RunDomain(handler_, ctx, domain_.attachments, &Attachments::AttachStorage, req, resp);
 }
 
+grpc::ServerUnaryReactor* NodeStorageServiceImpl::GetMountCredential(
+    grpc::CallbackServerContext* ctx, const pb::GetMountCredentialRequest* req,
+    pb::MountCredential* resp) {
+  return rpc::RunDomain(handler_, ctx, attachments_, &Attachments::GetMountCredential, req, resp);
+}
+
 grpc::ServerUnaryReactor* StorageServiceImpl::DetachStorage(grpc::CallbackServerContext* ctx,
                                                             const pb::DetachStorageRequest* req,
                                                             pb::DetachStorageResponse* resp) {

@@ -77,4 +77,19 @@ class StorageServiceImpl final : public pb::StorageService::CallbackService {
   rpc::Handler& handler_;
 };
 
+// What node agents call (NodeStorageService): the keys of their attachments' mounts.
+class NodeStorageServiceImpl final : public pb::NodeStorageService::CallbackService {
+ public:
+  NodeStorageServiceImpl(Attachments& attachments, rpc::Handler& handler)
+      : attachments_(attachments), handler_(handler) {}
+
+  grpc::ServerUnaryReactor* GetMountCredential(grpc::CallbackServerContext* ctx,
+                                               const pb::GetMountCredentialRequest* req,
+                                               pb::MountCredential* resp) override;
+
+ private:
+  Attachments& attachments_;
+  rpc::Handler& handler_;
+};
+
 }  // namespace gpuaas::storage

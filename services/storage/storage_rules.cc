@@ -1,6 +1,7 @@
 #include "services/storage/storage_rules.h"
 
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 #include <cstdlib>
 
@@ -115,6 +116,22 @@ absl::Status StorageNotFound() { return absl::NotFoundError("storage not found")
 
 absl::Status SpecNotFound(const std::string& name) {
   return absl::NotFoundError(absl::StrCat("storage spec ", name, " not found"));
+}
+
+std::string MountAttachmentId(std::string_view storage_uid, std::string_view instance_id) {
+  std::string input(storage_uid);
+  // A separator neither may hold, so ("a", "bc") and ("ab", "c") differ.
+  input.push_back('\0');
+  input.append(instance_id);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
+  constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 16; ++i) {
+    id.push_back(kHex[digest[i] >> 4]);
+    id.push_back(kHex[digest[i] & 0xf]);
+  }
+  return id;
 }
 
 }  // namespace gpuaas::storage

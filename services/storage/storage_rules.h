@@ -68,4 +68,10 @@ absl::Status StorageNotFound();
 // NOT_FOUND naming the storage spec.
 absl::Status SpecNotFound(const std::string& name);
 
+// The id of the attachment of storage `storage_uid` to instance `instance_id`, as the backend's
+// mount credential names it (Backend::GrantMount): 32 hex digits of a SHA-256 of both, so it is
+// [a-z0-9], the same at every attach and detach of that pair, and another for any other pair
+// (a storage made later under the same storage_id has another uid).
+std::string MountAttachmentId(std::string_view storage_uid, std::string_view instance_id);
+
 }  // namespace gpuaas::storage

@@ -132,5 +132,15 @@ TEST(StorageRulesTest, InstanceIds) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(MountAttachmentId, StableHexAndDistinctPerPair) {
+  const std::string id = MountAttachmentId("stu_1", "inst-1");
+  EXPECT_EQ(id.size(), 32u);
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(id, MountAttachmentId("stu_1", "inst-1"));
+  EXPECT_NE(id, MountAttachmentId("stu_2", "inst-1"));
+  EXPECT_NE(id, MountAttachmentId("stu_1", "inst-2"));
+  EXPECT_NE(MountAttachmentId("a", "bc"), MountAttachmentId("ab", "c"));
+}
+
 }  // namespace
 }  // namespace gpuaas::storage

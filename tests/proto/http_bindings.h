@@ -21,11 +21,12 @@ inline constexpr std::array<std::string_view, 5> kPublicServices = {
 // Called by node agents and the access proxy with machine credentials, or by the instance
 // service alone (NodeTokenService), never over the gateway
 // (and the testing protos): no RPC has a rule.
-inline constexpr std::array<std::string_view, 8> kMachineServices = {
+inline constexpr std::array<std::string_view, 9> kMachineServices = {
     "gpuaas.stock.v1.NodeAgentService",       "gpuaas.instance.v1.AccessService",
     "gpuaas.instance.v1.NodeWorkloadService", "gpuaas.instance.v1.WorkloadLogService",
-    "gpuaas.auth.v1.NodeTokenService",        "gpuaas.testing.v1.EchoService",
-    "gpuaas.testing.v1.EchoStreamService",    "gpuaas.testing.v1.EchoPushService"};
+    "gpuaas.auth.v1.NodeTokenService",        "gpuaas.storage.v1.NodeStorageService",
+    "gpuaas.testing.v1.EchoService",          "gpuaas.testing.v1.EchoStreamService",
+    "gpuaas.testing.v1.EchoPushService"};
 
 struct Binding {
   const google::protobuf::MethodDescriptor* rpc = nullptr;
