@@ -18,6 +18,7 @@
 #include "libs/common/status_macros.h"
 #include "services/storage/ceph/fuse_mount.h"
 #include "services/storage/ceph/rstats.h"
+#include "services/storage/ceph_mount/mount_grants.h"
 #include "services/storage/local/data_root.h"
 #include "services/storage/local/dir_reader.h"
 #include "services/storage/local/local_volume.h"
@@ -77,9 +78,13 @@ void DropIdleStagedFiles(int staging_fd, absl::Time now) {
 
 class CephBackend final : public Backend {
  public:
-  CephBackend(std::unique_ptr<Subvolumes> subvolumes, std::unique_ptr<FuseMount> mount,
-              UniqueFd mount_fd, std::shared_ptr<const local::DataRoot> root)
+  CephBackend(std::unique_ptr<Subvolumes> subvolumes,
+              std::unique_ptr<ceph_mount::MountGrants> grants, std::string fs_name,
+              std::unique_ptr<FuseMount> mount, UniqueFd mount_fd,
+              std::shared_ptr<const local::DataRoot> root)
       : subvolumes_(std::move(subvolumes)),
+        grants_(std::move(grants)),
+        fs_name_(std::move(fs_name)),
         mount_(std::move(mount)),
         mount_fd_(std::move(mount_fd)),
         root_(std::move(root)) {}
@@ -134,7 +139,8 @@ class CephBackend final : public Backend {
     return std::shared_ptr<Volume>(std::move(volume));
   }
 
-  // This process's view of the subvolume's data/; a node mounts the subvolume itself.
+  // The subvolume's data/, which a node mounts itself with the attachment's credential
+  // (GrantMount): nothing of this process's own mount reaches a node.
   absl::StatusOr<MountSource> MountSourceFor(std::string_view volume_id,
                                              std::string_view node_id) override {
     GPUAAS_RETURN_IF_ERROR(local::ValidateStorageId(volume_id));
@@ -145,7 +151,19 @@ class CephBackend final : public Backend {
     if (!path.ok()) {
       return path.status();
     }
-    return MountSource{absl::StrCat(mount_->path(), *path, "/", kDataDir)};
+    return MountSource{.ceph = CephMountSource{.monitors = grants_->monitors(),
+                                               .fs_name = fs_name_,
+                                               .path = absl::StrCat(*path, "/", kDataDir)}};
+  }
+
+  absl::StatusOr<MountCredential> GrantMount(std::string_view volume_id,
+                                             std::string_view attachment_id,
+                                             bool read_only) override {
+    return grants_->credentials().Grant(volume_id, attachment_id, read_only);
+  }
+
+  absl::Status RevokeMount(std::string_view volume_id, std::string_view attachment_id) override {
+    return grants_->credentials().Revoke(volume_id, attachment_id);
   }
 
   absl::StatusOr<VolumeUsage> Recount(std::string_view volume_id) override {
@@ -315,6 +333,8 @@ class CephBackend final : public Backend {
   }
 
   const std::unique_ptr<Subvolumes> subvolumes_;
+  const std::unique_ptr<ceph_mount::MountGrants> grants_;
+  const std::string fs_name_;
   const std::unique_ptr<FuseMount> mount_;
   const UniqueFd mount_fd_;
   const std::shared_ptr<const local::DataRoot> root_;
@@ -350,6 +370,12 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCephBackend(const CephBackendOptions
   } else if (!listed.ok()) {
     return listed;
   }
+  GPUAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<ceph_mount::MountGrants> grants,
+      ceph_mount::MountGrants::Connect({.conf_path = options.cluster.conf_path,
+                                        .keyring_path = options.cluster.keyring_path,
+                                        .client_id = options.cluster.client_id},
+                                       options.fs_name));
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<FuseMount> mount,
                           FuseMount::Mount(options.cluster, options.fs_name, options.mount_point));
   UniqueFd mount_fd(::open(mount->path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -362,8 +388,9 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCephBackend(const CephBackendOptions
   root->hashers = std::make_unique<ThreadPool>(
       static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)),
       /*max_queued=*/64);
-  return std::unique_ptr<Backend>(std::make_unique<CephBackend>(
-      std::move(subvolumes), std::move(mount), std::move(mount_fd), std::move(root)));
+  return std::unique_ptr<Backend>(
+      std::make_unique<CephBackend>(std::move(subvolumes), std::move(grants), options.fs_name,
+                                    std::move(mount), std::move(mount_fd), std::move(root)));
 }
 
 }  // namespace gpuaas::storage::ceph

@@ -108,11 +108,13 @@ class CephBackendTest : public ::testing::Test {
     return NewCephBackend(Options(name));
   }
 
-  // The subvolume's directory on replica a's mount (its data/ is MountSourceFor's answer).
+  // The subvolume's directory on replica a's mount (its data/ is what MountSourceFor names).
   fs::path VolumeTop() {
     absl::StatusOr<MountSource> source = a_->MountSourceFor(volume_id_, "node");
     EXPECT_OK(source.status());
-    return source.ok() ? fs::path(source->host_path).parent_path() : fs::path();
+    if (!source.ok() || !source->ceph.has_value()) return fs::path();
+    EXPECT_TRUE(source->host_path.empty()) << "a node never gets a path of the service's own";
+    return fs::path(Options("a").mount_point + source->ceph->path).parent_path();
   }
 
   ClusterOptions cluster_;
