@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 
 namespace gpuaas::storage {
@@ -153,6 +154,15 @@ struct MountCredential {
   std::string key;
 };
 
+// A read-only copy of a volume at one moment.
+struct SnapshotInfo {
+  std::string snapshot_id;
+  // What the volume held when it was taken, as the backend counts it (CephFS's recursive
+  // counters trail writes by a few seconds, so a snapshot right after a write may count less).
+  int64_t bytes = 0;
+  absl::Time create_time;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -192,6 +202,37 @@ class Backend {
   virtual absl::StatusOr<VolumeUsage> Recount(std::string_view volume_id) = 0;
   // Drops multipart uploads created before `cutoff` in every volume; returns how many.
   virtual absl::StatusOr<int> ExpireUploads(absl::Time cutoff) = 0;
+
+  // Snapshots of a volume, named by snapshot_id (validated like a storage id). Backends that
+  // have none (local) answer UNIMPLEMENTED naming their class. All of them block on the backend.
+  //
+  // Takes one. Errors: NOT_FOUND (no such volume), ALREADY_EXISTS (the name is taken).
+  virtual absl::Status CreateSnapshot(std::string_view volume_id, std::string_view snapshot_id) {
+    return NoSnapshots();
+  }
+  // The volume's snapshots, oldest first. NOT_FOUND: no such volume.
+  virtual absl::StatusOr<std::vector<SnapshotInfo>> ListSnapshots(std::string_view volume_id) {
+    return NoSnapshots();
+  }
+  // NOT_FOUND when the volume or the snapshot does not exist.
+  virtual absl::Status DeleteSnapshot(std::string_view volume_id, std::string_view snapshot_id) {
+    return NoSnapshots();
+  }
+  // Makes the new volume `new_volume_id` with `limits` holding the snapshot's data (and no
+  // upload or staged file of the source). Idempotent: a retry finishes or keeps what an earlier
+  // call made. Errors: NOT_FOUND (volume or snapshot), RESOURCE_EXHAUSTED (the snapshot holds
+  // more than limits.max_bytes). Blocks until the copy is complete.
+  virtual absl::Status RestoreSnapshot(std::string_view volume_id, std::string_view snapshot_id,
+                                       std::string_view new_volume_id, const VolumeLimits& limits) {
+    return NoSnapshots();
+  }
+
+ private:
+  absl::Status NoSnapshots() const {
+    return absl::UnimplementedError(absl::StrCat("the ", std::string(backend_class()),
+                                                 " storage backend has no snapshots (storages of "
+                                                 "the ceph backend class have them)"));
+  }
 };
 
 }  // namespace gpuaas::storage

@@ -45,9 +45,18 @@ constexpr absl::Duration kRstatLag = absl::Seconds(10);
 // body timeouts are far shorter); ExpireUploads drops it. Replicas share .staging/, so nothing
 // is dropped at start.
 constexpr absl::Duration kStagedFileIdle = absl::Hours(1);
+// How often a restore asks whether the mgr's clone is complete, and how long it waits at most
+// (the mgr copies file by file: ~1 GiB in tens of seconds on our test cluster).
+constexpr absl::Duration kClonePoll = absl::Milliseconds(250);
+constexpr absl::Duration kCloneTimeout = absl::Minutes(30);
 
 absl::Status NoSuchVolume(std::string_view id) {
   return absl::NotFoundError(absl::StrCat("storage ", std::string(id), ": no such volume"));
+}
+
+absl::Status NoSuchSnapshot(std::string_view id, std::string_view snapshot_id) {
+  return absl::NotFoundError(
+      absl::StrCat("storage ", std::string(id), ": no snapshot ", std::string(snapshot_id)));
 }
 
 absl::Status MakeDirIn(int parent_fd, const char* name, mode_t mode, std::string_view id) {
@@ -130,6 +139,20 @@ class CephBackend final : public Backend {
         volumes_.erase(it);
       }
     }
+    // A storage's snapshots go with it (Ceph refuses to remove a subvolume that has some).
+    absl::StatusOr<std::vector<std::string>> snapshots = subvolumes_->ListSnapshots(volume_id);
+    if (absl::IsNotFound(snapshots.status())) {
+      return absl::OkStatus();
+    }
+    if (!snapshots.ok()) {
+      return snapshots.status();
+    }
+    for (const std::string& snapshot : *snapshots) {
+      absl::Status removed = subvolumes_->RemoveSnapshot(volume_id, snapshot);
+      if (!removed.ok() && !absl::IsNotFound(removed)) {
+        return removed;
+      }
+    }
     return subvolumes_->Remove(volume_id);
   }
 
@@ -202,7 +225,156 @@ class CephBackend final : public Backend {
     return expired;
   }
 
+  absl::Status CreateSnapshot(std::string_view volume_id, std::string_view snapshot_id) override {
+    GPUAAS_RETURN_IF_ERROR(ValidateSnapshot(volume_id, snapshot_id));
+    // Ceph 16 answers success for a name already taken; a second snapshot under one name would
+    // silently be the first.
+    if (subvolumes_->SnapshotInfo(volume_id, snapshot_id).ok()) {
+      return absl::AlreadyExistsError(absl::StrCat("storage ", std::string(volume_id),
+                                                   ": snapshot ", std::string(snapshot_id),
+                                                   " already exists"));
+    }
+    absl::Status created = subvolumes_->CreateSnapshot(volume_id, snapshot_id);
+    if (absl::IsNotFound(created)) {
+      return NoSuchVolume(volume_id);
+    }
+    return created;
+  }
+
+  absl::StatusOr<std::vector<SnapshotInfo>> ListSnapshots(std::string_view volume_id) override {
+    GPUAAS_RETURN_IF_ERROR(local::ValidateStorageId(volume_id));
+    absl::StatusOr<std::vector<std::string>> names = subvolumes_->ListSnapshots(volume_id);
+    if (absl::IsNotFound(names.status())) {
+      return NoSuchVolume(volume_id);
+    }
+    if (!names.ok()) {
+      return names.status();
+    }
+    std::vector<SnapshotInfo> snapshots;
+    for (const std::string& name : *names) {
+      absl::StatusOr<Subvolumes::SnapshotDetails> details =
+          subvolumes_->SnapshotInfo(volume_id, name);
+      if (absl::IsNotFound(details.status())) {
+        continue;  // deleted meanwhile
+      }
+      if (!details.ok()) {
+        return details.status();
+      }
+      snapshots.push_back({.snapshot_id = name,
+                           .bytes = SnapshotBytes(volume_id, name).value_or(details->bytes),
+                           .create_time = details->created});
+    }
+    std::stable_sort(snapshots.begin(), snapshots.end(),
+                     [](const auto& a, const auto& b) { return a.create_time < b.create_time; });
+    return snapshots;
+  }
+
+  absl::Status DeleteSnapshot(std::string_view volume_id, std::string_view snapshot_id) override {
+    GPUAAS_RETURN_IF_ERROR(ValidateSnapshot(volume_id, snapshot_id));
+    absl::Status removed = subvolumes_->RemoveSnapshot(volume_id, snapshot_id);
+    if (absl::IsNotFound(removed)) {
+      return subvolumes_->Path(volume_id).ok() ? NoSuchSnapshot(volume_id, snapshot_id)
+                                               : NoSuchVolume(volume_id);
+    }
+    return removed;
+  }
+
+  // The mgr's clone of the snapshot, then the layout this backend expects: the source's
+  // staged files and multipart uploads belong to its writers, not to the new storage.
+  absl::Status RestoreSnapshot(std::string_view volume_id, std::string_view snapshot_id,
+                               std::string_view new_volume_id,
+                               const VolumeLimits& limits) override {
+    GPUAAS_RETURN_IF_ERROR(ValidateSnapshot(volume_id, snapshot_id));
+    GPUAAS_RETURN_IF_ERROR(local::ValidateStorageId(new_volume_id));
+    if (limits.max_bytes <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "volume ", std::string(new_volume_id), ": max_bytes must be positive (it is the quota)"));
+    }
+    if (!subvolumes_->Path(new_volume_id).ok()) {
+      GPUAAS_RETURN_IF_ERROR(SnapshotDetailsOf(volume_id, snapshot_id).status());
+      GPUAAS_ASSIGN_OR_RETURN(const int64_t bytes, SnapshotBytes(volume_id, snapshot_id));
+      if (bytes > limits.max_bytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "snapshot ", std::string(snapshot_id), " of storage ", std::string(volume_id),
+            " holds ", bytes, " bytes, more than the new storage's ", limits.max_bytes));
+      }
+      absl::Status cloned = subvolumes_->Clone(volume_id, snapshot_id, new_volume_id);
+      if (!cloned.ok() && !absl::IsAlreadyExists(cloned)) {
+        return cloned;
+      }
+    }
+    GPUAAS_RETURN_IF_ERROR(WaitForClone(new_volume_id));
+    GPUAAS_RETURN_IF_ERROR(subvolumes_->Resize(new_volume_id, limits.max_bytes));
+    GPUAAS_ASSIGN_OR_RETURN(const std::string path, subvolumes_->Path(new_volume_id));
+    GPUAAS_ASSIGN_OR_RETURN(const UniqueFd top, OpenTop(new_volume_id, path));
+    for (const char* dir : {kStagingDir, kUploadsDir}) {
+      GPUAAS_RETURN_IF_ERROR(local::RemoveTree(top.get(), dir));
+    }
+    // The clone carries the source's file limit; the new storage's replaces it (0: none).
+    GPUAAS_RETURN_IF_ERROR(
+        WriteQuota(top.get(), "max_files", std::max<int64_t>(limits.max_files, 0)));
+    return MakeLayout(top.get(), new_volume_id);
+  }
+
  private:
+  absl::Status ValidateSnapshot(std::string_view volume_id, std::string_view snapshot_id) const {
+    GPUAAS_RETURN_IF_ERROR(local::ValidateStorageId(volume_id));
+    if (absl::Status valid = local::ValidateStorageId(snapshot_id); !valid.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("snapshot_id \"", std::string(snapshot_id),
+                       "\": must be 1..128 of [A-Za-z0-9_.-], not starting with \".\""));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Subvolumes::SnapshotDetails> SnapshotDetailsOf(std::string_view volume_id,
+                                                                std::string_view snapshot_id) {
+    absl::StatusOr<Subvolumes::SnapshotDetails> details =
+        subvolumes_->SnapshotInfo(volume_id, snapshot_id);
+    if (absl::IsNotFound(details.status())) {
+      return subvolumes_->Path(volume_id).ok() ? NoSuchSnapshot(volume_id, snapshot_id)
+                                               : NoSuchVolume(volume_id);
+    }
+    return details;
+  }
+
+  // CephFS's recursive byte count of the snapshot, read on this process's mount (Ceph 16's
+  // "snapshot info" answers size 0). Subvolumes of version 1 keep their snapshots in
+  // <path>/.snap/, version 2 in <path>/../.snap/<snapshot>/<uuid>.
+  absl::StatusOr<int64_t> SnapshotBytes(std::string_view volume_id, std::string_view snapshot_id) {
+    GPUAAS_ASSIGN_OR_RETURN(const std::string path, subvolumes_->Path(volume_id));
+    const std::string snapshot(snapshot_id);
+    const size_t slash = path.rfind('/');
+    for (const std::string& candidate :
+         {absl::StrCat(path, "/.snap/", snapshot),
+          absl::StrCat(path.substr(0, slash), "/.snap/", snapshot, path.substr(slash))}) {
+      absl::StatusOr<UniqueFd> dir = local::OpenDirBeneath(mount_fd_.get(), candidate.substr(1),
+                                                           absl::StrCat("snapshot ", snapshot));
+      if (dir.ok()) {
+        GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage usage, ReadRecursiveUsage(dir->get()));
+        return usage.bytes;
+      }
+    }
+    return NoSuchSnapshot(volume_id, snapshot_id);
+  }
+
+  absl::Status WaitForClone(std::string_view new_volume_id) {
+    const absl::Time give_up = absl::Now() + kCloneTimeout;
+    while (true) {
+      GPUAAS_ASSIGN_OR_RETURN(const bool done, subvolumes_->CloneDone(new_volume_id));
+      if (done) {
+        return absl::OkStatus();
+      }
+      if (absl::Now() > give_up) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("restore into storage ", std::string(new_volume_id),
+                         ": the clone is not complete after ", absl::FormatDuration(kCloneTimeout),
+                         " (a retry goes on waiting)"));
+      }
+      absl::SleepFor(kClonePoll);
+    }
+  }
+
   struct Entry {
     std::shared_ptr<LocalVolume> volume;
     std::string path;  // the subvolume's, in the file system

@@ -25,6 +25,7 @@ namespace gpuaas::storage::ceph {
 namespace {
 
 namespace fs = std::filesystem;
+using ::gpuaas::testing::IsOkAndHolds;
 using ::gpuaas::testing::StatusIs;
 
 constexpr int64_t kMiB = 1 << 20;
@@ -323,6 +324,68 @@ TEST_F(CephBackendTest, BadOptionsFailNamingTheOption) {
   EXPECT_THAT(NewCephBackend(options),
               StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("keyring")));
   EXPECT_FALSE(IsMountPoint((dir_.path() / "bad").string()));
+}
+
+TEST_F(CephBackendTest, ARestoredSnapshotHoldsTheDataOfItsMoment) {
+  ASSERT_OK(a_->CreateVolume(volume_id_, {.max_bytes = 64 * kMiB, .max_files = 100}));
+  ASSERT_OK_AND_ASSIGN(auto volume, a_->OpenVolume(volume_id_, {64 * kMiB, 100}));
+  ASSERT_OK(Put(*volume, "notes/a.txt", "old").status());
+  // CephFS's counters of the subvolume (what a snapshot's size is) trail the write.
+  {
+    local::UniqueFd top(::open(VolumeTop().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    VolumeUsage counted;
+    for (int i = 0; i < 100 && counted.bytes < 3; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      ASSERT_OK_AND_ASSIGN(counted, ReadRecursiveUsage(top.get()));
+    }
+  }
+  ASSERT_OK(a_->CreateSnapshot(volume_id_, "before"));
+  EXPECT_THAT(a_->CreateSnapshot(volume_id_, "before"), StatusIs(absl::StatusCode::kAlreadyExists));
+  ASSERT_OK(Put(*volume, "notes/a.txt", "new!").status());
+  ASSERT_OK(Put(*volume, "b.txt", "later").status());
+
+  ASSERT_OK_AND_ASSIGN(std::vector<SnapshotInfo> snapshots, a_->ListSnapshots(volume_id_));
+  ASSERT_EQ(snapshots.size(), 1u);
+  EXPECT_EQ(snapshots[0].snapshot_id, "before");
+  EXPECT_GE(snapshots[0].bytes, 3);
+  EXPECT_LT(absl::AbsDuration(absl::Now() - snapshots[0].create_time), absl::Minutes(5));
+
+  const std::string restored = volume_id_ + "_r";
+  ASSERT_OK(a_->RestoreSnapshot(volume_id_, "before", restored, {32 * kMiB, 50}));
+  ASSERT_OK(a_->RestoreSnapshot(volume_id_, "before", restored, {32 * kMiB, 50}))
+      << "a retry keeps what the first made";
+  ASSERT_OK_AND_ASSIGN(auto copy, a_->OpenVolume(restored, {32 * kMiB, 50}));
+  EXPECT_THAT(Get(*copy, "notes/a.txt"), IsOkAndHolds(std::string("old")));
+  EXPECT_THAT(copy->Stat("b.txt"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(Get(*volume, "notes/a.txt"), IsOkAndHolds(std::string("new!")));
+  // The copy is a storage of its own: writing to it leaves the source alone.
+  ASSERT_OK(Put(*copy, "notes/a.txt", "copy").status());
+  EXPECT_THAT(Get(*volume, "notes/a.txt"), IsOkAndHolds(std::string("new!")));
+
+  EXPECT_THAT(a_->RestoreSnapshot(volume_id_, "before", volume_id_ + "_small", {1, 50}),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(a_->RestoreSnapshot(volume_id_, "nope", volume_id_ + "_x", {kMiB, 50}),
+              StatusIs(absl::StatusCode::kNotFound));
+
+  ASSERT_OK(a_->DeleteSnapshot(volume_id_, "before"));
+  EXPECT_THAT(a_->ListSnapshots(volume_id_), IsOkAndHolds(::testing::IsEmpty()));
+  EXPECT_THAT(a_->DeleteSnapshot(volume_id_, "before"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(Get(*copy, "notes/a.txt"), IsOkAndHolds(std::string("copy")))
+      << "a restored storage outlives its snapshot";
+  EXPECT_OK(a_->DeleteVolume(restored));
+}
+
+TEST_F(CephBackendTest, SnapshotsGoWithTheirVolumeAndBadNamesAreRefused) {
+  EXPECT_THAT(a_->CreateSnapshot(volume_id_, "s"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(a_->ListSnapshots(volume_id_), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK(a_->CreateVolume(volume_id_, {.max_bytes = 8 * kMiB, .max_files = 0}));
+  EXPECT_THAT(a_->CreateSnapshot(volume_id_, "../x"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("snapshot_id")));
+  EXPECT_THAT(a_->CreateSnapshot(volume_id_, ""), StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_OK(a_->CreateSnapshot(volume_id_, "s1"));
+  ASSERT_OK(a_->CreateSnapshot(volume_id_, "s2"));
+  ASSERT_OK(a_->DeleteVolume(volume_id_)) << "its snapshots go with it";
+  EXPECT_THAT(a_->ListSnapshots(volume_id_), StatusIs(absl::StatusCode::kNotFound));
 }
 
 }  // namespace

@@ -27,6 +27,15 @@ TEST_F(BackendTest, CreateOpenAndMount) {
   EXPECT_EQ(ReadHostFile(std::filesystem::path(mount.host_path) / "f"), "x");
 }
 
+TEST_F(BackendTest, SnapshotsAreUnimplementedWithAMessageNamingTheBackend) {
+  const auto unimplemented = StatusIs(absl::StatusCode::kUnimplemented,
+                                      HasSubstr("the local storage backend has no snapshots"));
+  EXPECT_THAT(backend_->CreateSnapshot("vol", "s"), unimplemented);
+  EXPECT_THAT(backend_->ListSnapshots("vol"), unimplemented);
+  EXPECT_THAT(backend_->DeleteSnapshot("vol", "s"), unimplemented);
+  EXPECT_THAT(backend_->RestoreSnapshot("vol", "s", "copy", kRoomy), unimplemented);
+}
+
 TEST_F(BackendTest, OneSharedVolumePerStorageWithTheLatestLimits) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Volume> again,
                        backend_->OpenVolume("vol", VolumeLimits{10, 10}));
