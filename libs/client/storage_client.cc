@@ -92,4 +92,20 @@ absl::StatusOr<storagepb::DeleteAccessorResponse> StorageClient::DeleteAccessor(
   return internal::UnaryCall(*stub_, &Stub::DeleteAccessor, req, call, default_timeout_);
 }
 
+absl::StatusOr<storagepb::Snapshot> StorageClient::CreateSnapshot(
+    const storagepb::CreateSnapshotRequest& req, const CallContext& call) const {
+  return internal::RepeatableUnaryCall(/*idempotent=*/true, *stub_, &Stub::CreateSnapshot, req,
+                                       call, default_timeout_);
+}
+
+absl::StatusOr<storagepb::ListSnapshotsResponse> StorageClient::ListSnapshots(
+    const storagepb::ListSnapshotsRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*stub_, &Stub::ListSnapshots, req, call, default_timeout_);
+}
+
+absl::StatusOr<storagepb::DeleteSnapshotResponse> StorageClient::DeleteSnapshot(
+    const storagepb::DeleteSnapshotRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*stub_, &Stub::DeleteSnapshot, req, call, default_timeout_);
+}
+
 }  // namespace gpuaas::client

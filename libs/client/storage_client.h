@@ -82,6 +82,14 @@ class StorageClient final {
   absl::StatusOr<storagepb::DeleteAccessorResponse> DeleteAccessor(
       const storagepb::DeleteAccessorRequest& req, const CallContext& call = {}) const;
 
+  // Idempotent by snapshot_id: retried like the other creates.
+  absl::StatusOr<storagepb::Snapshot> CreateSnapshot(const storagepb::CreateSnapshotRequest& req,
+                                                     const CallContext& call = {}) const;
+  absl::StatusOr<storagepb::ListSnapshotsResponse> ListSnapshots(
+      const storagepb::ListSnapshotsRequest& req, const CallContext& call = {}) const;
+  absl::StatusOr<storagepb::DeleteSnapshotResponse> DeleteSnapshot(
+      const storagepb::DeleteSnapshotRequest& req, const CallContext& call = {}) const;
+
  private:
   using Stub = ::gpuaas::storage::v1::StorageService::StubInterface;
 

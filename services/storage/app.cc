@@ -135,6 +135,7 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   app->storages_ = std::make_unique<Storages>(db, app->repo_, *app->backends_, *app->quotas_);
   app->attachments_ = std::make_unique<Attachments>(db, app->repo_, *app->backends_);
   app->accessors_ = std::make_unique<Accessors>(db, app->repo_, *app->box_, app->clock_);
+  app->snapshots_ = std::make_unique<Snapshots>(db, app->repo_, *app->backends_);
   app->directory_ = std::make_unique<TableDirectory>(db, app->repo_, *app->box_);
   // Creates and deletes a crash cut short are finished before anyone can ask about them.
   auto created = app->storages_->ResumeCreates();
@@ -156,7 +157,8 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   app->server_ = std::make_unique<rpc::Server>(service::ServerOptionsFor(kIdentity, o.common),
                                                std::move(token_verifier));
   app->service_ = std::make_unique<StorageServiceImpl>(
-      StorageDomain{*app->specs_, *app->storages_, *app->attachments_, *app->accessors_},
+      StorageDomain{*app->specs_, *app->storages_, *app->attachments_, *app->accessors_,
+                    *app->snapshots_},
       app->server_->handler());
   app->server_->AddService(app->service_.get());
   app->node_service_ =

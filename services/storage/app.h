@@ -96,6 +96,7 @@ class StorageApp final : public service::ServiceApp {
   std::unique_ptr<Storages> storages_;
   std::unique_ptr<Attachments> attachments_;
   std::unique_ptr<Accessors> accessors_;
+  std::unique_ptr<Snapshots> snapshots_;
   std::unique_ptr<TableDirectory> directory_;
   std::unique_ptr<StorageServiceImpl> service_;
   std::unique_ptr<NodeStorageServiceImpl> node_service_;

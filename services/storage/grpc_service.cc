@@ -99,4 +99,22 @@ grpc::ServerUnaryReactor* StorageServiceImpl::DeleteAccessor(grpc::CallbackServe
   return rpc::RunDomain(handler_, ctx, domain_.accessors, &Accessors::DeleteAccessor, req, resp);
 }
 
+grpc::ServerUnaryReactor* StorageServiceImpl::CreateSnapshot(grpc::CallbackServerContext* ctx,
+                                                             const pb::CreateSnapshotRequest* req,
+                                                             pb::Snapshot* resp) {
+  return rpc::RunDomain(handler_, ctx, domain_.snapshots, &Snapshots::CreateSnapshot, req, resp);
+}
+
+grpc::ServerUnaryReactor* StorageServiceImpl::ListSnapshots(grpc::CallbackServerContext* ctx,
+                                                            const pb::ListSnapshotsRequest* req,
+                                                            pb::ListSnapshotsResponse* resp) {
+  return rpc::RunDomain(handler_, ctx, domain_.snapshots, &Snapshots::ListSnapshots, req, resp);
+}
+
+grpc::ServerUnaryReactor* StorageServiceImpl::DeleteSnapshot(grpc::CallbackServerContext* ctx,
+                                                             const pb::DeleteSnapshotRequest* req,
+                                                             pb::DeleteSnapshotResponse* resp) {
+  return rpc::RunDomain(handler_, ctx, domain_.snapshots, &Snapshots::DeleteSnapshot, req, resp);
+}
+
 }  // namespace gpuaas::storage

@@ -8,6 +8,7 @@
 #include "libs/rpc/handler.h"
 #include "services/storage/accessors.h"
 #include "services/storage/attachments.h"
+#include "services/storage/snapshots.h"
 #include "services/storage/specs.h"
 #include "services/storage/storages.h"
 
@@ -19,6 +20,7 @@ struct StorageDomain {
   Storages& storages;
   Attachments& attachments;
   Accessors& accessors;
+  Snapshots& snapshots;
 };
 
 class StorageServiceImpl final : public pb::StorageService::CallbackService {
@@ -71,6 +73,16 @@ class StorageServiceImpl final : public pb::StorageService::CallbackService {
   grpc::ServerUnaryReactor* DeleteAccessor(grpc::CallbackServerContext* ctx,
                                            const pb::DeleteAccessorRequest* req,
                                            pb::DeleteAccessorResponse* resp) override;
+
+  grpc::ServerUnaryReactor* CreateSnapshot(grpc::CallbackServerContext* ctx,
+                                           const pb::CreateSnapshotRequest* req,
+                                           pb::Snapshot* resp) override;
+  grpc::ServerUnaryReactor* ListSnapshots(grpc::CallbackServerContext* ctx,
+                                          const pb::ListSnapshotsRequest* req,
+                                          pb::ListSnapshotsResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteSnapshot(grpc::CallbackServerContext* ctx,
+                                           const pb::DeleteSnapshotRequest* req,
+                                           pb::DeleteSnapshotResponse* resp) override;
 
  private:
   StorageDomain domain_;

@@ -24,6 +24,10 @@ namespace pb = ::gpuaas::storage::v1;
 struct StorageRow {
   pb::Storage storage;
   std::string request_hash;
+  // A storage restored from a snapshot: the source's storage_uid and the snapshot; empty for
+  // an empty storage.
+  std::string source_uid;
+  std::string source_snapshot_id;
 };
 
 // An accessor's key as the S3 data plane needs it, its secret still sealed.
@@ -68,6 +72,10 @@ class Repository final {
   // The bytes the tenant's storages reserve, in every state.
   int64_t ReservedBytes(db::Tx& tx, const std::string& tenant_id);
   void InsertStorage(db::Tx& tx, const pb::Storage& storage, const std::string& request_hash);
+  // Marks a new storage as restored from the snapshot `source_snapshot_id` of the storage whose
+  // storage_uid is `source_uid`.
+  void SetRestoreSource(db::Tx& tx, const std::string& storage_id, const std::string& source_uid,
+                        const std::string& source_snapshot_id);
   // Any tenant's storage by id, for the global namespace of ids.
   std::optional<StorageRow> GetStorageById(db::Tx& tx, const std::string& storage_id);
   // The storage when `tenant` may see it; with `lock`, locked until the transaction ends.

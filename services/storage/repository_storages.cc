@@ -11,7 +11,8 @@ namespace {
 #define GPUAAS_STORAGE_FROM                                                                    \
   "SELECT storage_id, tenant_id, name, spec_name, backend_class, size_bytes, max_files, "      \
   "state, request_hash, " GPUAAS_SQL_MICROS("create_time") ", " GPUAAS_SQL_MICROS("update_time") \
-  ", storage_uid FROM storage.storages "
+  ", storage_uid, coalesce(source_uid, ''), coalesce(source_snapshot_id, '') "              \
+  "FROM storage.storages "
 // clang-format on
 
 StorageRow StorageFromRow(const db::Row& r) {
@@ -29,6 +30,8 @@ StorageRow StorageFromRow(const db::Row& r) {
   *s.mutable_create_time() = ToProtoTime(r.GetTime(9));
   *s.mutable_update_time() = ToProtoTime(r.GetTime(10));
   s.set_storage_uid(r.Get<std::string>(11));
+  row.source_uid = r.Get<std::string>(12);
+  row.source_snapshot_id = r.Get<std::string>(13);
   return row;
 }
 
@@ -52,6 +55,14 @@ void Repository::InsertStorage(db::Tx& tx, const pb::Storage& s, const std::stri
       "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
   tx.Exec(kInsertStorage, s.storage_id(), s.tenant_id(), s.name(), s.spec_name(), s.backend_class(),
           s.size_bytes(), s.max_files(), s.state(), request_hash, s.storage_uid());
+}
+
+void Repository::SetRestoreSource(db::Tx& tx, const std::string& storage_id,
+                                  const std::string& source_uid,
+                                  const std::string& source_snapshot_id) {
+  constexpr std::string_view kSetRestoreSource =
+      "UPDATE storage.storages SET source_uid = $2, source_snapshot_id = $3 WHERE storage_id = $1";
+  tx.Exec(kSetRestoreSource, storage_id, source_uid, source_snapshot_id);
 }
 
 std::optional<StorageRow> Repository::GetStorageById(db::Tx& tx, const std::string& storage_id) {

@@ -54,6 +54,10 @@ absl::Status ValidateStorageId(std::string_view field, std::string_view id) {
   return service::ValidateSlug(field, id);
 }
 
+absl::Status ValidateSnapshotId(std::string_view field, std::string_view id) {
+  return service::ValidateSlug(field, id);
+}
+
 absl::Status ValidateInstanceId(std::string_view field, std::string_view id) {
   return ValidatePrintableId(field, id, 128);
 }

@@ -32,6 +32,9 @@ absl::Status ValidateSpecName(std::string_view field, std::string_view name);
 // ending with '-'. Every such id is also a valid S3 bucket name, which is what it serves as.
 absl::Status ValidateStorageId(std::string_view field, std::string_view id);
 
+// A snapshot id: a slug like a storage id (it names a CephFS snapshot directory).
+absl::Status ValidateSnapshotId(std::string_view field, std::string_view id);
+
 // An instance id: printable ASCII, 1 to 128. (Node ids: service::ValidateNodeId.)
 absl::Status ValidateInstanceId(std::string_view field, std::string_view id);
 

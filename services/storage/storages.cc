@@ -44,15 +44,27 @@ absl::Status Storages::CreateStorage(const authz::Principal& p,
   if (!req.tenant_id().empty()) {
     GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
   }
+  const bool restore = req.has_source_snapshot();
+  if (restore) {
+    GPUAAS_RETURN_IF_ERROR(
+        ValidateStorageId("source_snapshot.storage_id", req.source_snapshot().storage_id()));
+    GPUAAS_RETURN_IF_ERROR(
+        ValidateSnapshotId("source_snapshot.snapshot_id", req.source_snapshot().snapshot_id()));
+  }
   GPUAAS_ASSIGN_OR_RETURN(const std::string tenant, authz::TargetTenant(p, req.tenant_id()));
   GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kUse, "creating a storage"));
   GPUAAS_ASSIGN_OR_RETURN(const std::string scope, authz::TenantScope(p));
+  // The snapshot to restore, of a storage of the new storage's tenant (another tenant's is
+  // NOT_FOUND), checked before the row exists so a missing one never leaves a CREATING row.
+  if (restore) {
+    GPUAAS_RETURN_IF_ERROR(CheckRestoreSource(tenant, req.source_snapshot()));
+  }
   // Read before the transaction: no network calls while it holds locks.
   GPUAAS_ASSIGN_OR_RETURN(const int64_t quota, quotas_.MaxStorageBytes(tenant, caller));
   const std::string fingerprint = service::Fingerprint(req);
   const std::string label = rpc::PrincipalLabel(p);
 
-  pb::Storage created;
+  StorageRow created;
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.create_storage", [&](db::Tx& tx) {
     repo_.LockTenant(tx, tenant);
     absl::StatusOr<service::CreateOutcome> outcome = log_.Create(
@@ -82,19 +94,33 @@ absl::Status Storages::CreateStorage(const authz::Principal& p,
           s.set_max_files(spec->max_files());
           s.set_state(pb::STORAGE_STATE_CREATING);
           repo_.InsertStorage(tx, s, fingerprint);
+          if (restore) {
+            std::optional<StorageRow> source =
+                repo_.GetStorage(tx, tenant, req.source_snapshot().storage_id());
+            if (!source) return StorageNotFound();
+            if (source->storage.backend_class() != spec->backend_class()) {
+              return absl::FailedPreconditionError(
+                  absl::StrCat("source_snapshot.storage_id: storage ", source->storage.storage_id(),
+                               " keeps its data in backend ", source->storage.backend_class(),
+                               ", spec ", spec->spec_name(), " in ", spec->backend_class(),
+                               ": restore into a spec of the same backend"));
+            }
+            repo_.SetRestoreSource(tx, id, source->storage.storage_uid(),
+                                   req.source_snapshot().snapshot_id());
+          }
           return id;
         });
     if (!outcome.ok()) return outcome.status();
     std::optional<StorageRow> row = repo_.GetStorageById(tx, outcome->id);
     if (!row) return StorageNotFound();  // created, then deleted since
-    created = std::move(row->storage);
+    created = *std::move(row);
     return absl::OkStatus();
   }));
   // A retry of a create cut short before its volume was made finishes it.
-  if (created.state() == pb::STORAGE_STATE_CREATING) {
+  if (created.storage.state() == pb::STORAGE_STATE_CREATING) {
     GPUAAS_RETURN_IF_ERROR(FinishCreate(created));
   }
-  return Describe(scope, created.storage_id(), out);
+  return Describe(scope, created.storage.storage_id(), out);
 }
 
 absl::Status Storages::GetStorage(const authz::Principal& p, const pb::GetStorageRequest& req,
@@ -243,10 +269,51 @@ absl::Status Storages::DeleteStorage(const authz::Principal& p, const pb::Delete
   return absl::OkStatus();
 }
 
-absl::Status Storages::FinishCreate(const pb::Storage& storage) {
+absl::Status Storages::CheckRestoreSource(const std::string& tenant,
+                                          const pb::SnapshotRef& source) {
+  GPUAAS_ASSIGN_OR_RETURN(
+      const StorageRow row,
+      pool_.Read<StorageRow>("storage.get_storage", [&](db::Tx& tx) -> absl::StatusOr<StorageRow> {
+        std::optional<StorageRow> row = repo_.GetStorage(tx, tenant, source.storage_id());
+        if (!row) return StorageNotFound();
+        return *std::move(row);
+      }));
+  if (row.storage.state() != pb::STORAGE_STATE_READY) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("source_snapshot.storage_id: storage ", source.storage_id(), " is not READY"));
+  }
+  GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(row.storage.backend_class()));
+  GPUAAS_ASSIGN_OR_RETURN(const std::vector<SnapshotInfo> snapshots,
+                          backend->ListSnapshots(row.storage.storage_uid()));
+  for (const SnapshotInfo& snapshot : snapshots) {
+    if (snapshot.snapshot_id == source.snapshot_id()) return absl::OkStatus();
+  }
+  return absl::NotFoundError(absl::StrCat("source_snapshot.snapshot_id: storage ",
+                                          source.storage_id(), " has no snapshot ",
+                                          source.snapshot_id()));
+}
+
+absl::Status Storages::FinishCreate(const StorageRow& row) {
+  const pb::Storage& storage = row.storage;
   const std::string& storage_id = storage.storage_id();
   GPUAAS_ASSIGN_OR_RETURN(Backend * backend, backends_.Find(storage.backend_class()));
-  GPUAAS_RETURN_IF_ERROR(backend->CreateVolume(storage.storage_uid(), LimitsOf(storage)));
+  if (row.source_uid.empty()) {
+    GPUAAS_RETURN_IF_ERROR(backend->CreateVolume(storage.storage_uid(), LimitsOf(storage)));
+  } else if (absl::Status restored = backend->RestoreSnapshot(
+                 row.source_uid, row.source_snapshot_id, storage.storage_uid(), LimitsOf(storage));
+             !restored.ok()) {
+    // A snapshot deleted meanwhile or too large for the spec never restores: the storage goes
+    // instead of staying CREATING. Anything else (the cluster down) is retried.
+    if (absl::IsNotFound(restored) || absl::IsResourceExhausted(restored) ||
+        absl::IsInvalidArgument(restored) || absl::IsFailedPrecondition(restored)) {
+      GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.mark_deleting", [&](db::Tx& tx) {
+        repo_.SetState(tx, storage_id, pb::STORAGE_STATE_CREATING, pb::STORAGE_STATE_DELETING);
+        return absl::OkStatus();
+      }));
+      GPUAAS_RETURN_IF_ERROR(FinishDelete(storage));
+    }
+    return restored;
+  }
   bool gone = false;
   GPUAAS_RETURN_IF_ERROR(pool_.RunInTransaction("storage.mark_ready", [&](db::Tx& tx) {
     gone = false;
@@ -305,13 +372,13 @@ absl::Status Storages::Describe(const std::string& scope, const std::string& sto
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<pb::Storage>> Storages::InState(pb::StorageState state) {
-  return pool_.Read<std::vector<pb::Storage>>(
-      "storage.unsettled", [&](db::Tx& tx) -> absl::StatusOr<std::vector<pb::Storage>> {
-        std::vector<pb::Storage> out;
+absl::StatusOr<std::vector<StorageRow>> Storages::InState(pb::StorageState state) {
+  return pool_.Read<std::vector<StorageRow>>(
+      "storage.unsettled", [&](db::Tx& tx) -> absl::StatusOr<std::vector<StorageRow>> {
+        std::vector<StorageRow> out;
         for (const std::string& id : repo_.StoragesInState(tx, state)) {
           if (std::optional<StorageRow> row = repo_.GetStorageById(tx, id)) {
-            out.push_back(std::move(row->storage));
+            out.push_back(*std::move(row));
           }
         }
         return out;
@@ -319,11 +386,11 @@ absl::StatusOr<std::vector<pb::Storage>> Storages::InState(pb::StorageState stat
 }
 
 absl::StatusOr<int> Storages::ResumeCreates() {
-  GPUAAS_ASSIGN_OR_RETURN(std::vector<pb::Storage> creating, InState(pb::STORAGE_STATE_CREATING));
+  GPUAAS_ASSIGN_OR_RETURN(std::vector<StorageRow> creating, InState(pb::STORAGE_STATE_CREATING));
   int finished = 0;
-  for (const pb::Storage& s : creating) {
-    if (absl::Status st = FinishCreate(s); !st.ok()) {
-      Logger("storage")->warn("storage {}: finishing its create: {}", s.storage_id(),
+  for (const StorageRow& row : creating) {
+    if (absl::Status st = FinishCreate(row); !st.ok()) {
+      Logger("storage")->warn("storage {}: finishing its create: {}", row.storage.storage_id(),
                               st.ToString());
       continue;
     }
@@ -333,9 +400,10 @@ absl::StatusOr<int> Storages::ResumeCreates() {
 }
 
 absl::StatusOr<int> Storages::ResumeDeletes() {
-  GPUAAS_ASSIGN_OR_RETURN(std::vector<pb::Storage> deleting, InState(pb::STORAGE_STATE_DELETING));
+  GPUAAS_ASSIGN_OR_RETURN(std::vector<StorageRow> deleting, InState(pb::STORAGE_STATE_DELETING));
   int finished = 0;
-  for (const pb::Storage& s : deleting) {
+  for (const StorageRow& row : deleting) {
+    const pb::Storage& s = row.storage;
     if (absl::Status st = FinishDelete(s); !st.ok()) {
       Logger("storage")->warn("storage {}: finishing its delete: {}", s.storage_id(),
                               st.ToString());

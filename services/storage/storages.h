@@ -3,6 +3,7 @@
 // retry) finishes:
 //
 //   create: row CREATING (quota checked in the same transaction) -> CreateVolume -> READY
+//           (restore: the row names the snapshot; RestoreSnapshot instead of CreateVolume)
 //   delete: row DELETING (refused while attached)                 -> DeleteVolume -> row gone
 //
 // Quota decisions for one tenant are serialised by a transaction-scoped advisory lock, so
@@ -54,11 +55,15 @@ class Storages final {
  private:
   // CREATING -> volume -> READY. Volumes are named by storage_uid, never by the reusable
   // storage_id, so a later storage of the same id never sees this one's bytes.
-  absl::Status FinishCreate(const pb::Storage& storage);
+  // A storage restored from a snapshot gets the snapshot's data instead of an empty volume;
+  // when the snapshot cannot be restored (gone, too large) the storage is deleted.
+  absl::Status FinishCreate(const StorageRow& row);
+  // NOT_FOUND unless `source` names a READY storage of `tenant` that has that snapshot.
+  absl::Status CheckRestoreSource(const std::string& tenant, const pb::SnapshotRef& source);
   // DELETING -> no volume -> no row.
   absl::Status FinishDelete(const pb::Storage& storage);
   // The storages in `state`, for the resume passes.
-  absl::StatusOr<std::vector<pb::Storage>> InState(pb::StorageState state);
+  absl::StatusOr<std::vector<StorageRow>> InState(pb::StorageState state);
   // The storage as the API shows one: attachments, and usage when READY.
   absl::Status Describe(const std::string& scope, const std::string& storage_id, pb::Storage& out);
 

@@ -1,7 +1,8 @@
 // Every StorageService RPC × every role, from the tenant the caller acts in and from another:
 // specs are platform resources (every role reads, platform admins write); storages and
 // accessors are alpha's (its viewers read, its members and tenant admins and the global roles
-// write, another tenant finds nothing); attachments are for services and platform admins.
+// write, another tenant finds nothing; snapshots likewise); attachments are for services and
+// platform admins.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -24,6 +25,10 @@ using StoragePermissionsTest = StorageTest;
 constexpr StatusCode OK = StatusCode::OK;
 constexpr StatusCode PD = StatusCode::PERMISSION_DENIED;
 constexpr StatusCode NF = StatusCode::NOT_FOUND;
+// This stack's storages are the local backend's, which has no snapshots: a caller who may take
+// or list them gets as far as the backend, and its UNIMPLEMENTED. (storage_ceph_test.cc takes
+// real ones.)
+constexpr StatusCode UN = StatusCode::UNIMPLEMENTED;
 
 TEST_F(StoragePermissionsTest, EveryRoleOnEveryRpc) {
   stack_->CreateUser("tadmin", "alpha", common::v1::ROLE_TENANT_ADMIN);
@@ -168,6 +173,32 @@ TEST_F(StoragePermissionsTest, EveryRoleOnEveryRpc) {
          return stub.DeleteAccessor(Ctx(t).get(), r, &out);
        },
        PD, OK, NF, OK, OK},
+      {"CreateSnapshot",
+       [&](const std::string& t, int n) {
+         pb::CreateSnapshotRequest r;
+         r.set_storage_id("shared");
+         r.set_snapshot_id("snap-" + std::to_string(n));
+         pb::Snapshot out;
+         return stub.CreateSnapshot(Ctx(t).get(), r, &out);
+       },
+       PD, UN, NF, UN, UN},
+      {"ListSnapshots",
+       [&](const std::string& t, int) {
+         pb::ListSnapshotsRequest r;
+         r.set_storage_id("shared");
+         pb::ListSnapshotsResponse out;
+         return stub.ListSnapshots(Ctx(t).get(), r, &out);
+       },
+       UN, UN, NF, UN, UN},
+      {"DeleteSnapshot",
+       [&](const std::string& t, int n) {
+         pb::DeleteSnapshotRequest r;
+         r.set_storage_id("shared");
+         r.set_snapshot_id("snap-" + std::to_string(n));
+         pb::DeleteSnapshotResponse out;
+         return stub.DeleteSnapshot(Ctx(t).get(), r, &out);
+       },
+       PD, UN, NF, UN, UN},
   };
   // Every RPC of the service has a row: a new RPC without one fails here.
   RunPermissionMatrix(

@@ -1,4 +1,4 @@
-// storages list|get|create|resize|rename|delete
+// storages list|get|create|resize|rename|delete (and snapshots: snapshot_commands.cc)
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +15,7 @@ struct StorageFlags {
   std::string tenant_id;
   std::string request_id;
   std::string state;
+  std::string from_snapshot;  // STORAGE/SNAPSHOT
   PageFlags page;
 };
 
@@ -28,6 +29,10 @@ absl::Status Create(Context& ctx, Session& s, const StorageFlags& f) {
   req.set_spec_name(f.spec_name);
   req.set_name(f.name);
   req.set_tenant_id(f.tenant_id);
+  if (!f.from_snapshot.empty()) {
+    GPUAAS_ASSIGN_OR_RETURN(*req.mutable_source_snapshot(),
+                            ParseSnapshotRef("--from-snapshot", f.from_snapshot));
+  }
   // Without an id of its own the storage needs a request id to be retried safely.
   if (f.storage_id.empty()) req.set_request_id(RequestIdOrNew(f.request_id));
   GPUAAS_ASSIGN_OR_RETURN(storagepb::Storage resp, s.Call(&StorageClient::CreateStorage, req));
@@ -96,6 +101,8 @@ void AddStorageCommands(CLI::App& root, Context& ctx) {
                   "the tenant to create it in (global roles; default: the login's tenant)");
   sub->add_option("--request-id", create->request_id,
                   "idempotency key when no storage id is given (default: random)");
+  sub->add_option("--from-snapshot", create->from_snapshot,
+                  "STORAGE/SNAPSHOT: start with that snapshot's data (restore) instead of empty");
   OnRun(sub, ctx, [&ctx, create](Session& s) { return Create(ctx, s, *create); });
 
   auto resize = std::make_shared<StorageFlags>();
@@ -121,6 +128,8 @@ void AddStorageCommands(CLI::App& root, Context& ctx) {
                             s.Call(&StorageClient::DeleteStorage, req));
     return ctx.Print(resp, [&] { return absl::StrCat("deleted storage ", del->storage_id, "\n"); });
   });
+
+  AddSnapshotCommands(*group, ctx);
 }
 
 }  // namespace gpuaas::ctl

@@ -169,4 +169,28 @@ std::string AccessorSetupText(const storagepb::CreateAccessorResponse& resp,
   return out;
 }
 
+std::string SnapshotTable(
+    const google::protobuf::RepeatedPtrField<storagepb::Snapshot>& snapshots) {
+  Table t({"SNAPSHOT", "STORAGE", "USED", "CREATED"});
+  for (const auto& s : snapshots) {
+    t.AddRow({s.snapshot_id(), s.storage_id(), HumanBytes(s.used_bytes()),
+              FormatTimestamp(s.create_time())});
+  }
+  return t.Render();
+}
+
+absl::StatusOr<storagepb::SnapshotRef> ParseSnapshotRef(std::string_view flag,
+                                                        std::string_view value) {
+  const size_t slash = value.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == value.size() ||
+      value.find('/', slash + 1) != std::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(flag), ": want STORAGE/SNAPSHOT, got \"", std::string(value), "\""));
+  }
+  storagepb::SnapshotRef ref;
+  ref.set_storage_id(std::string(value.substr(0, slash)));
+  ref.set_snapshot_id(std::string(value.substr(slash + 1)));
+  return ref;
+}
+
 }  // namespace gpuaas::ctl

@@ -50,4 +50,12 @@ std::string AccessorTable(const google::protobuf::RepeatedPtrField<storagepb::Ac
 std::string AccessorSetupText(const storagepb::CreateAccessorResponse& resp,
                               std::string_view s3_endpoint);
 
+// Snapshots as rows: id, storage, bytes it held, when taken.
+std::string SnapshotTable(const google::protobuf::RepeatedPtrField<storagepb::Snapshot>& snapshots);
+
+// "STORAGE/SNAPSHOT" (--from-snapshot) as a SnapshotRef. INVALID_ARGUMENT naming `flag`
+// otherwise; the ids themselves are checked by the server.
+absl::StatusOr<storagepb::SnapshotRef> ParseSnapshotRef(std::string_view flag,
+                                                        std::string_view value);
+
 }  // namespace gpuaas::ctl

@@ -135,5 +135,33 @@ TEST(StorageTablesTest, AccessorSetupHasKeysAwsAndRclone) {
   EXPECT_THAT(retry, Not(HasSubstr("aws configure")));
 }
 
+TEST(SnapshotTableTest, OneRowPerSnapshotWithHumanBytes) {
+  google::protobuf::RepeatedPtrField<storagepb::Snapshot> snapshots;
+  *snapshots.Add() = Parse<storagepb::Snapshot>(
+      R"pb(storage_id: "data" snapshot_id: "before-run" used_bytes: 1048576
+           create_time { seconds: 1767225600 })pb");
+  const std::vector<std::string> lines = Lines(SnapshotTable(snapshots));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(Words(lines[0]), (std::vector<std::string>{"SNAPSHOT", "STORAGE", "USED", "CREATED"}));
+  const std::vector<std::string> row = Words(lines[1]);
+  ASSERT_EQ(row.size(), 4u);
+  EXPECT_EQ(row[0], "before-run");
+  EXPECT_EQ(row[1], "data");
+  EXPECT_EQ(row[2], "1.0MiB");
+}
+
+TEST(ParseSnapshotRefTest, TakesStorageSlashSnapshotAndNamesTheFlagOtherwise) {
+  absl::StatusOr<storagepb::SnapshotRef> ref = ParseSnapshotRef("--from-snapshot", "data/first");
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_EQ(ref->storage_id(), "data");
+  EXPECT_EQ(ref->snapshot_id(), "first");
+  for (const char* bad : {"", "data", "/first", "data/", "a/b/c"}) {
+    absl::StatusOr<storagepb::SnapshotRef> parsed = ParseSnapshotRef("--from-snapshot", bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("--from-snapshot")) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace gpuaas::ctl

@@ -28,11 +28,11 @@ constexpr std::array<std::string_view, 4> kReadPrefixes = {"Get", "List", "Watch
 // that set a desired state (a second StopInstance finds it set and returns the instance as is;
 // a second StartInstance finds it starting). IssueNodeToken only mints: a second token is as
 // good as the first.
-constexpr std::array<std::string_view, 19> kNamedRepeatables = {
+constexpr std::array<std::string_view, 20> kNamedRepeatables = {
     "WhoAmI",         "CheckAccessGrant", "ReadWorkloadLogs",  "CreateSpec",     "ClaimStock",
     "ReleaseStock",   "RegisterNode",     "CreateStorageSpec", "AttachStorage",  "DetachStorage",
     "CreateInstance", "CreateImage",      "ReportWorkloads",   "ReportAccess",   "RevokeApiKey",
-    "StartInstance",  "StopInstance",     "DeleteInstance",    "IssueNodeToken",
+    "StartInstance",  "StopInstance",     "DeleteInstance",    "IssueNodeToken", "CreateSnapshot",
 };
 
 // The proto files of the services a gpuaas client calls, each reached through one of its

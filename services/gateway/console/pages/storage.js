@@ -1,5 +1,6 @@
 // One storage: its usage against its size, resize (move to a bigger spec), delete, its
-// accessors (S3 keys; the secret shown once) and a Files tab for the file browser.
+// accessors (S3 keys; the secret shown once), its snapshots (storage_snapshots.js) and a Files
+// tab for the file browser.
 import { h, mount } from '../dom.js';
 import * as api from '../api.js';
 import * as router from '../router.js';
@@ -8,6 +9,7 @@ import { header, button, card, facts, notFound, perform, toast, loading, tabs, t
 import { badge, bytes, time, num } from '../format.js';
 import { storageSpecLabel } from './storages.js';
 import { filesTab } from './storage_files.js';
+import { snapshotsTab } from './storage_snapshots.js';
 
 export default async function storagePage(root, { storage_id: id }, signal) {
   mount(root, loading());
@@ -74,6 +76,7 @@ export default async function storagePage(root, { storage_id: id }, signal) {
   mount(root, head, resizeSlot, tabs([
     { id: 'overview', label: 'Overview', render: (panel) => panel.append(overview) },
     { id: 'accessors', label: 'Accessors', render: (panel) => accessorsTab(panel, storage, canDrive, signal) },
+    { id: 'snapshots', label: 'Snapshots', render: (panel) => snapshotsTab(panel, storage, specs, canDrive, signal) },
     { id: 'files', label: 'Files', render: (panel) => filesTab(panel, storage, signal) },
   ]));
 }
