@@ -109,10 +109,11 @@ TEST_F(StorageCephTest, SnapshotsAreTakenListedRestoredAndDeletedWithinTheirTena
     return stub.DeleteSnapshot(Ctx(token).get(), r, &out);
   };
   const auto restore = [&](const std::string& token, const std::string& id,
-                           const std::string& snapshot, pb::Storage* out) {
+                           const std::string& snapshot, pb::Storage* out,
+                           const std::string& spec = "ceph-8m") {
     pb::CreateStorageRequest r;
     r.set_storage_id(id);
-    r.set_spec_name("ceph-8m");
+    r.set_spec_name(spec);
     r.mutable_source_snapshot()->set_storage_id("snapped");
     r.mutable_source_snapshot()->set_snapshot_id(snapshot);
     return stub.CreateStorage(Ctx(token).get(), r, out);
@@ -139,6 +140,16 @@ TEST_F(StorageCephTest, SnapshotsAreTakenListedRestoredAndDeletedWithinTheirTena
   EXPECT_EQ(delete_snapshot(beta_, "first").error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(restore(beta_, "stolen", "first", nullptr).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(GetStorage(admin_, "stolen").error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // A restore is a new storage: of a spec of the same backend, within the tenant's quota.
+  CreateSpec("local-8m", "8Mi");
+  s = restore(member_, "elsewhere", "first", nullptr, "local-8m");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_THAT(s.error_message(), ::testing::HasSubstr("source_snapshot"));
+  SetStorageQuota("alpha", 12 * kMiB);  // "snapped" reserves 8 MiB of it
+  s = restore(member_, "over-quota", "first", nullptr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  SetStorageQuota("alpha", 1024 * kMiB);
 
   pb::Storage restored;
   s = restore(member_, "restored", "first", &restored);
