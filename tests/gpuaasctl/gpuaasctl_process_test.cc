@@ -797,5 +797,38 @@ TEST_F(GpuaasctlStorageProcessTest, BadInputAndAddresses) {
   EXPECT_EQ(r.exit_code, 0) << r;
 }
 
+// This stack's storages are the local backend's, which has no snapshots: the commands reach the
+// service and say so (storage_ceph_service_test takes real ones).
+TEST_F(GpuaasctlStorageProcessTest, SnapshotsOfALocalStorageSayTheBackendHasNone) {
+  LogIn();
+  ASSERT_EQ(Run({"tenants", "create", "studio-a", "--max-storage-bytes", "4294967296"}).exit_code,
+            0);
+  ASSERT_EQ(Run({"storage-specs", "create", "ssd-1g", "--size", "1Gi", "--max-files", "10",
+                 "--price-per-gb-hour", "0"})
+                .exit_code,
+            0);
+  Result r = Run({"storages", "create", "models", "--spec", "ssd-1g", "--tenant", "studio-a"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"storages", "snapshots", "create", "models", "before-run"},
+        std::vector<std::string>{"storages", "snapshots", "list", "models"},
+        std::vector<std::string>{"storages", "snapshots", "delete", "models", "before-run"}}) {
+    r = Run(args);
+    EXPECT_EQ(FailureCode(r), "UNIMPLEMENTED") << args[2];
+    EXPECT_THAT(r.err, HasSubstr("local storage backend has no snapshots")) << args[2];
+  }
+  r = Run({"storages", "snapshots", "list", "nothing-here"});
+  EXPECT_EQ(FailureCode(r), "NOT_FOUND");
+  r = Run({"storages", "create", "copy", "--spec", "ssd-1g", "--tenant", "studio-a",
+           "--from-snapshot", "models"});
+  EXPECT_EQ(FailureCode(r), "INVALID_ARGUMENT");
+  EXPECT_THAT(r.err, HasSubstr("--from-snapshot"));
+  r = Run({"storages", "create", "copy", "--spec", "ssd-1g", "--tenant", "studio-a",
+           "--from-snapshot", "models/before-run"});
+  EXPECT_EQ(FailureCode(r), "UNIMPLEMENTED");
+  r = Run({"storages", "get", "copy"});
+  EXPECT_EQ(FailureCode(r), "NOT_FOUND") << "a restore refused leaves no storage";
+}
+
 }  // namespace
 }  // namespace gpuaas::ctl
