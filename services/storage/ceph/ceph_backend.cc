@@ -18,6 +18,7 @@
 #include "libs/common/status_macros.h"
 #include "services/storage/ceph/fuse_mount.h"
 #include "services/storage/ceph/rstats.h"
+#include "services/storage/ceph/tree_copy.h"
 #include "services/storage/ceph_mount/mount_grants.h"
 #include "services/storage/local/data_root.h"
 #include "services/storage/local/dir_reader.h"
@@ -45,10 +46,8 @@ constexpr absl::Duration kRstatLag = absl::Seconds(10);
 // body timeouts are far shorter); ExpireUploads drops it. Replicas share .staging/, so nothing
 // is dropped at start.
 constexpr absl::Duration kStagedFileIdle = absl::Hours(1);
-// How often a restore asks whether the mgr's clone is complete, and how long it waits at most
-// (the mgr copies file by file: ~1 GiB in tens of seconds on our test cluster).
-constexpr absl::Duration kClonePoll = absl::Milliseconds(250);
-constexpr absl::Duration kCloneTimeout = absl::Minutes(30);
+// Beside data/ in a volume restored from a snapshot, once the copy is complete.
+constexpr char kRestoredMark[] = ".restored";
 
 absl::Status NoSuchVolume(std::string_view id) {
   return absl::NotFoundError(absl::StrCat("storage ", std::string(id), ": no such volume"));
@@ -279,41 +278,45 @@ class CephBackend final : public Backend {
     return removed;
   }
 
-  // The mgr's clone of the snapshot, then the layout this backend expects: the source's
-  // staged files and multipart uploads belong to its writers, not to the new storage.
+  // A new volume of its own (CreateVolume: its own RADOS namespace and quota) filled by copying
+  // the snapshot's data/ through this process's mount. Not Ceph's `fs subvolume snapshot
+  // clone`: a clone keeps the source's RADOS namespace (measured on Ceph 16; with a pool_layout
+  // it gets none at all), so a node's credential for the copy (`fs subvolume authorize`) would
+  // reach the source's objects too. The source's staged files and uploads are not copied: they
+  // belong to its writers. A mark beside data/ says the copy is complete; a copy cut short
+  // starts over.
   absl::Status RestoreSnapshot(std::string_view volume_id, std::string_view snapshot_id,
                                std::string_view new_volume_id,
                                const VolumeLimits& limits) override {
     GPUAAS_RETURN_IF_ERROR(ValidateSnapshot(volume_id, snapshot_id));
     GPUAAS_RETURN_IF_ERROR(local::ValidateStorageId(new_volume_id));
-    if (limits.max_bytes <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "volume ", std::string(new_volume_id), ": max_bytes must be positive (it is the quota)"));
+    GPUAAS_ASSIGN_OR_RETURN(const UniqueFd snapshot, OpenSnapshotDir(volume_id, snapshot_id));
+    GPUAAS_ASSIGN_OR_RETURN(const UniqueFd from,
+                            local::OpenDirBeneath(snapshot.get(), kDataDir, "snapshot"));
+    GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage held, ReadRecursiveUsage(from.get()));
+    if (held.bytes > limits.max_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "snapshot ", std::string(snapshot_id), " of storage ", std::string(volume_id), " holds ",
+          held.bytes, " bytes, more than the new storage's ", limits.max_bytes));
     }
-    if (!subvolumes_->Path(new_volume_id).ok()) {
-      GPUAAS_RETURN_IF_ERROR(SnapshotDetailsOf(volume_id, snapshot_id).status());
-      GPUAAS_ASSIGN_OR_RETURN(const int64_t bytes, SnapshotBytes(volume_id, snapshot_id));
-      if (bytes > limits.max_bytes) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "snapshot ", std::string(snapshot_id), " of storage ", std::string(volume_id),
-            " holds ", bytes, " bytes, more than the new storage's ", limits.max_bytes));
-      }
-      absl::Status cloned = subvolumes_->Clone(volume_id, snapshot_id, new_volume_id);
-      if (!cloned.ok() && !absl::IsAlreadyExists(cloned)) {
-        return cloned;
-      }
-    }
-    GPUAAS_RETURN_IF_ERROR(WaitForClone(new_volume_id));
-    GPUAAS_RETURN_IF_ERROR(subvolumes_->Resize(new_volume_id, limits.max_bytes));
+    GPUAAS_RETURN_IF_ERROR(CreateVolume(new_volume_id, limits));
     GPUAAS_ASSIGN_OR_RETURN(const std::string path, subvolumes_->Path(new_volume_id));
     GPUAAS_ASSIGN_OR_RETURN(const UniqueFd top, OpenTop(new_volume_id, path));
-    for (const char* dir : {kStagingDir, kUploadsDir}) {
-      GPUAAS_RETURN_IF_ERROR(local::RemoveTree(top.get(), dir));
+    struct stat st;
+    if (local::StatNoFollow(top.get(), kRestoredMark, &st).ok()) {
+      return absl::OkStatus();  // a retry of a restore that completed
     }
-    // The clone carries the source's file limit; the new storage's replaces it (0: none).
-    GPUAAS_RETURN_IF_ERROR(
-        WriteQuota(top.get(), "max_files", std::max<int64_t>(limits.max_files, 0)));
-    return MakeLayout(top.get(), new_volume_id);
+    GPUAAS_RETURN_IF_ERROR(local::RemoveTree(top.get(), kDataDir));
+    GPUAAS_RETURN_IF_ERROR(MakeLayout(top.get(), new_volume_id));
+    GPUAAS_ASSIGN_OR_RETURN(const UniqueFd to,
+                            local::OpenDirBeneath(top.get(), kDataDir, new_volume_id));
+    GPUAAS_RETURN_IF_ERROR(CopyTree(from.get(), to.get()));
+    const UniqueFd mark(
+        ::openat(top.get(), kRestoredMark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!mark.valid() || ::fsync(top.get()) != 0) {
+      return local::ErrnoStatus(errno, absl::StrCat("restore into ", std::string(new_volume_id)));
+    }
+    return absl::OkStatus();
   }
 
  private:
@@ -327,52 +330,37 @@ class CephBackend final : public Backend {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<Subvolumes::SnapshotDetails> SnapshotDetailsOf(std::string_view volume_id,
-                                                                std::string_view snapshot_id) {
-    absl::StatusOr<Subvolumes::SnapshotDetails> details =
-        subvolumes_->SnapshotInfo(volume_id, snapshot_id);
-    if (absl::IsNotFound(details.status())) {
-      return subvolumes_->Path(volume_id).ok() ? NoSuchSnapshot(volume_id, snapshot_id)
-                                               : NoSuchVolume(volume_id);
+  // The snapshot's directory on this process's mount (what the subvolume's top held).
+  // Subvolumes of version 1 keep their snapshots in <path>/.snap/, version 2 in
+  // <path>/../.snap/<snapshot>/<uuid>. NOT_FOUND naming the volume or the snapshot.
+  absl::StatusOr<UniqueFd> OpenSnapshotDir(std::string_view volume_id,
+                                           std::string_view snapshot_id) {
+    absl::StatusOr<std::string> path = subvolumes_->Path(volume_id);
+    if (absl::IsNotFound(path.status())) {
+      return NoSuchVolume(volume_id);
     }
-    return details;
-  }
-
-  // CephFS's recursive byte count of the snapshot, read on this process's mount (Ceph 16's
-  // "snapshot info" answers size 0). Subvolumes of version 1 keep their snapshots in
-  // <path>/.snap/, version 2 in <path>/../.snap/<snapshot>/<uuid>.
-  absl::StatusOr<int64_t> SnapshotBytes(std::string_view volume_id, std::string_view snapshot_id) {
-    GPUAAS_ASSIGN_OR_RETURN(const std::string path, subvolumes_->Path(volume_id));
+    if (!path.ok()) {
+      return path.status();
+    }
     const std::string snapshot(snapshot_id);
-    const size_t slash = path.rfind('/');
+    const size_t slash = path->rfind('/');
     for (const std::string& candidate :
-         {absl::StrCat(path, "/.snap/", snapshot),
-          absl::StrCat(path.substr(0, slash), "/.snap/", snapshot, path.substr(slash))}) {
+         {absl::StrCat(*path, "/.snap/", snapshot),
+          absl::StrCat(path->substr(0, slash), "/.snap/", snapshot, path->substr(slash))}) {
       absl::StatusOr<UniqueFd> dir = local::OpenDirBeneath(mount_fd_.get(), candidate.substr(1),
                                                            absl::StrCat("snapshot ", snapshot));
       if (dir.ok()) {
-        GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage usage, ReadRecursiveUsage(dir->get()));
-        return usage.bytes;
+        return dir;
       }
     }
     return NoSuchSnapshot(volume_id, snapshot_id);
   }
 
-  absl::Status WaitForClone(std::string_view new_volume_id) {
-    const absl::Time give_up = absl::Now() + kCloneTimeout;
-    while (true) {
-      GPUAAS_ASSIGN_OR_RETURN(const bool done, subvolumes_->CloneDone(new_volume_id));
-      if (done) {
-        return absl::OkStatus();
-      }
-      if (absl::Now() > give_up) {
-        return absl::DeadlineExceededError(
-            absl::StrCat("restore into storage ", std::string(new_volume_id),
-                         ": the clone is not complete after ", absl::FormatDuration(kCloneTimeout),
-                         " (a retry goes on waiting)"));
-      }
-      absl::SleepFor(kClonePoll);
-    }
+  // CephFS's recursive byte count of the snapshot (Ceph 16's "snapshot info" answers size 0).
+  absl::StatusOr<int64_t> SnapshotBytes(std::string_view volume_id, std::string_view snapshot_id) {
+    GPUAAS_ASSIGN_OR_RETURN(const UniqueFd dir, OpenSnapshotDir(volume_id, snapshot_id));
+    GPUAAS_ASSIGN_OR_RETURN(const VolumeUsage usage, ReadRecursiveUsage(dir.get()));
+    return usage.bytes;
   }
 
   struct Entry {

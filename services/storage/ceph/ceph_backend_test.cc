@@ -330,6 +330,9 @@ TEST_F(CephBackendTest, ARestoredSnapshotHoldsTheDataOfItsMoment) {
   ASSERT_OK(a_->CreateVolume(volume_id_, {.max_bytes = 64 * kMiB, .max_files = 100}));
   ASSERT_OK_AND_ASSIGN(auto volume, a_->OpenVolume(volume_id_, {64 * kMiB, 100}));
   ASSERT_OK(Put(*volume, "notes/a.txt", "old").status());
+  // What a workload may plant through its mount: a restore copies it as a symlink, never what
+  // it points at.
+  fs::create_symlink("/etc/passwd", VolumeTop() / "data" / "planted");
   // CephFS's counters of the subvolume (what a snapshot's size is) trail the write.
   {
     local::UniqueFd top(::open(VolumeTop().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -355,6 +358,25 @@ TEST_F(CephBackendTest, ARestoredSnapshotHoldsTheDataOfItsMoment) {
   ASSERT_OK(a_->RestoreSnapshot(volume_id_, "before", restored, {32 * kMiB, 50}))
       << "a retry keeps what the first made";
   ASSERT_OK_AND_ASSIGN(auto copy, a_->OpenVolume(restored, {32 * kMiB, 50}));
+  {
+    // Its data in a RADOS namespace of its own, as every volume's: a node's credential for it
+    // (fs subvolume authorize) reaches that namespace only.
+    ASSERT_OK_AND_ASSIGN(MountSource source, a_->MountSourceFor(volume_id_, "node"));
+    ASSERT_OK_AND_ASSIGN(MountSource copied, a_->MountSourceFor(restored, "node"));
+    const auto pool_namespace = [&](const MountSource& m) {
+      const fs::path top = fs::path(Options("a").mount_point + m.ceph->path).parent_path();
+      char value[256] = {};
+      const ssize_t n =
+          ::getxattr(top.c_str(), "ceph.dir.layout.pool_namespace", value, sizeof(value) - 1);
+      return n > 0 ? std::string(value, static_cast<size_t>(n)) : std::string();
+    };
+    EXPECT_NE(pool_namespace(source), "");
+    EXPECT_NE(pool_namespace(copied), "");
+    EXPECT_NE(pool_namespace(copied), pool_namespace(source));
+    const fs::path copied_data(Options("a").mount_point + copied.ceph->path);
+    EXPECT_TRUE(fs::is_symlink(copied_data / "planted"));
+    EXPECT_EQ(fs::read_symlink(copied_data / "planted"), "/etc/passwd");
+  }
   EXPECT_THAT(Get(*copy, "notes/a.txt"), IsOkAndHolds(std::string("old")));
   EXPECT_THAT(copy->Stat("b.txt"), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(Get(*volume, "notes/a.txt"), IsOkAndHolds(std::string("new!")));

@@ -1,4 +1,4 @@
-// Subvolumes' snapshot and clone commands of the mgr's volumes module (Ceph 16's spelling).
+// Subvolumes' snapshot commands of the mgr's volumes module (Ceph 16's spelling).
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -85,43 +85,6 @@ absl::StatusOr<Subvolumes::SnapshotDetails> Subvolumes::SnapshotInfo(std::string
 absl::Status Subvolumes::RemoveSnapshot(std::string_view name, std::string_view snapshot) {
   const nlohmann::json cmd = SnapshotCommand("fs subvolume snapshot rm", fs_name_, name, snapshot);
   return MgrCommand(cmd.dump(), SnapshotWhat("remove", name, snapshot)).status();
-}
-
-absl::Status Subvolumes::Clone(std::string_view name, std::string_view snapshot,
-                               std::string_view target) {
-  nlohmann::json cmd = SnapshotCommand("fs subvolume snapshot clone", fs_name_, name, snapshot);
-  cmd["target_sub_name"] = target;
-  return MgrCommand(cmd.dump(), absl::StrCat(SnapshotWhat("clone", name, snapshot), " into ",
-                                             std::string(target)))
-      .status();
-}
-
-absl::StatusOr<bool> Subvolumes::CloneDone(std::string_view target) {
-  const nlohmann::json cmd = {{"prefix", "fs clone status"},
-                              {"vol_name", fs_name_},
-                              {"clone_name", target},
-                              {"format", "json"}};
-  const std::string what = absl::StrCat("clone status of subvolume ", std::string(target));
-  absl::StatusOr<std::string> out = MgrCommand(cmd.dump(), what);
-  if (absl::IsInvalidArgument(out.status())) {
-    return true;  // EINVAL/ENOTSUP: a subvolume that is no clone (a retry after it completed)
-  }
-  if (!out.ok()) {
-    return out.status();
-  }
-  const nlohmann::json status = nlohmann::json::parse(*out, nullptr, /*allow_exceptions=*/false);
-  if (!status.is_object() || !status.contains("status") || !status["status"].is_object() ||
-      !status["status"].contains("state") || !status["status"]["state"].is_string()) {
-    return absl::InternalError(absl::StrCat(what, ": the mgr answered no state"));
-  }
-  const std::string state = status["status"]["state"].get<std::string>();
-  if (state == "complete") {
-    return true;
-  }
-  if (state == "pending" || state == "in-progress") {
-    return false;
-  }
-  return absl::InternalError(absl::StrCat(what, ": ", state, " (", status.dump(), ")"));
 }
 
 }  // namespace gpuaas::storage::ceph

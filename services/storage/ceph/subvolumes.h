@@ -47,7 +47,8 @@ class Subvolumes final {
   absl::StatusOr<std::vector<std::string>> List();
 
   // Snapshots ("fs subvolume snapshot ..."; subvolume_snapshots.cc). Errors as Ceph's: NOT_FOUND
-  // (subvolume or snapshot), ALREADY_EXISTS (the snapshot name or clone target is taken).
+  // (subvolume or snapshot). (Restores copy through the mount instead of `snapshot clone`:
+  // ceph_backend.cc says why.)
   struct SnapshotDetails {
     int64_t bytes = 0;
     absl::Time created;
@@ -56,12 +57,6 @@ class Subvolumes final {
   absl::StatusOr<std::vector<std::string>> ListSnapshots(std::string_view name);
   absl::StatusOr<SnapshotDetails> SnapshotInfo(std::string_view name, std::string_view snapshot);
   absl::Status RemoveSnapshot(std::string_view name, std::string_view snapshot);
-  // Starts copying the snapshot into the new subvolume `target` (the mgr copies in the
-  // background); CloneDone says when it is complete.
-  absl::Status Clone(std::string_view name, std::string_view snapshot, std::string_view target);
-  // true when the clone `target` is complete (or `target` is no clone: a plain subvolume),
-  // false while pending or in progress; INTERNAL when the copy failed or was cancelled.
-  absl::StatusOr<bool> CloneDone(std::string_view target);
 
   // Sends one mgr command (a JSON object, as the `ceph` CLI builds it); its output, or its error
   // (the errno's code, Ceph's message) prefixed by `what`. For the volumes module's other
