@@ -280,11 +280,10 @@ class CephBackend final : public Backend {
 
   // A new volume of its own (CreateVolume: its own RADOS namespace and quota) filled by copying
   // the snapshot's data/ through this process's mount. Not Ceph's `fs subvolume snapshot
-  // clone`: a clone keeps the source's RADOS namespace (measured on Ceph 16; with a pool_layout
-  // it gets none at all), so a node's credential for the copy (`fs subvolume authorize`) would
-  // reach the source's objects too. The source's staged files and uploads are not copied: they
-  // belong to its writers. A mark beside data/ says the copy is complete; a copy cut short
-  // starts over.
+  // clone`: a clone keeps the source's RADOS namespace (measured on Ceph 16), so a node's
+  // credential for the copy (`fs subvolume authorize`) would reach the source's objects too. The
+  // source's staged files and uploads are not copied: they belong to its writers. A mark beside
+  // data/ says the copy is complete; a copy cut short starts over.
   absl::Status RestoreSnapshot(std::string_view volume_id, std::string_view snapshot_id,
                                std::string_view new_volume_id,
                                const VolumeLimits& limits) override {
