@@ -138,7 +138,9 @@ TEST(StorageTablesTest, AccessorSetupHasKeysAwsAndRclone) {
 TEST(SnapshotTableTest, OneRowPerSnapshotWithHumanBytes) {
   google::protobuf::RepeatedPtrField<storagepb::Snapshot> snapshots;
   *snapshots.Add() = Parse<storagepb::Snapshot>(
-      R"pb(storage_id: "data" snapshot_id: "before-run" used_bytes: 1048576
+      R"pb(storage_id: "data"
+           snapshot_id: "before-run"
+           used_bytes: 1048576
            create_time { seconds: 1767225600 })pb");
   const std::vector<std::string> lines = Lines(SnapshotTable(snapshots));
   ASSERT_EQ(lines.size(), 2u);
