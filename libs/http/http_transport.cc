@@ -468,6 +468,10 @@ absl::Status HttpTransport::Start() {
     auto& acceptor = listener->acceptor;
     acceptor.open(endpoint.protocol(), ec);
     if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec && options_.share_port) {
+      using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+      acceptor.set_option(ReusePort(true), ec);
+    }
     if (!ec) acceptor.bind(endpoint, ec);
     if (!ec) acceptor.listen(kListenBacklog, ec);
   }

@@ -51,6 +51,10 @@ struct HttpTransportOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   ConnectionLimits limits;
+  // SO_REUSEPORT: several processes (a service's replicas on one host) accept on one port, the
+  // kernel spreading new connections among them; one that dies resets only what it held. Off,
+  // a second process on the port is an error, as it must be for everything else.
+  bool share_port = false;
   std::string name = "http";  // in log lines and errors
   // The body of the 503 a connection over its address's cap gets, unread, and its type.
   std::string over_cap_body = "Too many connections from your address";

@@ -31,6 +31,29 @@ void ExpireUploads(Backend& backend, const Clock& clock, absl::Duration expiry) 
   }
 }
 
+// The local backend of --data-root and --volume-filesystem. Errors name the flag at fault.
+absl::StatusOr<std::unique_ptr<Backend>> OpenLocalBackend(const StorageAppOptions& o,
+                                                          const std::string& data_root) {
+  auto volume_filesystem = local::ParseVolumeFilesystem(o.volume_filesystem);
+  if (!volume_filesystem.ok()) {
+    return service::ConfigError("--volume-filesystem", volume_filesystem.status());
+  }
+  if (*volume_filesystem == local::VolumeFilesystem::kLoopExt4) {
+    if (absl::Status usable = local::CheckLoopFilesystemUsable(); !usable.ok()) {
+      return service::ConfigError("--volume-filesystem=loop-ext4", usable);
+    }
+  }
+  auto local = local::NewLocalBackend({.data_root = data_root,
+                                       .sync_writes = o.sync_writes,
+                                       .volume_filesystem = *volume_filesystem});
+  if (!local.ok()) return service::ConfigError("--data-root " + data_root, local.status());
+  Logger("storage")->info("volumes under {}: new ones {}", data_root,
+                          *volume_filesystem == local::VolumeFilesystem::kLoopExt4
+                              ? "each an ext4 file system of its own (loop-ext4)"
+                              : "plain directories (directory: workloads can pass the size)");
+  return local;
+}
+
 // The ceph backend of the --ceph-* flags, mounted under the data root (the mount point is
 // this process's own; everything stored is in the cluster). Errors name the flag at fault.
 absl::StatusOr<std::unique_ptr<Backend>> OpenCephBackend(const StorageAppOptions& o,
@@ -88,24 +111,14 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   std::error_code ec;
   const std::string data_root = std::filesystem::absolute(o.data_root, ec).string();
   if (ec) return absl::InvalidArgumentError("--data-root " + o.data_root + ": " + ec.message());
-  auto volume_filesystem = local::ParseVolumeFilesystem(o.volume_filesystem);
-  if (!volume_filesystem.ok()) {
-    return service::ConfigError("--volume-filesystem", volume_filesystem.status());
+  if (o.local_backend) {
+    auto local = OpenLocalBackend(o, data_root);
+    if (!local.ok()) return local.status();
+    app->backend_ = *std::move(local);
+  } else if (o.ceph_conf.empty()) {
+    return service::ConfigError("--local-backend",
+                                absl::InvalidArgumentError("off needs --ceph-conf: no backend"));
   }
-  if (*volume_filesystem == local::VolumeFilesystem::kLoopExt4) {
-    if (absl::Status usable = local::CheckLoopFilesystemUsable(); !usable.ok()) {
-      return service::ConfigError("--volume-filesystem=loop-ext4", usable);
-    }
-  }
-  auto local = local::NewLocalBackend({.data_root = data_root,
-                                       .sync_writes = o.sync_writes,
-                                       .volume_filesystem = *volume_filesystem});
-  if (!local.ok()) return service::ConfigError("--data-root " + data_root, local.status());
-  Logger("storage")->info("volumes under {}: new ones {}", data_root,
-                          *volume_filesystem == local::VolumeFilesystem::kLoopExt4
-                              ? "each an ext4 file system of its own (loop-ext4)"
-                              : "plain directories (directory: workloads can pass the size)");
-  app->backend_ = *std::move(local);
   if (!o.ceph_conf.empty()) {
     auto ceph = OpenCephBackend(o, data_root, o.sync_writes);
     if (!ceph.ok()) return ceph.status();
@@ -115,8 +128,10 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   }
   auto auth_channel = service::OpenPeerChannel(o.common, o.auth_addr);
   if (!auth_channel.ok()) return service::ConfigError("--auth-addr", auth_channel.status());
-  s3::ServerOptions s3_options{
-      .tls_cert_file = o.s3_tls_cert, .tls_key_file = o.s3_tls_key, .limits = o.s3_limits};
+  s3::ServerOptions s3_options{.tls_cert_file = o.s3_tls_cert,
+                               .tls_key_file = o.s3_tls_key,
+                               .limits = o.s3_limits,
+                               .share_port = o.s3_share_port};
   GPUAAS_RETURN_IF_ERROR(
       http::ParseListen("--s3-listen", o.s3_listen, s3_options.host, s3_options.port));
   auto cors_origins = ParseCorsOrigins(o.s3_cors_origins);
@@ -127,8 +142,10 @@ absl::StatusOr<std::unique_ptr<StorageApp>> StorageApp::Create(const StorageAppO
   app->pool_ = *std::move(pool);
 
   db::Pool& db = *app->pool_;
-  std::vector<Backend*> served = {app->backend_.get()};
-  if (app->ceph_backend_) served.push_back(app->ceph_backend_.get());
+  std::vector<Backend*> served;
+  for (Backend* b : {app->backend_.get(), app->ceph_backend_.get()}) {
+    if (b != nullptr) served.push_back(b);
+  }
   app->backends_ = std::make_unique<Backends>(std::move(served));
   app->quotas_ = std::make_unique<TenantQuotas>(*auth_channel);
   app->specs_ = std::make_unique<StorageSpecs>(db, app->repo_, *app->backends_);
@@ -182,8 +199,9 @@ absl::Status StorageApp::StartBackground() {
   // Now, then every hour.
   upload_expiry_task_ = std::make_unique<PeriodicTask>(
       PeriodicTask::Options{.interval = absl::Hours(1), .run_immediately = true}, [this] {
-        ExpireUploads(*backend_, clock_, upload_expiry_);
-        if (ceph_backend_) ExpireUploads(*ceph_backend_, clock_, upload_expiry_);
+        for (Backend* b : {backend_.get(), ceph_backend_.get()}) {
+          if (b != nullptr) ExpireUploads(*b, clock_, upload_expiry_);
+        }
       });
   return absl::OkStatus();
 }

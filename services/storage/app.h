@@ -39,11 +39,15 @@ struct StorageAppOptions {
   std::string s3_tls_key;
   http::ConnectionLimits s3_limits;
   std::string s3_cors_origins;  // comma list of web origins; see s3::CorsPolicy
+  bool s3_share_port = false;   // replicas on one host share --s3-listen's port
   double upload_expiry_hours = 24 * 7;
   bool sync_writes = true;
   // "loop-ext4" (each storage its own file system: the kernel stops every writer at the size)
   // or "directory" (machines without loop devices; workloads can write past the size).
   std::string volume_filesystem = "loop-ext4";
+  // Off: no local backend, so that replicas (each with its own --data-root, holding only its
+  // ceph-fuse mount point) keep no tenant's data of their own; needs the ceph backend.
+  bool local_backend = true;
   // Set: the ceph backend (storages of specs with backend_class "ceph") is served beside the
   // local one, on this cluster's file system `ceph_fs`, as client `ceph_client_id`.
   std::string ceph_conf;
@@ -67,7 +71,8 @@ class StorageApp final : public service::ServiceApp {
 
   int s3_port() const { return s3_->port(); }
   db::Pool& pool() { return *pool_; }
-  Backend& backend() { return *backend_; }
+  // The local backend; null with --local-backend=false.
+  Backend* local_backend() { return backend_.get(); }
   // The ceph backend; null without --ceph-conf.
   Backend* ceph_backend() { return ceph_backend_.get(); }
   s3::Directory& directory() { return *directory_; }

@@ -27,6 +27,12 @@ int main(int argc, char** argv) {
            "needs root and loop devices) or directory (a plain directory: only S3 writes respect "
            "the size, for machines without loop devices)")
       ->check(CLI::IsMember({"loop-ext4", "directory"}));
+  app.add_option("--local-backend", f.local_backend,
+                 "serve the local backend (storages under --data-root); off: the ceph backend "
+                 "alone, so that replicas of this service hold no tenant's data of their own "
+                 "(--data-root then holds only the ceph-fuse mount point)")
+      ->envname(gpuaas::service::FlagEnvName("storage", "--local-backend"))
+      ->capture_default_str();
   options.Add("--ceph-conf", f.ceph_conf,
               "a Ceph cluster's ceph.conf: storages of specs with backend_class ceph are CephFS "
               "subvolumes there (served beside the local backend, through a ceph-fuse mount "
@@ -41,6 +47,10 @@ int main(int argc, char** argv) {
               "32 random bytes that seal accessors' S3 secrets in the database (make it once: "
               "head -c 32 /dev/urandom > FILE; losing it invalidates every accessor)");
   options.Add("--s3-listen", f.s3_listen, "the S3-compatible data plane's HTTP address");
+  app.add_flag("--s3-share-port", f.s3_share_port,
+               "let other processes listen on --s3-listen's port too (SO_REUSEPORT): replicas "
+               "on one host behind one S3 address, the kernel spreading connections")
+      ->envname(gpuaas::service::FlagEnvName("storage", "--s3-share-port"));
   options.Add("--s3-tls-cert", f.s3_tls_cert, "PEM certificate: serve S3 over HTTPS");
   options.Add("--s3-tls-key", f.s3_tls_key, "PEM key of --s3-tls-cert");
   options

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "libs/rpc/metrics_scrape_test_util.h"
@@ -118,7 +119,9 @@ std::vector<ReplicaProcess> StartReplicas(const std::string& binary, const std::
     r.metrics_port = FreePort();
     r.argv = {binary, "--listen=" + r.address,
               absl::StrCat("--metrics-listen=127.0.0.1:", r.metrics_port)};
-    r.argv.insert(r.argv.end(), flags.begin(), flags.end());
+    for (const std::string& flag : flags) {
+      r.argv.push_back(absl::StrReplaceAll(flag, {{"{replica}", absl::StrCat(i)}}));
+    }
     r.log_file = (log_dir / absl::StrCat(name, "-", i, ".log")).string();
     r.process = std::make_unique<ChildProcess>(r.argv, r.log_file);
     if (!WaitServing(r.address)) {

@@ -37,7 +37,8 @@ struct ReplicaProcess {
   std::unique_ptr<ChildProcess> process;
 };
 
-// Two processes of `binary` with `flags` and --listen, --metrics-listen on free ports, logs
+// Two processes of `binary` with `flags` ("{replica}" in one becomes the replica's number, 0 or
+// 1: a directory of its own) and --listen, --metrics-listen on free ports, logs
 // "<name>-0.log", "<name>-1.log" in `log_dir`, started one after the other (each SERVING
 // before the next starts: a first replica may bootstrap what the second finds). Empty, with a
 // test failure, when one does not come up.

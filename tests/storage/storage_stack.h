@@ -29,7 +29,7 @@ class StorageStack final {
 
   pb::StorageService::Stub& stub() { return *stub_; }
   db::Pool& pool() { return app_->pool(); }
-  Backend& backend() { return app_->backend(); }
+  Backend* local_backend() { return app_->local_backend(); }
   Backend* ceph_backend() { return app_->ceph_backend(); }
   s3::Directory& directory() { return app_->directory(); }
   std::string address() const { return "127.0.0.1:" + std::to_string(app_->port()); }

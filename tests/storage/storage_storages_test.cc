@@ -321,7 +321,7 @@ TEST_F(StorageStoragesTest, ACreateCutShortIsFinishedByTheNextStart) {
   ASSERT_TRUE(CreateStorage(member_, "models", "ssd-1g").ok());
   // What a crash between the row and the volume leaves: CREATING, no directory.
   Exec("UPDATE storage.storages SET state = 1 WHERE storage_id = 'models'");
-  ASSERT_OK(storage_->backend().DeleteVolume(Uid("models")));
+  ASSERT_OK(storage_->local_backend()->DeleteVolume(Uid("models")));
   ASSERT_FALSE(std::filesystem::exists(VolumeDir("models")));
   Restart();
   EXPECT_EQ(storage_->resumed_creates(), 1);

@@ -133,8 +133,8 @@ void StorageTest::WriteObject(const std::string& storage_id, const std::string& 
   ASSERT_TRUE(got.ok()) << got.error_message();
   ASSERT_OK_AND_ASSIGN(
       std::shared_ptr<Volume> volume,
-      storage_->backend().OpenVolume(s.storage_uid(),
-                                     {.max_bytes = s.size_bytes(), .max_files = s.max_files()}));
+      storage_->local_backend()->OpenVolume(
+          s.storage_uid(), {.max_bytes = s.size_bytes(), .max_files = s.max_files()}));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ObjectWriter> writer, volume->Create(key, bytes, ""));
   const std::string chunk(64 * 1024, 'x');
   for (int64_t left = bytes; left > 0;) {

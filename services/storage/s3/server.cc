@@ -49,6 +49,7 @@ absl::Status Server::Start() {
                                  .tls_cert_file = options_.tls_cert_file,
                                  .tls_key_file = options_.tls_key_file,
                                  .limits = options_.limits,
+                                 .share_port = options_.share_port,
                                  .name = "s3",
                                  .over_cap_body = "<Error><Code>SlowDown</Code><Message>Too many "
                                                   "connections from your address</Message></Error>",

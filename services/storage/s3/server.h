@@ -39,6 +39,7 @@ struct ServerOptions {
   absl::Duration max_clock_skew = absl::Minutes(15);
   int threads = 64;  // requests served at once; more wait for a thread
   http::ConnectionLimits limits;
+  bool share_port = false;  // replicas on one host on one port: http::HttpTransportOptions
   // Web pages' origins that may send requests from a browser (the web console's, e.g.
   // "http://127.0.0.1:8090"), each as CheckCorsOrigin (cors.h) takes it; empty: no CORS.
   std::vector<std::string> cors_origins;
