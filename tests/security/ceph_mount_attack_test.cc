@@ -64,20 +64,20 @@ class CephMountAttackTest : public ::testing::Test {
       std::ifstream(fs::path(dir) / "conf") >> conf_;
       std::ifstream(fs::path(dir) / "keyring") >> keyring;
     }
-    // As the storage service holds them: the admin's connections, here and nowhere else.
-    absl::StatusOr<std::unique_ptr<MountGrants>> grants = MountGrants::Connect(
-        {.conf_path = conf_, .keyring_path = keyring, .client_id = "admin"}, std::string(kFs));
+    // As the storage service holds them: the admin's connections, here and nowhere else (the
+    // mgr's also makes the subvolumes, as the backend's does).
+    const RadosConfig admin{.conf_path = conf_, .keyring_path = keyring, .client_id = "admin"};
+    absl::StatusOr<std::unique_ptr<RadosMgr>> mgr = RadosMgr::Connect(admin);
+    ASSERT_TRUE(mgr.ok()) << mgr.status();
+    admin_ = *std::move(mgr);
+    absl::StatusOr<std::unique_ptr<MountGrants>> grants =
+        MountGrants::Connect(*admin_, admin, std::string(kFs));
     ASSERT_TRUE(grants.ok()) << grants.status();
     grants_ = *std::move(grants);
     creds_ = &grants_->credentials();
     // As the backend answers CephMount.monitors.
     monitors_ = grants_->monitors();
     ASSERT_FALSE(monitors_.empty());
-    // The test's own admin connection, for what the backend does (making subvolumes).
-    absl::StatusOr<std::unique_ptr<RadosMgr>> admin =
-        RadosMgr::Connect({.conf_path = conf_, .keyring_path = keyring, .client_id = "admin"});
-    ASSERT_TRUE(admin.ok()) << admin.status();
-    admin_ = *std::move(admin);
     const std::string run = absl::StrCat(getpid(), "-", std::rand() % 100000);
     victim_ = MakeSubvolume("atk-victim-" + run);
     own_ = MakeSubvolume("atk-own-" + run);

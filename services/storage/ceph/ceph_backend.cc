@@ -86,11 +86,12 @@ void DropIdleStagedFiles(int staging_fd, absl::Time now) {
 
 class CephBackend final : public Backend {
  public:
-  CephBackend(std::unique_ptr<Subvolumes> subvolumes,
+  CephBackend(std::unique_ptr<ceph_mount::RadosMgr> mgr, std::unique_ptr<Subvolumes> subvolumes,
               std::unique_ptr<ceph_mount::MountGrants> grants, std::string fs_name,
               std::unique_ptr<FuseMount> mount, UniqueFd mount_fd,
               std::shared_ptr<const local::DataRoot> root)
-      : subvolumes_(std::move(subvolumes)),
+      : mgr_(std::move(mgr)),
+        subvolumes_(std::move(subvolumes)),
         grants_(std::move(grants)),
         fs_name_(std::move(fs_name)),
         mount_(std::move(mount)),
@@ -491,6 +492,8 @@ class CephBackend final : public Backend {
     return absl::OkStatus();
   }
 
+  // One connection for both (declared first: destroyed last).
+  const std::unique_ptr<ceph_mount::RadosMgr> mgr_;
   const std::unique_ptr<Subvolumes> subvolumes_;
   const std::unique_ptr<ceph_mount::MountGrants> grants_;
   const std::string fs_name_;
@@ -520,8 +523,9 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCephBackend(const CephBackendOptions
           absl::StrCat("ceph ", name, " ", *path, ": cannot be read (", strerror(errno), ")"));
     }
   }
-  GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<Subvolumes> subvolumes,
-                          Subvolumes::Connect(options.cluster, options.fs_name));
+  GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<ceph_mount::RadosMgr> mgr,
+                          ceph_mount::RadosMgr::Connect(options.cluster));
+  auto subvolumes = std::make_unique<Subvolumes>(*mgr, options.fs_name);
   // The volumes module answers ENOENT for a file system that is not there.
   if (absl::Status listed = subvolumes->List().status(); absl::IsNotFound(listed)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -531,10 +535,7 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCephBackend(const CephBackendOptions
   }
   GPUAAS_ASSIGN_OR_RETURN(
       std::unique_ptr<ceph_mount::MountGrants> grants,
-      ceph_mount::MountGrants::Connect({.conf_path = options.cluster.conf_path,
-                                        .keyring_path = options.cluster.keyring_path,
-                                        .client_id = options.cluster.client_id},
-                                       options.fs_name));
+      ceph_mount::MountGrants::Connect(*mgr, options.cluster, options.fs_name));
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<FuseMount> mount,
                           FuseMount::Mount(options.cluster, options.fs_name, options.mount_point));
   UniqueFd mount_fd(::open(mount->path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -548,7 +549,8 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCephBackend(const CephBackendOptions
       static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)),
       /*max_queued=*/64);
   return std::unique_ptr<Backend>(
-      std::make_unique<CephBackend>(std::move(subvolumes), std::move(grants), options.fs_name,
+      std::make_unique<CephBackend>(std::move(mgr), std::move(subvolumes), std::move(grants),
+                                    options.fs_name,
                                     std::move(mount), std::move(mount_fd), std::move(root)));
 }
 

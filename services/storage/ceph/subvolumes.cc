@@ -1,8 +1,5 @@
 #include "services/storage/ceph/subvolumes.h"
 
-#include <errno.h>
-#include <rados/librados.h>
-
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -11,37 +8,6 @@
 namespace gpuaas::storage::ceph {
 namespace {
 
-rados_t Handle(void* cluster) { return static_cast<rados_t>(cluster); }
-
-// A librados error (a negative errno) as a status saying what failed and Ceph's own message.
-absl::Status RadosStatus(int ret, std::string_view what, std::string_view message) {
-  std::string text = absl::StrCat(std::string(what), ": ",
-                                  message.empty() ? strerror(-ret) : std::string(message));
-  switch (-ret) {
-    case ENOENT:
-      return absl::NotFoundError(text);
-    case EEXIST:
-      return absl::AlreadyExistsError(text);
-    case EINVAL:
-    case ERANGE:
-      return absl::InvalidArgumentError(text);
-    case EPERM:
-    case EACCES:
-      return absl::PermissionDeniedError(text);
-    case EDQUOT:
-    case ENOSPC:
-      return absl::ResourceExhaustedError(text);
-    case ETIMEDOUT:
-    case ENOTCONN:
-    case ESHUTDOWN:
-    case EAGAIN:
-    case ECONNREFUSED:
-      return absl::UnavailableError(text);
-    default:
-      return absl::InternalError(text);
-  }
-}
-
 // A command's JSON with the file system and subvolume filled in.
 nlohmann::json SubvolumeCommand(std::string_view prefix, const std::string& fs,
                                 std::string_view name) {
@@ -49,61 +15,6 @@ nlohmann::json SubvolumeCommand(std::string_view prefix, const std::string& fs,
 }
 
 }  // namespace
-
-absl::StatusOr<std::unique_ptr<Subvolumes>> Subvolumes::Connect(const ClusterOptions& options,
-                                                                std::string fs_name) {
-  rados_t cluster = nullptr;
-  const std::string name = absl::StrCat("client.", options.client_id);
-  if (int r = rados_create2(&cluster, "ceph", name.c_str(), 0); r < 0) {
-    return RadosStatus(r, "client id " + options.client_id, "");
-  }
-  std::unique_ptr<Subvolumes> self(new Subvolumes(cluster, std::move(fs_name)));
-  if (int r = rados_conf_read_file(cluster, options.conf_path.c_str()); r < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("conf ", options.conf_path, ": cannot be read (", strerror(-r), ")"));
-  }
-  const std::string timeout = absl::StrCat(absl::ToInt64Seconds(options.timeout));
-  for (const auto& [key, value] :
-       {std::pair<const char*, std::string>{"keyring", options.keyring_path},
-        {"rados_mon_op_timeout", timeout},
-        {"rados_osd_op_timeout", timeout},
-        {"client_mount_timeout", timeout},
-        // librados logs to stderr and the conf's log file otherwise
-        {"log_to_stderr", "false"},
-        {"err_to_stderr", "false"}}) {
-    if (int r = rados_conf_set(cluster, key, value.c_str()); r < 0) {
-      return RadosStatus(r, absl::StrCat("ceph option ", key), "");
-    }
-  }
-  if (int r = rados_connect(cluster); r < 0) {
-    if (r == -ENOENT || r == -EINVAL || r == -EACCES || r == -EPERM) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "keyring ", options.keyring_path, ": no usable key for ", name, " (", strerror(-r), ")"));
-    }
-    return RadosStatus(r, "connect to the Ceph cluster of " + options.conf_path, "");
-  }
-  return self;
-}
-
-Subvolumes::~Subvolumes() { rados_shutdown(Handle(cluster_)); }
-
-absl::StatusOr<std::string> Subvolumes::MgrCommand(const std::string& json, std::string_view what) {
-  const char* cmd[] = {json.c_str()};
-  char* out = nullptr;
-  size_t out_len = 0;
-  char* status = nullptr;
-  size_t status_len = 0;
-  const int r =
-      rados_mgr_command(Handle(cluster_), cmd, 1, "", 0, &out, &out_len, &status, &status_len);
-  std::string output(out != nullptr ? out : "", out_len);
-  std::string message(status != nullptr ? status : "", status_len);
-  rados_buffer_free(out);
-  rados_buffer_free(status);
-  if (r < 0) {
-    return RadosStatus(r, what, std::string(absl::StripAsciiWhitespace(message)));
-  }
-  return output;
-}
 
 absl::Status Subvolumes::Create(std::string_view name, int64_t bytes) {
   nlohmann::json cmd = SubvolumeCommand("fs subvolume create", fs_name_, name);

@@ -1,6 +1,5 @@
-// CephFS subvolumes through the mgr's volumes module ("fs subvolume create/resize/rm/getpath/ls"),
-// sent over librados as mgr commands: the same commands the `ceph` CLI sends, without a process
-// (and its ~0.7 s start) per call, and without a key on any command line.
+// CephFS subvolumes through the mgr's volumes module ("fs subvolume create/resize/rm/getpath/ls"
+// and their snapshots), over the control plane's librados connection (ceph_mount/rados_mgr.h).
 #pragma once
 
 #include <cstdint>
@@ -11,27 +10,19 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "services/storage/ceph_mount/rados_mgr.h"
 
 namespace gpuaas::storage::ceph {
 
-struct ClusterOptions {
-  std::string conf_path;     // ceph.conf: where the monitors are
-  std::string keyring_path;  // the client's keyring file; the key is read by librados only
-  std::string client_id = "admin";
-  // Every command and the connection give up after this long (UNAVAILABLE).
-  absl::Duration timeout = absl::Seconds(30);
-};
+// Where the cluster is and who this client is.
+using ClusterOptions = ceph_mount::RadosConfig;
 
-// One librados connection. Thread-safe (librados is). Calls block on the cluster.
+// Thread-safe (librados is). Calls block on the cluster.
 class Subvolumes final {
  public:
-  // Connects. Errors: INVALID_ARGUMENT naming the option (unreadable conf or keyring),
-  // UNAVAILABLE when the monitors do not answer within the timeout.
-  static absl::StatusOr<std::unique_ptr<Subvolumes>> Connect(const ClusterOptions& options,
-                                                             std::string fs_name);
-  ~Subvolumes();
-  Subvolumes(const Subvolumes&) = delete;
-  Subvolumes& operator=(const Subvolumes&) = delete;
+  // The subvolumes of file system `fs_name`, over `mgr`, which outlives this.
+  Subvolumes(ceph_mount::RadosMgr& mgr, std::string fs_name)
+      : mgr_(mgr), fs_name_(std::move(fs_name)) {}
 
   // A subvolume of exactly `bytes` (its CephFS quota), mode 0755, namespace-isolated (its data
   // in a RADOS namespace of its own). Creating an existing one changes its size (Ceph's
@@ -58,18 +49,14 @@ class Subvolumes final {
   absl::StatusOr<SnapshotDetails> SnapshotInfo(std::string_view name, std::string_view snapshot);
   absl::Status RemoveSnapshot(std::string_view name, std::string_view snapshot);
 
-  // Sends one mgr command (a JSON object, as the `ceph` CLI builds it); its output, or its error
-  // (the errno's code, Ceph's message) prefixed by `what`. For the volumes module's other
-  // commands (subvolume authorize, info).
-  absl::StatusOr<std::string> MgrCommand(const std::string& json, std::string_view what);
-
   const std::string& fs_name() const { return fs_name_; }
 
  private:
-  Subvolumes(void* cluster, std::string fs_name)
-      : cluster_(cluster), fs_name_(std::move(fs_name)) {}
+  absl::StatusOr<std::string> MgrCommand(const std::string& json, std::string_view what) {
+    return mgr_.Command(json, what);
+  }
 
-  void* cluster_;  // rados_t
+  ceph_mount::RadosMgr& mgr_;
   const std::string fs_name_;
 };
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
-#include "services/storage/ceph_mount/mount_credentials.h"
+#include "absl/strings/str_cat.h"
 
 namespace gpuaas::storage::ceph_mount {
 
@@ -23,9 +23,10 @@ absl::StatusOr<std::unique_ptr<MdsSessions>> MdsSessions::Connect(const RadosCon
   if (int rc = ceph_conf_read_file(cmount, config.conf_path.c_str()); rc < 0) {
     return fail(rc, "reading " + config.conf_path);
   }
+  const std::string timeout = absl::StrCat(absl::ToInt64Seconds(config.timeout));
   for (const auto& [name, value] :
        {std::pair<const char*, const char*>{"keyring", config.keyring_path.c_str()},
-        {"client_mount_timeout", "10"},
+        {"client_mount_timeout", timeout.c_str()},
         {"log_to_stderr", "false"},
         {"log_file", ""}}) {
     if (int rc = ceph_conf_set(cmount, name, value); rc < 0) {

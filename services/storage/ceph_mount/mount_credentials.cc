@@ -43,30 +43,6 @@ std::string CephClientId(std::string_view attachment_id) {
   return std::string(kClientIdPrefix) + std::string(attachment_id);
 }
 
-absl::Status RadosErrorToStatus(int rc, std::string_view what, std::string_view mgr_message) {
-  std::string message = std::string(what) + ": ";
-  if (!mgr_message.empty()) message += std::string(mgr_message) + " ";
-  absl::StrAppend(&message, "(errno ", -rc, ")");
-  switch (-rc) {
-    case ENOENT:
-      return absl::NotFoundError(message);
-    case EINVAL:
-      return absl::InvalidArgumentError(message);
-    case EPERM:
-    case EACCES:
-      return absl::PermissionDeniedError(message);
-    case EEXIST:
-      return absl::AlreadyExistsError(message);
-    case EAGAIN:
-    case ETIMEDOUT:
-    case ENOTCONN:
-    case ESHUTDOWN:
-      return absl::UnavailableError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
-
 MountCredentials::MountCredentials(MgrCommand mgr, EvictSessions evict, std::string fs_name)
     : mgr_(std::move(mgr)), evict_(std::move(evict)), fs_name_(std::move(fs_name)) {}
 

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "services/storage/backend.h"
+#include "services/storage/ceph_mount/rados_mgr.h"
 
 namespace gpuaas::storage::ceph_mount {
 
@@ -41,8 +42,6 @@ using EvictSessions = std::function<absl::Status(std::string_view auth_id)>;
 // "gpuaas-att-" + attachment_id: the cephx id (without "client.") of an attachment.
 std::string CephClientId(std::string_view attachment_id);
 
-// Maps a librados return code (a negative errno) and the mgr's status text to a Status.
-absl::Status RadosErrorToStatus(int rc, std::string_view what, std::string_view mgr_message);
 
 class MountCredentials final {
  public:

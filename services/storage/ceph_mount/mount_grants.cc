@@ -4,16 +4,14 @@
 
 namespace gpuaas::storage::ceph_mount {
 
-absl::StatusOr<std::unique_ptr<MountGrants>> MountGrants::Connect(const RadosConfig& config,
+absl::StatusOr<std::unique_ptr<MountGrants>> MountGrants::Connect(RadosMgr& mgr,
+                                                                  const RadosConfig& config,
                                                                   const std::string& fs_name) {
-  std::unique_ptr<MountGrants> grants(new MountGrants());
-  absl::StatusOr<std::unique_ptr<RadosMgr>> mgr = RadosMgr::Connect(config);
-  if (!mgr.ok()) return mgr.status();
-  grants->mgr_ = *std::move(mgr);
+  std::unique_ptr<MountGrants> grants(new MountGrants(mgr));
   absl::StatusOr<std::unique_ptr<MdsSessions>> sessions = MdsSessions::Connect(config, fs_name);
   if (!sessions.ok()) return sessions.status();
   grants->sessions_ = *std::move(sessions);
-  RadosMgr* rados = grants->mgr_.get();
+  RadosMgr* rados = grants->mgr_;
   MdsSessions* mds = grants->sessions_.get();
   grants->credentials_ = std::make_unique<MountCredentials>(
       [rados](std::string_view json) { return rados->Command(json); },

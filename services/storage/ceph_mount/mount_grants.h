@@ -1,7 +1,7 @@
-// MountCredentials with connections of its own, for the ceph backend to hold: a librados one
-// for the mgr's volumes module and a libcephfs one for the MDSs' session evictions, both as the
-// control plane's client (its key stays in this process). CephBackend's GrantMount and
-// RevokeMount forward to credentials(); its MountSourceFor names monitors() to nodes.
+// MountCredentials over the backend's librados connection (the mgr's volumes module) and a
+// libcephfs one of its own for the MDSs' session evictions, both as the control plane's client
+// (its key stays in this process). CephBackend's GrantMount and RevokeMount forward to
+// credentials(); its MountSourceFor names monitors() to nodes.
 #pragma once
 
 #include <memory>
@@ -17,8 +17,10 @@ namespace gpuaas::storage::ceph_mount {
 
 class MountGrants final {
  public:
-  // Connects both; UNAVAILABLE when the cluster does not answer. Blocks (up to about 20 s).
-  static absl::StatusOr<std::unique_ptr<MountGrants>> Connect(const RadosConfig& config,
+  // Connects to the MDSs as `config` says; `mgr` (the same client's) outlives this.
+  // UNAVAILABLE when the cluster does not answer. Blocks (up to the config's timeout).
+  static absl::StatusOr<std::unique_ptr<MountGrants>> Connect(RadosMgr& mgr,
+                                                              const RadosConfig& config,
                                                               const std::string& fs_name);
 
   MountCredentials& credentials() { return *credentials_; }
@@ -26,8 +28,8 @@ class MountGrants final {
   std::vector<std::string> monitors() const { return {mgr_->MonHost()}; }
 
  private:
-  MountGrants() = default;
-  std::unique_ptr<RadosMgr> mgr_;
+  explicit MountGrants(RadosMgr& mgr) : mgr_(&mgr) {}
+  RadosMgr* mgr_;
   std::unique_ptr<MdsSessions> sessions_;
   std::unique_ptr<MountCredentials> credentials_;
 };
