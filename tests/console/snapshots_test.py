@@ -5,18 +5,19 @@ A member puts a file in a Ceph-backed storage with the Files tab, takes a snapsh
 Snapshots tab (first with a bad id: the error shows next to the field) and sees it listed,
 changes the storage after it, restores the snapshot into a new storage and lands on it READY,
 with the file of the snapshot's moment (downloaded and compared) and not the later one; the new
-storage is in the list. A viewer of the tenant sees the snapshot but is told that members take
-and delete them, and the API refuses the viewer's own session; a member of another tenant finds
-no such storage. Then the member deletes the snapshot after the confirmation and sees it gone,
-and the restored storage keeps its file. A storage of the local backend's Snapshots tab says that
-snapshots need a Ceph-backed storage. Screenshots go to --screenshots.
+storage is in the list. In a second tab a viewer of the tenant signs in: sees the snapshot, no
+button, and a note that members take and delete them; the member's tab, drawn before and now on
+the viewer's session, still offers the buttons, and the page shows the server's refusal of a
+take (in the form) and of a delete (a notice), the snapshot staying. Likewise for a member of
+another tenant, who finds no such storage. Then the member deletes the snapshot after the
+confirmation and sees it gone, and the restored storage keeps its file. A storage of the local
+backend's Snapshots tab says that snapshots need a Ceph-backed storage. Screenshots go to --screenshots.
 
   snapshots_test.py --url http://127.0.0.1:PORT/ --tenant studio-s --user sam --password-file F \
       --viewer vera --viewer-password-file F --other-user otto --other-password-file F \
       --storage snap-src --local-storage plain-1 --screenshots DIR
 """
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -121,15 +122,25 @@ class SnapshotsTest(ConsoleBrowser):
         with open(path, "rb") as f:
             return f.read()
 
-    def rest(self, method, path, body=None):
-        """The REST API from the page, with its session cookie and CSRF token."""
-        return self.driver.execute_async_script("""
-            const [method, path, body, done] = arguments;
-            const csrf = document.cookie.split('; ').find((c) => c.startsWith('gpuaas_csrf='));
-            fetch(path, {method, body, headers: {'Content-Type': 'application/json',
-                                                 'X-CSRF-Token': csrf ? decodeURIComponent(csrf.slice(12)) : ''}})
-              .then(async (r) => done({status: r.status, body: await r.text()}), (e) => done({status: 0, body: String(e)}));
-        """, method, path, None if body is None else json.dumps(body))
+    def refused_take(self, snapshot_id):
+        """Takes a snapshot that the server refuses; answers what the form says."""
+        self.click("Take snapshot")
+        self.fill("snapshot_id", snapshot_id)
+        self.click("Take snapshot", "//form")
+        self.until("the refusal", lambda: self.driver.find_element(By.CSS_SELECTOR, ".tab-panel .form-error").text)
+        assert not self.snapshot_row(snapshot_id), f"{snapshot_id} listed after a refusal"
+        return self.driver.find_element(By.CSS_SELECTOR, ".tab-panel .form-error").text
+
+    def refused_delete(self, snapshot_id):
+        """Deletes a snapshot, confirmed, that the server refuses; answers what the toast says."""
+        self.driver.execute_script("document.getElementById('toast').textContent = ''")
+        self.snapshot_row(snapshot_id).find_element(By.XPATH, ".//button[normalize-space()='Delete']").click()
+        self.wait("dialog.confirm")
+        self.driver.find_element(By.CSS_SELECTOR, "dialog.confirm button.danger").click()
+        toast = self.until("the refusal", lambda: self.driver.find_elements(By.CSS_SELECTOR, "#toast.bad.show")
+                           and self.driver.find_element(By.ID, "toast").text)
+        assert self.snapshot_row(snapshot_id), f"{snapshot_id} gone from the list after a refusal"
+        return toast
 
     def log_out(self):
         self.driver.find_element(By.XPATH, "//button[normalize-space()='Log out']").click()
@@ -202,9 +213,11 @@ class SnapshotsTest(ConsoleBrowser):
             By.CSS_SELECTOR, f"tr[data-id='{RESTORED}'] .badge[data-state='READY']"))
         self.open_snapshots(storage)
         self.until(f"{SNAPSHOT} still listed", lambda: self.snapshot_row(SNAPSHOT))
-        self.log_out()
+        member_tab = self.driver.current_window_handle
 
-        self.step(f"the viewer {a.viewer} sees {SNAPSHOT}, is told members take and delete snapshots")
+        self.step(f"in another tab, the viewer {a.viewer}: sees {SNAPSHOT}, is told members act on snapshots")
+        self.driver.switch_to.new_window("tab")
+        other_tab = self.driver.current_window_handle
         self.login(a.viewer, a.viewer_password_file, a.tenant)
         self.open_snapshots(storage)
         self.until(f"{SNAPSHOT} listed", lambda: self.snapshot_row(SNAPSHOT))
@@ -213,31 +226,41 @@ class SnapshotsTest(ConsoleBrowser):
         note = self.wait_text(".tab-panel .panel-head", "member").text
         assert "viewer" in note, note
         self.shot("viewer")
-        taken = self.rest("POST", f"/v1/storages/{storage}/snapshots", {"snapshot_id": "by-the-viewer"})
-        assert taken["status"] == 403, f"the viewer's CreateSnapshot: {taken}"
-        deleted = self.rest("DELETE", f"/v1/storages/{storage}/snapshots/{SNAPSHOT}")
-        assert deleted["status"] == 403, f"the viewer's DeleteSnapshot: {deleted}"
-        self.driver.refresh()
-        self.open_snapshots(storage)
-        self.until(f"{SNAPSHOT} still listed", lambda: self.snapshot_row(SNAPSHOT))
-        assert not self.snapshot_row("by-the-viewer"), "the viewer took a snapshot"
-        self.log_out()
+
+        # The browser's session is the viewer's now; the member's tab, drawn before, still offers
+        # the buttons: the server refuses, and the page says so.
+        self.step(f"{a.user}'s tab, now on {a.viewer}'s session: taking and deleting refused, and said")
+        self.driver.switch_to.window(member_tab)
+        said = self.refused_take("by-the-viewer")
+        assert "member" in said.lower(), f"the viewer's refusal says: {said}"
+        self.shot("viewer-take-refused")
+        said = self.refused_delete(SNAPSHOT)
+        assert "member" in said.lower(), f"the viewer's refusal says: {said}"
+        self.shot("viewer-delete-refused")
 
         self.step(f"{a.other_user} of another tenant: no such storage, and no snapshot of it")
+        self.driver.switch_to.window(other_tab)
+        self.log_out()
         self.login(a.other_user, a.other_password_file)
         self.go(f"/storages/{storage}")
         self.wait_text(".not-found h2", "not found")
-        taken = self.rest("POST", f"/v1/storages/{storage}/snapshots", {"snapshot_id": "by-another-tenant"})
-        assert taken["status"] == 404, f"another tenant's CreateSnapshot: {taken}"
-        deleted = self.rest("DELETE", f"/v1/storages/{storage}/snapshots/{SNAPSHOT}")
-        assert deleted["status"] == 404, f"another tenant's DeleteSnapshot: {deleted}"
         self.shot("other-tenant")
+        self.driver.switch_to.window(member_tab)
+        said = self.refused_take("by-another-tenant")
+        assert "not found" in said.lower(), f"another tenant's refusal says: {said}"
+        said = self.refused_delete(SNAPSHOT)
+        assert "not found" in said.lower(), f"another tenant's refusal says: {said}"
+        self.shot("other-tenant-refused")
+        self.driver.switch_to.window(other_tab)
         self.log_out()
+        self.driver.close()
+        self.driver.switch_to.window(member_tab)
 
         self.step(f"{a.user} deletes {SNAPSHOT} after the confirmation: gone")
         self.login(a.user, a.password_file, a.tenant)
         self.open_snapshots(storage)
         self.until(f"{SNAPSHOT} listed", lambda: self.snapshot_row(SNAPSHOT))
+        self.until("the member's page", lambda: self.button("Take snapshot"))
         assert not self.snapshot_row("by-the-viewer") and not self.snapshot_row("by-another-tenant")
         self.snapshot_row(SNAPSHOT).find_element(By.XPATH, ".//button[normalize-space()='Delete']").click()
         self.wait("dialog.confirm")
