@@ -34,10 +34,10 @@ echo "v-long-password" >"$walk/vera.pw"
   && "${ctl[@]}" users create vera --tenant studio-f --role viewer --password-file "$walk/vera.pw" \
   && "${ctl[@]}" storages create files-1 --spec standard-10g --tenant studio-f) \
   >"$walk/setup.txt" 2>&1 || { cat "$walk/setup.txt"; fail "stack setup through gpuaasctl"; }
-for _ in $(seq 1 60); do
-  (cd "$checkout" && "${ctl[@]}" storages get files-1) 2>/dev/null | grep -q READY && break
-  sleep 0.5
-done
+# CreateStorage answers once the volume is made: files-1 is READY now (gpuaasctl says "ready").
+(cd "$checkout" && "${ctl[@]}" storages get files-1) >"$walk/files-1.txt" 2>&1 \
+  || { cat "$walk/files-1.txt"; fail "storages get files-1"; }
+grep -Eq "^state: +ready$" "$walk/files-1.txt" || { cat "$walk/files-1.txt"; fail "files-1 is not READY"; }
 
 /usr/bin/python3 "$here/file_browser_test.py" --url "$url" --user carol \
   --password-file "$walk/carol.pw" --storage files-1 --viewer vera --viewer-password-file "$walk/vera.pw" \

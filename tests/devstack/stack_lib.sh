@@ -113,6 +113,8 @@ choose_ports() {
   free_ports 1; export GPUAAS_PG_PORT2=$port
   free_ports 2; export GPUAAS_ETCD_PORT=$port
   free_ports 2; export GPUAAS_PATRONI_PORT=$port
+  # up --storage ceph's cluster: a mon's two ports and 18 for the other daemons.
+  free_ports 20; export GPUAAS_CEPH_PORT=$port
 }
 
 # start_stack LOG [UP_FLAGS...]: `up` on free ports; another process may take a port between our

@@ -1,9 +1,11 @@
 // A storage's Snapshots tab: its snapshots (read-only copies kept in Ceph), take one, delete
 // one, and restore one into a new storage of the same tenant. Storages of the local backend
-// have none, which the tab says instead of failing.
+// have none, which the tab says instead of failing, naming the specs that have them; viewers
+// see the snapshots and are told that members take, restore and delete them.
 import { h, mount } from '../dom.js';
 import * as api from '../api.js';
 import * as router from '../router.js';
+import * as session from '../session.js';
 import { button, card, empty, form, loading, perform, table, toast } from '../ui.js';
 import { bytes, num, time } from '../format.js';
 import { storageSpecLabel } from './storages.js';
@@ -12,14 +14,14 @@ export async function snapshotsTab(panel, storage, specs, canDrive, signal) {
   const id = storage.storage_id;
   const path = `/v1/storages/${encodeURIComponent(id)}/snapshots`;
   if ((storage.backend_class || 'local') !== 'ceph') {
-    mount(panel, empty('No snapshots here',
-      `This storage keeps its data in the ${storage.backend_class || 'local'} backend, which has no snapshots. Storages of a Ceph spec have them.`));
+    mount(panel, noSnapshots(storage, specs));
     return;
   }
   const top = h('div');
   const list = h('div', loading());
   mount(panel, h('div.panel-head',
-    h('p.muted', 'A snapshot is a read-only copy of this storage at one moment. Restore one into a new storage.'),
+    h('p.muted', 'A snapshot is a read-only copy of this storage at one moment. Restore one into a new storage.',
+      !canDrive && ` You are a ${roleName()} in this tenant: members take, restore and delete snapshots.`),
     canDrive && button('Take snapshot', showTake, 'primary')), top, list);
 
   function showTake() {
@@ -83,5 +85,24 @@ export async function snapshotsTab(panel, storage, specs, canDrive, signal) {
     ].filter(Boolean), items, empty('No snapshots',
       'Take one before a risky change: you can restore it into a new storage later.'), (s) => s.snapshot_id));
   }
-  load().catch((error) => mount(list, h('div.alert.bad', error.message)));
+  load().catch((error) => {
+    // The backend has no snapshots after all (a storage service without its Ceph cluster).
+    if (error.code === UNIMPLEMENTED) mount(panel, empty('No snapshots here', error.message));
+    else mount(list, h('div.alert.bad', error.message));
+  });
+}
+
+const UNIMPLEMENTED = 12;
+
+function roleName() {
+  return (session.current()?.role || 'ROLE_VIEWER').replace('ROLE_', '').toLowerCase().replace(/_/g, ' ');
+}
+
+// What a storage without snapshots says: they need a Ceph-backed storage, and which specs make one.
+function noSnapshots(storage, specs) {
+  const ceph = specs.filter((s) => s.backend_class === 'ceph').map((s) => s.spec_name);
+  return empty('Snapshots need a Ceph-backed storage',
+    `This storage keeps its data on the ${storage.backend_class || 'local'} backend, which has no snapshots. `
+    + (ceph.length ? `Storages of a Ceph spec (${ceph.join(', ')}) have them: create one and copy your data there.`
+      : 'This platform offers no Ceph storage spec yet.'));
 }
