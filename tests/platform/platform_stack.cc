@@ -88,6 +88,22 @@ void WriteKeyFile(const fs::path& path, const std::string& secret) {
   chmod(path.c_str(), 0600);
 }
 
+// The ceph-fuse processes whose mountpoint (their last argument) is under `root`.
+std::vector<pid_t> CephFuseUnder(const fs::path& root) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const fs::directory_entry& proc : fs::directory_iterator("/proc", ec)) {
+    const std::string name = proc.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(proc.path() / "cmdline", std::ios::binary);
+    std::vector<std::string> argv;
+    for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(arg);
+    if (argv.size() < 2 || fs::path(argv.front()).filename() != "ceph-fuse") continue;
+    if (argv.back().rfind(root.string() + "/", 0) == 0) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
 // The --ceph-* flags of the storage service for the fixture's cluster; none (and a failure)
 // without one.
 std::vector<std::string> CephFlags() {
@@ -202,14 +218,19 @@ PlatformStack::~PlatformStack() {
     agent::ForceEndContainers(root, "/usr/sbin/runc");
     // The ceph-fuse mounts of ceph storages outlive their agent too (<root>/.ceph/mounts/<id>/
     // <n>); one left would hold a session that stops the fixture's cluster from stopping.
+    const fs::path mounts = workload_root(spec.node_id) / ".ceph" / "mounts";
     std::error_code ec;
-    for (const fs::directory_entry& workload :
-         fs::directory_iterator(workload_root(spec.node_id) / ".ceph" / "mounts", ec)) {
+    for (const fs::directory_entry& workload : fs::directory_iterator(mounts, ec)) {
       for (const fs::directory_entry& mount : fs::directory_iterator(workload.path(), ec)) {
         absl::Status unmounted = agent::UnmountCephFuse(mount.path().string());
         EXPECT_TRUE(unmounted.ok()) << unmounted;
       }
     }
+    // ceph-fuse says goodbye to the MDS after the unmount, and one still at it when the cluster
+    // stops waits forever: wait for them while the cluster is up, then end what is left.
+    const bool ended = Eventually([&] { return CephFuseUnder(mounts).empty(); }, absl::Seconds(30));
+    EXPECT_TRUE(ended) << "ceph-fuse still runs 30 s after unmounting under " << mounts;
+    for (pid_t pid : CephFuseUnder(mounts)) kill(pid, SIGKILL);
   }
   instances_.clear();
   // SIGTERM, so that the storage service unmounts its volumes' file systems; whatever a crashed
