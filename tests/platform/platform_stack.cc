@@ -14,9 +14,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "libs/testing/ceph_test.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/service_dsn.h"
 #include "services/agent/container_setup.h"
+#include "services/agent/runtime/ceph_fuse.h"
 
 namespace gpuaas::platform_testing {
 
@@ -86,7 +88,39 @@ void WriteKeyFile(const fs::path& path, const std::string& secret) {
   chmod(path.c_str(), 0600);
 }
 
+// The ceph-fuse processes whose mountpoint (their last argument) is under `root`.
+std::vector<pid_t> CephFuseUnder(const fs::path& root) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const fs::directory_entry& proc : fs::directory_iterator("/proc", ec)) {
+    const std::string name = proc.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(proc.path() / "cmdline", std::ios::binary);
+    std::vector<std::string> argv;
+    for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(arg);
+    if (argv.size() < 2 || fs::path(argv.front()).filename() != "ceph-fuse") continue;
+    if (argv.back().rfind(root.string() + "/", 0) == 0) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+// The --ceph-* flags of the storage service for the fixture's cluster; none (and a failure)
+// without one.
+std::vector<std::string> CephFlags() {
+  absl::StatusOr<gpuaas::testing::CephCluster> cluster = gpuaas::testing::CephClusterFromFixture();
+  if (!cluster.ok()) {
+    ADD_FAILURE() << cluster.status().message();
+    return {};
+  }
+  return {"--ceph-conf=" + cluster->conf, "--ceph-keyring=" + cluster->keyring,
+          "--ceph-fs=" + cluster->fs};
+}
+
 }  // namespace
+
+std::string StorageBackendName(StorageBackend backend) {
+  return backend == StorageBackend::kCeph ? "ceph" : "local";
+}
 
 PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptions options)
     : dir_(std::move(dir)), options_(std::move(options)) {
@@ -126,6 +160,10 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
   std::ofstream(dir_ / "storage.key", std::ios::binary) << std::string(32, 's');
   port = FreePort();
   s3_port_ = FreePort();
+  std::vector<std::string> storage_flags = options_.storage_flags;
+  if (options_.storage_backend == StorageBackend::kCeph) {
+    storage_flags = With(CephFlags(), storage_flags);
+  }
   storage_ = std::make_unique<Daemon>(
       "storage",
       With(With({GPUAAS_STORAGE_BINARY, "--listen=127.0.0.1:" + std::to_string(port),
@@ -134,7 +172,7 @@ PlatformStack::PlatformStack(const std::string& dsn, fs::path dir, PlatformOptio
                  "--s3-listen=127.0.0.1:" + std::to_string(s3_port_), "--sync-writes=false",
                  "--volume-filesystem=" + options_.volume_filesystem},
                 common("storage")),
-           options_.storage_flags),
+           storage_flags),
       port, dir_ / "storage.log");
   storage_->Start();
 
@@ -178,6 +216,21 @@ PlatformStack::~PlatformStack() {
     const std::string root = workload_root(spec.node_id).string();
     std::system(("pkill -KILL -f 'gpuaas-workload-shim .*" + root + "' 2>/dev/null").c_str());
     agent::ForceEndContainers(root, "/usr/sbin/runc");
+    // The ceph-fuse mounts of ceph storages outlive their agent too (<root>/.ceph/mounts/<id>/
+    // <n>); one left would hold a session that stops the fixture's cluster from stopping.
+    const fs::path mounts = workload_root(spec.node_id) / ".ceph" / "mounts";
+    std::error_code ec;
+    for (const fs::directory_entry& workload : fs::directory_iterator(mounts, ec)) {
+      for (const fs::directory_entry& mount : fs::directory_iterator(workload.path(), ec)) {
+        absl::Status unmounted = agent::UnmountCephFuse(mount.path().string());
+        EXPECT_TRUE(unmounted.ok()) << unmounted;
+      }
+    }
+    // ceph-fuse says goodbye to the MDS after the unmount, and one still at it when the cluster
+    // stops waits forever: wait for them while the cluster is up, then end what is left.
+    const bool ended = Eventually([&] { return CephFuseUnder(mounts).empty(); }, absl::Seconds(30));
+    EXPECT_TRUE(ended) << "ceph-fuse still runs 30 s after unmounting under " << mounts;
+    for (pid_t pid : CephFuseUnder(mounts)) kill(pid, SIGKILL);
   }
   instances_.clear();
   // SIGTERM, so that the storage service unmounts its volumes' file systems; whatever a crashed
@@ -228,6 +281,7 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
       With({GPUAAS_AGENT_BINARY, "--node-id=" + spec.node_id, "--simulate-gpus=" + spec.gpus,
             "--listen=127.0.0.1:" + std::to_string(port), "--metrics-listen=127.0.0.1:0",
             "--stock-addr=" + stock_->address(), "--auth-addr=" + auth_->address(),
+            "--storage-addr=" + storage_->address(),
             "--instance-addr=" + (options_.agents_reach_every_instance_replica
                                       ? instance_addresses()
                                       : instances_.at(0)->address()),
@@ -319,7 +373,7 @@ void PlatformStack::CreateStorage(const std::string& token, const std::string& s
     req.mutable_spec()->set_spec_name(spec_name);
     req.mutable_spec()->set_size(size);
     req.mutable_spec()->set_max_files(10000);
-    req.mutable_spec()->set_backend_class("local");
+    req.mutable_spec()->set_backend_class(StorageBackendName(options_.storage_backend));
     storagepb::StorageSpec spec;
     grpc::Status s = storage_stub_->CreateStorageSpec(Ctx(admin_token_).get(), req, &spec);
     ASSERT_TRUE(s.ok()) << s.error_message();
@@ -338,6 +392,22 @@ void PlatformStack::CreateStorage(const std::string& token, const std::string& s
                storage.state() == storagepb::STORAGE_STATE_READY;
       },
       absl::Seconds(20)));
+  // A test of the ceph backend that ran on local would prove nothing about it.
+  EXPECT_EQ(storage.backend_class(), StorageBackendName(options_.storage_backend)) << storage_id;
+}
+
+fs::path PlatformStack::StorageDataPath(const std::string& storage_uid) const {
+  if (options_.storage_backend == StorageBackend::kLocal) {
+    return dir_ / "storage-data" / "volumes" / storage_uid / "data";
+  }
+  // A subvolume is /volumes/_nogroup/<name>/<uuid> in the file system, which the storage service
+  // mounts whole at <data root>/ceph-mount; its files are in data/ (services/storage/ceph).
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(
+           dir_ / "storage-data" / "ceph-mount" / "volumes" / "_nogroup" / storage_uid, ec)) {
+    if (fs::is_directory(entry.path() / "data", ec)) return entry.path() / "data";
+  }
+  return {};
 }
 
 instancepb::Instance PlatformStack::WaitInstance(

@@ -69,6 +69,11 @@ struct AgentSpec {
   std::string gpus;  // --simulate-gpus
 };
 
+// Which backend holds the storages a test makes.
+enum class StorageBackend { kLocal, kCeph };
+// "local", "ceph": for parameterized tests' names.
+std::string StorageBackendName(StorageBackend backend);
+
 struct PlatformOptions {
   int instance_replicas = 1;
   // The agents reach every instance replica through one "a,b" address (the replica drills);
@@ -82,6 +87,10 @@ struct PlatformOptions {
   // The storage service's --volume-filesystem: plain directories unless a test needs the size
   // enforced by the kernel ("loop-ext4").
   std::string volume_filesystem = "directory";
+  // Where CreateStorage puts tenants' storages: kLocal (the storage service's --data-root) or
+  // kCeph (CephFS subvolumes on the ctest fixture `ceph`'s cluster, GPUAAS_TEST_CEPH_DIR; the
+  // stack fails the test without one), which the agents mount with ceph-fuse.
+  StorageBackend storage_backend = StorageBackend::kLocal;
   std::vector<std::string> storage_flags;
   std::vector<std::string> instance_flags;
   std::vector<std::string> agent_flags;
@@ -143,9 +152,14 @@ class PlatformStack final {
   void CreateSpecWithStocks(const std::string& spec_name, const std::string& gpu_type, int gpu_num,
                             int share_milli, int stocks, int64_t micros_per_hour = 1200000,
                             const std::string& memory = "1Gi", const std::string& disk = "1Gi");
-  // A READY storage of `size` ("1Gi", "16Mi") of the tenant whose member holds `token`.
+  // A READY storage of `size` ("1Gi", "16Mi") of the tenant whose member holds `token`, on
+  // the options' storage_backend.
   void CreateStorage(const std::string& token, const std::string& storage_id,
                      const std::string& size = "1Gi");
+  // Where the storage `storage_uid`'s files (what a workload sees at its mount) are on this
+  // host: under the data root, or in the storage service's own ceph-fuse mount of the cluster.
+  // Empty when there is no such storage.
+  std::filesystem::path StorageDataPath(const std::string& storage_uid) const;
 
   // GetInstance until `done` holds (then returns it) or `timeout` passes (fails the test and
   // returns the last answer).

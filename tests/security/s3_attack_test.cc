@@ -2,7 +2,9 @@
 // way an outsider would: a leaked presigned URL or key with headers added that were never
 // signed, object keys that climb out of the bucket, and a crowd of clients that connect, send
 // half a request head and stall. Each asserts the attack fails and the legitimate request next
-// to it still works.
+// to it still works. The attacks on what a storage holds (keys, copies, stored headers) run with
+// the storages on the local backend and on Ceph (the ctest fixture `ceph`'s cluster); those on
+// the endpoint itself (CORS, slow clients) do not depend on the backend and run on local only.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -48,6 +51,8 @@ constexpr char kConsoleOrigin[] = "http://127.0.0.1:8090";
 
 class S3AttackTest : public gpuaas::testing::PgTest {
  protected:
+  explicit S3AttackTest(StorageBackend backend = StorageBackend::kLocal) : backend_(backend) {}
+
   void SetUp() override {
     PgTest::SetUp();
     if (IsSkipped()) return;
@@ -57,6 +62,7 @@ class S3AttackTest : public gpuaas::testing::PgTest {
                              absl::StrCat("--s3-body-rate-grace=", kBodyRateGraceSeconds, "s"),
                              absl::StrCat("--s3-body-min-rate=", kBodyMinRate),
                              absl::StrCat("--s3-cors-origins=", kConsoleOrigin)};
+    options.storage_backend = backend_;
     stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     const std::string endpoint = stack_->s3_endpoint();
     port_ = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
@@ -109,6 +115,45 @@ class S3AttackTest : public gpuaas::testing::PgTest {
     return Send(port_, r);
   }
 
+  // Every file named `name` the stack keeps on this host: under its directory, and on ceph in
+  // both tenants' subvolumes and the levels above them (not all of the file system: other
+  // tests' volumes share it and change under a walk).
+  std::vector<fs::path> FilesNamed(const std::string& name) {
+    std::vector<fs::path> found;
+    const fs::path ceph_mount = dir_.path() / "storage-data" / "ceph-mount";
+    const auto walk = [&](const fs::path& top) {
+      auto it = fs::recursive_directory_iterator(top);
+      for (; it != fs::recursive_directory_iterator(); ++it) {
+        if (it->path() == ceph_mount) it.disable_recursion_pending();
+        if (it->path().filename() == name) found.push_back(it->path());
+      }
+    };
+    walk(dir_.path());
+    if (backend_ == StorageBackend::kLocal) return found;
+    for (const auto& [token, storage_id] :
+         {std::pair{token_, "alpha-data"}, std::pair{other_token_, "beta-data"}}) {
+      // <mount>/volumes/_nogroup/<uid>/<uuid>/data
+      const fs::path data = stack_->StorageDataPath(StorageUid(token, storage_id));
+      EXPECT_FALSE(data.empty()) << storage_id << " has no subvolume";
+      if (!data.empty()) walk(data.parent_path().parent_path());
+    }
+    for (const fs::path& level :
+         {ceph_mount, ceph_mount / "volumes", ceph_mount / "volumes" / "_nogroup"}) {
+      if (fs::exists(level / name)) found.push_back(level / name);
+    }
+    return found;
+  }
+  std::string StorageUid(const std::string& token, const std::string& storage_id) {
+    storagepb::GetStorageRequest req;
+    req.set_storage_id(storage_id);
+    storagepb::Storage storage;
+    grpc::Status s =
+        stack_->storage_stub().GetStorage(PlatformStack::Ctx(token).get(), req, &storage);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return storage.storage_uid();
+  }
+
+  const StorageBackend backend_;
   gpuaas::testing::TempDir dir_;
   std::unique_ptr<PlatformStack> stack_;
   int port_ = 0;
@@ -118,7 +163,18 @@ class S3AttackTest : public gpuaas::testing::PgTest {
   TestKey other_key_;
 };
 
-TEST_F(S3AttackTest, PresignedPutWithUnsignedCopySourceDoesNotCopy) {
+// The attacks on what a storage holds, on each backend.
+class S3StorageAttackTest : public S3AttackTest,
+                            public ::testing::WithParamInterface<StorageBackend> {
+ protected:
+  S3StorageAttackTest() : S3AttackTest(GetParam()) {}
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, S3StorageAttackTest,
+                         ::testing::Values(StorageBackend::kLocal, StorageBackend::kCeph),
+                         [](const auto& info) { return StorageBackendName(info.param); });
+
+TEST_P(S3StorageAttackTest, PresignedPutWithUnsignedCopySourceDoesNotCopy) {
   ASSERT_EQ(Put("/alpha-data/secret.txt", "the secret", key_).status, 200);
 
   HttpReply attack =
@@ -139,7 +195,7 @@ TEST_F(S3AttackTest, PresignedPutWithUnsignedCopySourceDoesNotCopy) {
   EXPECT_EQ(got.body, "uploaded");
 }
 
-TEST_F(S3AttackTest, PresignedPutWithUnsignedMetadataOrContentMd5IsRefused) {
+TEST_P(S3StorageAttackTest, PresignedPutWithUnsignedMetadataOrContentMd5IsRefused) {
   for (const auto& header : std::vector<std::pair<std::string, std::string>>{
            {"x-amz-meta-owner", "mallory"},
            {"Content-MD5", "XrY7u+Ae7tCTyyK7j1rNww=="},  // MD5 of "hello world"
@@ -158,7 +214,7 @@ TEST_F(S3AttackTest, PresignedPutWithUnsignedMetadataOrContentMd5IsRefused) {
             200);
 }
 
-TEST_F(S3AttackTest, HeaderSignedRequestWithUnsignedAmzHeaderIsRefused) {
+TEST_P(S3StorageAttackTest, HeaderSignedRequestWithUnsignedAmzHeaderIsRefused) {
   ASSERT_EQ(Put("/alpha-data/source.txt", "source bytes", key_).status, 200);
 
   // A captured signed PUT replayed with a copy source added: no copy.
@@ -189,6 +245,7 @@ TEST_F(S3AttackTest, HeaderSignedRequestWithUnsignedAmzHeaderIsRefused) {
   EXPECT_EQ(Get("/alpha-data/target.txt", key_).body, "source bytes");
 }
 
+// The endpoint's CORS answers, whatever backend holds the object: local only.
 // Another site's page holds a presigned URL (leaked in a chat, a log, a referrer) and runs in
 // a victim's browser: it may make the browser send the request, but without CORS headers for
 // its origin the browser neither sends a preflighted PUT nor lets the page read any answer.
@@ -233,7 +290,7 @@ TEST_F(S3AttackTest, AnotherSitesPageCannotReadS3AnswersInABrowser) {
 // console. Every object answer says nosniff and sandbox (no scripts, an opaque origin), and an
 // active type is a download, unless a signer asked for a disposition of its own (then it is
 // still sandboxed). The bytes themselves come back unchanged.
-TEST_F(S3AttackTest, ATenantsHtmlObjectCannotRunOnTheS3Site) {
+TEST_P(S3StorageAttackTest, ATenantsHtmlObjectCannotRunOnTheS3Site) {
   const std::string page = "<html><script>fetch('/api/session')</script></html>";
   for (const auto& [path, type] : std::vector<std::pair<std::string, std::string>>{
            {"/alpha-data/page.html", "text/html; charset=utf-8"},
@@ -289,7 +346,7 @@ TEST_F(S3AttackTest, ATenantsHtmlObjectCannotRunOnTheS3Site) {
   EXPECT_EQ(shown.Header("x-content-type-options"), "nosniff");
 }
 
-TEST_F(S3AttackTest, KeyWithDotDotDoesNotLeaveTheBucket) {
+TEST_P(S3StorageAttackTest, KeyWithDotDotDoesNotLeaveTheBucket) {
   for (const char* path :
        {"/alpha-data/../beta-data/planted.txt", "/alpha-data/%2e%2e/beta-data/planted.txt",
         "/alpha-data/a/../../beta-data/planted.txt", "/alpha-data/..%2fbeta-data%2fplanted.txt",
@@ -299,12 +356,46 @@ TEST_F(S3AttackTest, KeyWithDotDotDoesNotLeaveTheBucket) {
     EXPECT_LT(reply.status, 500) << path << ": " << reply.body;
   }
   EXPECT_EQ(Get("/beta-data/planted.txt", other_key_).status, 404);
-  for (const auto& entry : fs::recursive_directory_iterator(dir_.path())) {
-    EXPECT_NE(entry.path().filename(), "planted.txt") << entry.path();
+  for (const fs::path& planted : FilesNamed("planted.txt")) {
+    ADD_FAILURE() << "planted: " << planted;
   }
   // Keys that only look odd stay inside and work.
   EXPECT_EQ(Put("/alpha-data/a..b/..c", "fine", key_).status, 200);
   EXPECT_EQ(Get("/alpha-data/a..b/..c", key_).body, "fine");
+}
+
+// Alpha's accessor names beta's storage: every call answers as for a storage that does not
+// exist, and beta's object is as beta left it.
+TEST_P(S3StorageAttackTest, AnAccessorReachesNoOtherTenantsStorage) {
+  ASSERT_EQ(Put("/beta-data/secret.txt", "beta's secret", other_key_).status, 200);
+  const auto as_alpha = [&](const std::string& method, const std::string& path,
+                            const std::string& query = "", const std::string& body = "") {
+    RawRequest r;
+    r.method = method;
+    r.path = path;
+    r.query = query;
+    r.body = body;
+    r.key = key_;
+    return Send(port_, r);
+  };
+  // Read, overwrite, delete, list, and begin a multipart upload.
+  for (const auto& [method, path, query] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"GET", "/beta-data/secret.txt", ""},
+           {"PUT", "/beta-data/secret.txt", ""},
+           {"DELETE", "/beta-data/secret.txt", ""},
+           {"GET", "/beta-data", "list-type=2"},
+           {"POST", "/beta-data/secret.txt", "uploads"}}) {
+    HttpReply reply = as_alpha(method, path, query, method == "PUT" ? "overwritten" : "");
+    EXPECT_EQ(reply.status, 404) << method << " " << path << ": " << reply.body;
+    EXPECT_EQ(reply.ErrorCode(), "NoSuchBucket") << method << " " << path;
+  }
+  EXPECT_EQ(as_alpha("HEAD", "/beta-data").status, 404);
+  HttpReply buckets = as_alpha("GET", "/");
+  ASSERT_EQ(buckets.status, 200) << buckets.body;
+  EXPECT_FALSE(absl::StrContains(buckets.body, "beta-data")) << buckets.body;
+  EXPECT_TRUE(absl::StrContains(buckets.body, "<Name>alpha-data</Name>")) << buckets.body;
+  EXPECT_EQ(Get("/beta-data/secret.txt", other_key_).body, "beta's secret");
 }
 
 // A connection to the endpoint from `source` (bound before connecting) that sends `start`; -1
@@ -344,6 +435,7 @@ bool ClosedByServer(int fd, absl::Duration timeout) {
   }
 }
 
+// The endpoint's workers, whatever backend holds the object: local only.
 TEST_F(S3AttackTest, SlowHeaderClientsDoNotStarveTheEndpoint) {
   ASSERT_EQ(Put("/alpha-data/obj", "still served", key_).status, 200);
   // 200 stalled clients from another address (the endpoint's 64 workers, 3 times over).
@@ -379,6 +471,7 @@ TEST_F(S3AttackTest, SlowHeaderClientsDoNotStarveTheEndpoint) {
   EXPECT_EQ(Get("/alpha-data/obj", key_).body, "still served");
 }
 
+// The endpoint's workers, whatever backend holds the object: local only.
 // The body of a presigned PUT that declares 4 MiB and sends a byte every half second (each pause
 // far under the body idle timeout): more such uploads than the endpoint has workers, from a
 // few addresses (each under its cap), used to hold every worker for hours.
@@ -432,7 +525,7 @@ TEST_F(S3AttackTest, SlowBodyClientsDoNotStarveTheEndpoint) {
   EXPECT_EQ(Get("/alpha-data/obj", key_).body, "still served");
 }
 
-TEST_F(S3AttackTest, AwsCliCopyStillWorks) {
+TEST_P(S3StorageAttackTest, AwsCliCopyStillWorks) {
   std::optional<std::string> aws = storage::s3::testing::FindClient("aws");
   if (!aws) {
     GTEST_SKIP() << "the AWS CLI is not installed (tools/install-deps installs it)";

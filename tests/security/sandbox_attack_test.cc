@@ -319,7 +319,7 @@ bool ShareAGroup(const HostIds& a, const HostIds& b) {
 // so its files are the tenant's group's, made private (umask 077) or not. Another tenant's
 // workload on the node reads none of it: the storage is not in its sandbox, and out of its
 // namespaces its uid and gid open nothing there, neither by the storage's host path nor through
-// the writer's /proc/<pid>/root.
+// the writer's /proc/<pid>/root. Local storages only: the attack is on the volume's host path.
 TEST_F(SandboxAttackTest, AnotherTenantsWorkloadReadsNoStorageFileOfATenantsSharedStorage) {
   stack_->CreateStorage(victim_, "models");
   ASSERT_TRUE(Running(Run(victim_, "writer",

@@ -1,6 +1,8 @@
 // Attacks on storages through instances (issue 22, hole 3), on the real platform: a tenant that
 // deleted a storage restarts an old instance after another tenant took the storage's id, and a
-// tenant that names another tenant's storage when it creates an instance or attaches one.
+// tenant that names another tenant's storage when it creates an instance or attaches one. Each
+// runs with the storages on the local backend and on Ceph (subvolumes the agent mounts with
+// ceph-fuse, on the ctest fixture `ceph`'s cluster).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -26,12 +28,15 @@ constexpr std::string_view kReadOrWrite =
 
 bool Is(const instancepb::Instance& i, instancepb::State state) { return i.state() == state; }
 
-class StorageAttackTest : public gpuaas::testing::PgTest {
+class StorageAttackTest : public gpuaas::testing::PgTest,
+                          public ::testing::WithParamInterface<StorageBackend> {
  protected:
   void SetUp() override {
     PgTest::SetUp();
     if (IsSkipped()) return;
-    stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path());
+    PlatformOptions options;
+    options.storage_backend = GetParam();
+    stack_ = std::make_unique<PlatformStack>(dsn(), dir_.path(), options);
     victim_ = stack_->CreateTenant("tenant-a");
     attacker_ = stack_->CreateTenant("tenant-b");
     stack_->CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 2);
@@ -108,10 +113,14 @@ class StorageAttackTest : public gpuaas::testing::PgTest {
   std::string attacker_;  // tenant-b's member
 };
 
+INSTANTIATE_TEST_SUITE_P(Backends, StorageAttackTest,
+                         ::testing::Values(StorageBackend::kLocal, StorageBackend::kCeph),
+                         [](const auto& info) { return StorageBackendName(info.param); });
+
 // B's instance was made with B's storage "team-data"; B deleted the storage, A created its own
 // "team-data" and wrote a secret there. B starts the old instance: the start fails, saying the
 // storage is gone, and no workload of B's sees A's file.
-TEST_F(StorageAttackTest, RestartAfterTheIdWasTakenDoesNotMountTheNewOwnersStorage) {
+TEST_P(StorageAttackTest, RestartAfterTheIdWasTakenDoesNotMountTheNewOwnersStorage) {
   stack_->CreateStorage(attacker_, "team-data");
   const std::string b_uid = GetStorage(attacker_, "team-data").storage_uid();
   ASSERT_TRUE(Create(attacker_, "b-old", "team-data", "b-own").ok());
@@ -168,7 +177,7 @@ TEST_F(StorageAttackTest, RestartAfterTheIdWasTakenDoesNotMountTheNewOwnersStora
 
 // B names A's storage: creating an instance with it is NOT_FOUND, as for a storage that does
 // not exist; attaching it directly is not a tenant's power at all.
-TEST_F(StorageAttackTest, AnotherTenantsStorageIdIsNotFoundAtCreateAndCannotBeAttached) {
+TEST_P(StorageAttackTest, AnotherTenantsStorageIdIsNotFoundAtCreateAndCannotBeAttached) {
   stack_->CreateStorage(victim_, "a-private");
   grpc::Status s = Create(attacker_, "b-snoop", "a-private", "b");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();

@@ -1,6 +1,7 @@
 // Accessors over real gRPC, read back through the S3 Directory the data plane uses: the secret
 // shown once and stored only sealed, keys that reach exactly one storage, revocation at once,
-// lifetimes, and buckets as the data plane sees them.
+// lifetimes, and buckets as the data plane sees them. Those that reach the storage's volume (a
+// key's one storage, its storage deleted, buckets and their sizes) run on local and on ceph.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -18,6 +19,9 @@ using ::testing::StartsWith;
 
 class StorageAccessorsTest : public StorageTest {
  protected:
+  StorageAccessorsTest() = default;
+  explicit StorageAccessorsTest(VolumeBackend backend) : StorageTest(backend) {}
+
   void SetUp() override {
     StorageTest::SetUp();
     if (IsSkipped()) return;
@@ -51,6 +55,16 @@ class StorageAccessorsTest : public StorageTest {
     return sealed;
   }
 };
+
+class StorageAccessorsOnEachBackendTest : public StorageAccessorsTest,
+                                          public ::testing::WithParamInterface<VolumeBackend> {
+ protected:
+  StorageAccessorsOnEachBackendTest() : StorageAccessorsTest(GetParam()) {}
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StorageAccessorsOnEachBackendTest,
+                         ::testing::Values(VolumeBackend::kLocal, VolumeBackend::kCeph),
+                         [](const auto& info) { return VolumeBackendName(info.param); });
 
 TEST_F(StorageAccessorsTest, TheSecretIsShownOnceAndStoredSealed) {
   const absl::Time before = absl::Now();
@@ -92,7 +106,7 @@ TEST_F(StorageAccessorsTest, TheSecretIsShownOnceAndStoredSealed) {
   EXPECT_EQ(listed.SerializeAsString().find(created.secret_access_key()), std::string::npos);
 }
 
-TEST_F(StorageAccessorsTest, TheDirectoryOpensTheKeyForItsOneStorage) {
+TEST_P(StorageAccessorsOnEachBackendTest, TheDirectoryOpensTheKeyForItsOneStorage) {
   pb::CreateAccessorResponse rw, ro;
   ASSERT_TRUE(CreateAccessor(member_, "models", &rw).ok());
   ASSERT_TRUE(CreateAccessor(member_, "models", &ro, /*read_only=*/true).ok());
@@ -155,7 +169,7 @@ TEST_F(StorageAccessorsTest, DeleteNamingAStorageTakesOnlyItsAccessors) {
               StatusIs(absl::StatusCode::kNotFound));
 }
 
-TEST_F(StorageAccessorsTest, DeletingTheStorageTakesItsKeys) {
+TEST_P(StorageAccessorsOnEachBackendTest, DeletingTheStorageTakesItsKeys) {
   pb::CreateAccessorResponse created;
   ASSERT_TRUE(CreateAccessor(member_, "models", &created).ok());
   ASSERT_TRUE(DeleteStorage(member_, "models").ok());
@@ -189,12 +203,13 @@ TEST_F(StorageAccessorsTest, AnotherSealingKeyOpensNothing) {
               StatusIs(absl::StatusCode::kDataLoss));
 }
 
-TEST_F(StorageAccessorsTest, BucketsAreReadyStorages) {
+TEST_P(StorageAccessorsOnEachBackendTest, BucketsAreReadyStorages) {
   ASSERT_OK_AND_ASSIGN(s3::Bucket bucket, storage_->directory().FindBucket("models"));
   EXPECT_EQ(bucket.storage_id, "models");
   EXPECT_EQ(bucket.tenant_id, "alpha");
   EXPECT_EQ(bucket.limits.max_bytes, kGiB);
   EXPECT_EQ(bucket.limits.max_files, 100);
+  EXPECT_EQ(bucket.backend_class, VolumeBackendName(GetParam()));
   EXPECT_THAT(storage_->directory().FindBucket("nothing-here"),
               StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(storage_->directory().FindBucket("Not A Bucket"),

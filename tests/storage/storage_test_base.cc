@@ -1,16 +1,37 @@
 #include "tests/storage/storage_test_base.h"
 
 #include "libs/testing/status_matchers.h"
+#include "services/storage/ceph/test_cluster.h"
 
 namespace gpuaas::storage::testing {
 
 using auth::testing::AuthStack;
 
+std::string VolumeBackendName(VolumeBackend backend) {
+  return backend == VolumeBackend::kCeph ? "ceph" : "local";
+}
+
+void StorageTest::StartStorage() {
+  if (backend_ == VolumeBackend::kLocal) {
+    storage_ = std::make_unique<StorageStack>(dsn(), stack_->address(), data_root(), secret_key_);
+    return;
+  }
+  ASSERT_OK_AND_ASSIGN(const ceph::ClusterOptions cluster, ceph::TestClusterOptions());
+  storage_ = std::make_unique<StorageStack>(dsn(), stack_->address(), data_root(), secret_key_,
+                                            "directory", [&](StorageAppOptions& o) {
+                                              o.ceph_conf = cluster.conf_path;
+                                              o.ceph_keyring = cluster.keyring_path;
+                                              o.sync_writes = true;
+                                            });
+  ASSERT_NE(storage_->ceph_backend(), nullptr);
+}
+
 void StorageTest::SetUp() {
   AuthStackTest::SetUp();
   if (IsSkipped()) return;
   secret_key_ = std::string(SecretBox::kKeyBytes, '\x5a');
-  storage_ = std::make_unique<StorageStack>(dsn(), stack_->address(), data_root(), secret_key_);
+  StartStorage();
+  if (HasFatalFailure()) return;
   stack_->CreateTenant("alpha");
   stack_->CreateTenant("beta");
   SetStorageQuota("alpha", 10 * kGiB);
@@ -32,7 +53,7 @@ void StorageTest::TearDown() {
 
 void StorageTest::Restart() {
   storage_.reset();
-  storage_ = std::make_unique<StorageStack>(dsn(), stack_->address(), data_root(), secret_key_);
+  StartStorage();
 }
 
 void StorageTest::SetStorageQuota(const std::string& tenant_id, int64_t bytes) {
@@ -51,6 +72,7 @@ void StorageTest::CreateSpec(const std::string& name, const std::string& size, i
   req.mutable_spec()->set_size(size);
   req.mutable_spec()->set_max_files(max_files);
   req.mutable_spec()->set_price_per_gb_hour_micros(40);
+  if (backend_ == VolumeBackend::kCeph) req.mutable_spec()->set_backend_class("ceph");
   pb::StorageSpec out;
   grpc::Status s = storage_->stub().CreateStorageSpec(Ctx(admin_).get(), req, &out);
   ASSERT_TRUE(s.ok()) << name << ": " << s.error_message();
@@ -131,10 +153,11 @@ void StorageTest::WriteObject(const std::string& storage_id, const std::string& 
   pb::Storage s;
   grpc::Status got = GetStorage(admin_, storage_id, &s);
   ASSERT_TRUE(got.ok()) << got.error_message();
-  ASSERT_OK_AND_ASSIGN(
-      std::shared_ptr<Volume> volume,
-      storage_->local_backend()->OpenVolume(
-          s.storage_uid(), {.max_bytes = s.size_bytes(), .max_files = s.max_files()}));
+  Backend& backend =
+      backend_ == VolumeBackend::kCeph ? *storage_->ceph_backend() : *storage_->local_backend();
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Volume> volume,
+                       backend.OpenVolume(s.storage_uid(), {.max_bytes = s.size_bytes(),
+                                                            .max_files = s.max_files()}));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ObjectWriter> writer, volume->Create(key, bytes, ""));
   const std::string chunk(64 * 1024, 'x');
   for (int64_t left = bytes; left > 0;) {

@@ -17,8 +17,17 @@ namespace gpuaas::storage::testing {
 
 inline constexpr int64_t kGiB = int64_t{1} << 30;
 
+// Which backend the fixture's specs (and so its storages) use: kCeph serves the ctest fixture
+// `ceph`'s cluster beside local (the test fails without one).
+enum class VolumeBackend { kLocal, kCeph };
+// "local", "ceph": the spec's backend_class, and parameterized tests' names.
+std::string VolumeBackendName(VolumeBackend backend);
+
 class StorageTest : public auth::testing::AuthStackTest {
  protected:
+  StorageTest() = default;
+  explicit StorageTest(VolumeBackend backend) : backend_(backend) {}
+
   void SetUp() override;
   void TearDown() override;
 
@@ -28,7 +37,8 @@ class StorageTest : public auth::testing::AuthStackTest {
   // Sets the tenant's quota.max_storage_bytes, as the platform admin.
   void SetStorageQuota(const std::string& tenant_id, int64_t bytes);
 
-  // A spec of `size` ("1Gi") and `max_files`, as the platform admin; fails the test otherwise.
+  // A spec of `size` ("1Gi") and `max_files` on the fixture's backend, as the platform admin;
+  // fails the test otherwise.
   void CreateSpec(const std::string& name, const std::string& size, int64_t max_files = 1000);
   grpc::Status CreateStorage(const std::string& token, const std::string& storage_id,
                              const std::string& spec, pb::Storage* out = nullptr,
@@ -49,11 +59,13 @@ class StorageTest : public auth::testing::AuthStackTest {
                               pb::CreateAccessorResponse* out = nullptr, bool read_only = false,
                               const std::string& request_id = "");
 
-  // Writes `bytes` bytes under `key` through the backend's Volume, as the S3 data plane does.
+  // Writes `bytes` bytes under `key` through the fixture backend's Volume, as the S3 data plane
+  // does.
   void WriteObject(const std::string& storage_id, const std::string& key, int64_t bytes);
 
   std::string data_root() const { return (dir_.path() / "data").string(); }
 
+  const VolumeBackend backend_ = VolumeBackend::kLocal;
   gpuaas::testing::TempDir dir_;
   std::string secret_key_;
   std::unique_ptr<StorageStack> storage_;
@@ -61,6 +73,10 @@ class StorageTest : public auth::testing::AuthStackTest {
   std::string viewer_;   // VIEWER of alpha
   std::string beta_;     // TENANT_ADMIN of beta
   std::string service_;  // ROLE_SERVICE, no tenant
+
+ private:
+  // The storage service on the database and data root, with the ceph backend for kCeph.
+  void StartStorage();
 };
 
 }  // namespace gpuaas::storage::testing

@@ -10,7 +10,8 @@ namespace gpuaas::storage::ceph {
 
 // FAILED_PRECONDITION naming the fixture when there is no cluster.
 inline absl::StatusOr<ClusterOptions> TestClusterOptions() {
-  absl::StatusOr<testing::CephCluster> cluster = testing::CephClusterFromFixture();
+  absl::StatusOr<::gpuaas::testing::CephCluster> cluster =
+      ::gpuaas::testing::CephClusterFromFixture();
   if (!cluster.ok()) return cluster.status();
   ClusterOptions options;
   options.conf_path = cluster->conf;
