@@ -13,7 +13,7 @@ namespace gpuaas::storage::ceph_mount {
 
 absl::Status RadosErrorToStatus(int rc, std::string_view what, std::string_view message) {
   const std::string text =
-      absl::StrCat(what, ": ", message.empty() ? std::string_view(strerror(-rc)) : message,
+      absl::StrCat(std::string(what), ": ", message.empty() ? strerror(-rc) : std::string(message),
                    " (errno ", -rc, ")");
   switch (-rc) {
     case ENOENT:
@@ -71,8 +71,7 @@ absl::StatusOr<std::unique_ptr<RadosMgr>> RadosMgr::Connect(const RadosConfig& c
           "keyring ", config.keyring_path, ": no usable key for ", name, " (", strerror(-rc), ")"));
     }
     return absl::UnavailableError(
-        RadosErrorToStatus(rc, "connect to the Ceph cluster of " + config.conf_path, "")
-            .message());
+        RadosErrorToStatus(rc, "connect to the Ceph cluster of " + config.conf_path, "").message());
   }
   return self;
 }
@@ -92,7 +91,7 @@ absl::StatusOr<std::string> RadosMgr::Command(std::string_view json, std::string
   std::string message(status == nullptr ? "" : std::string(status, status_len));
   rados_buffer_free(out);
   rados_buffer_free(status);
-  if (rc < 0) return RadosErrorToStatus(rc, what, absl::StripAsciiWhitespace(message));
+  if (rc < 0) return RadosErrorToStatus(rc, what, std::string(absl::StripAsciiWhitespace(message)));
   return output;
 }
 
