@@ -38,6 +38,8 @@ class ConsoleBrowser:
             if hasattr(webdriver, "ChromeService") else None
         self.driver = webdriver.Chrome(options=options, service=service) if service \
             else webdriver.Chrome(options=options)
+        self._log = []  # the browser's log so far (reading it from the driver empties it)
+        self._network_changes = 0  # ERR_NETWORK_CHANGED entries already answered by a reload
         self.driver.set_page_load_timeout(60)
         self.driver.set_script_timeout(60)
         if downloads:
@@ -52,10 +54,33 @@ class ConsoleBrowser:
     def step(self, text):
         print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
 
+    def browser_log(self):
+        """Every entry of the browser's log so far."""
+        self._log += self.driver.get_log("browser")
+        return self._log
+
+    def _until(self, wait):
+        """wait() once more after a reload when the page lost requests to a network change.
+        Chromium drops what is in flight whenever the host's interfaces change (a workload's
+        veth, on this machine or in a test beside this one: ERR_NETWORK_CHANGED); a user
+        reloads, and so does the test, once per change."""
+        try:
+            return wait()
+        except TimeoutException:
+            changes = sum("ERR_NETWORK_CHANGED" in e["message"] for e in self.browser_log())
+            if changes == self._network_changes:
+                raise
+            self._network_changes = changes
+            print(f"[{time.strftime('%H:%M:%S')}] the network changed under the page: reloading",
+                  flush=True)
+            self.driver.refresh()
+            return wait()
+
     def wait(self, css, timeout=20, visible=True):
         condition = EC.visibility_of_element_located if visible else EC.presence_of_element_located
         try:
-            return WebDriverWait(self.driver, timeout).until(condition((By.CSS_SELECTOR, css)))
+            return self._until(lambda: WebDriverWait(self.driver, timeout).until(
+                condition((By.CSS_SELECTOR, css))))
         except TimeoutException:
             raise AssertionError(f"no {css} after {timeout} s on {self.driver.current_url}"
                                  f"{self._says()}") from None
@@ -63,14 +88,16 @@ class ConsoleBrowser:
     def until(self, what, predicate, timeout=20, poll=0.5):
         try:
             # Pages redraw as the state changes: an element read a moment ago may be gone.
-            return WebDriverWait(self.driver, timeout, poll_frequency=poll,
-                                 ignored_exceptions=[StaleElementReferenceException]).until(lambda d: predicate())
+            return self._until(lambda: WebDriverWait(
+                self.driver, timeout, poll_frequency=poll,
+                ignored_exceptions=[StaleElementReferenceException]).until(lambda d: predicate()))
         except TimeoutException:
             raise AssertionError(f"{what}: not within {timeout} s{self._says()}") from None
 
     def wait_text(self, css, text, timeout=20):
         try:
-            WebDriverWait(self.driver, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
+            self._until(lambda: WebDriverWait(self.driver, timeout).until(
+                EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text)))
         except TimeoutException:
             found = [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, css)]
             raise AssertionError(f"{css} never showed {text!r} in {timeout} s; it shows {found}") from None

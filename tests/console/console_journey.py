@@ -311,7 +311,7 @@ class Journey(ConsoleBrowser):
     def check_browser_log(self):
         """Fails on a script error or a Content-Security-Policy refusal the console's pages met so
         far. Not the workload's pages (Jupyter's own scripts race each other now and then)."""
-        for entry in self.driver.get_log("browser"):
+        for entry in self.browser_log():
             message = entry["message"]
             if not message.startswith(self.base):
                 continue
@@ -328,7 +328,7 @@ class Journey(ConsoleBrowser):
             path = os.path.join(self.args.screenshots, "journey-failure.png")
             self.driver.save_screenshot(path)
             print(f"FAILED on {self.driver.current_url}; screenshot {path}", file=sys.stderr)
-            for entry in self.driver.get_log("browser")[-30:]:
+            for entry in self.browser_log()[-30:]:
                 print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
             raise
         finally:

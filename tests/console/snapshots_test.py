@@ -296,7 +296,7 @@ def main():
         test.run()
     except AssertionError as failure:
         test.shot("failure")
-        for entry in test.driver.get_log("browser"):
+        for entry in test.browser_log()[-30:]:
             print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
         print(f"FAIL: {failure}", file=sys.stderr)
         return 1
