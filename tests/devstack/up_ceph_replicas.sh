@@ -32,6 +32,7 @@ ctl=(env HOME="$walk/home" XDG_CONFIG_HOME="$walk/config" "$build/tools/gpuaasct
 (cd "$checkout" \
   && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
   && "${ctl[@]}" storage-specs list \
+  && "${ctl[@]}" stocks create --spec h100.1x -n 1 \
   && "${ctl[@]}" tenants create studio-a --max-gpus 16 --max-instances 20 --max-storage-bytes 1Ti \
   && echo "a-long-password" >"$walk/alice.pw" \
   && "${ctl[@]}" users create alice --tenant studio-a --role tenant-admin \
@@ -80,8 +81,9 @@ kill -KILL "$(cat "$state/pids/storage.pid")"
   || fail "aws s3 cp down after the kill"
 cmp -s "$walk/model.bin" "$walk/model.back" || fail "model.bin came back different"
 [ "$("${s3[@]}" s3 cp s3://work/hello.py -)" = "print(1)" ] || fail "hello.py after the kill"
-(cd "$checkout" && "${ctl[@]}" instances stop nb-1 --wait) >"$walk/stop.txt" 2>&1 \
-  || { cat "$walk/stop.txt"; fail "stop nb-1 after the kill (its detach goes to storage-2)"; }
+(cd "$checkout" && "${ctl[@]}" instances stop nb-1 --wait --wait-timeout 90s) >"$walk/stop.txt" 2>&1 \
+  || { cat "$walk/stop.txt"; tail -n 40 "$state"/logs/instance*.log "$state"/logs/agent-sim-h100-1.log \
+         "$state/logs/storage-2.log"; fail "stop nb-1 after the kill (its detach goes to storage-2)"; }
 echo "after kill -9 of storage: storage-2 answered gpuaasctl, S3 served both files, nb-1 detached"
 
 "$gpuaas" down >"$tmp/down.log" 2>&1 || { cat "$tmp/down.log"; fail "down"; }
