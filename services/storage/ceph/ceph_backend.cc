@@ -533,9 +533,8 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCephBackend(const CephBackendOptions
   } else if (!listed.ok()) {
     return listed;
   }
-  GPUAAS_ASSIGN_OR_RETURN(
-      std::unique_ptr<ceph_mount::MountGrants> grants,
-      ceph_mount::MountGrants::Connect(*mgr, options.cluster, options.fs_name));
+  GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<ceph_mount::MountGrants> grants,
+                          ceph_mount::MountGrants::Connect(*mgr, options.cluster, options.fs_name));
   GPUAAS_ASSIGN_OR_RETURN(std::unique_ptr<FuseMount> mount,
                           FuseMount::Mount(options.cluster, options.fs_name, options.mount_point));
   UniqueFd mount_fd(::open(mount->path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -548,10 +547,9 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCephBackend(const CephBackendOptions
   root->hashers = std::make_unique<ThreadPool>(
       static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)),
       /*max_queued=*/64);
-  return std::unique_ptr<Backend>(
-      std::make_unique<CephBackend>(std::move(mgr), std::move(subvolumes), std::move(grants),
-                                    options.fs_name,
-                                    std::move(mount), std::move(mount_fd), std::move(root)));
+  return std::unique_ptr<Backend>(std::make_unique<CephBackend>(
+      std::move(mgr), std::move(subvolumes), std::move(grants), options.fs_name, std::move(mount),
+      std::move(mount_fd), std::move(root)));
 }
 
 }  // namespace gpuaas::storage::ceph

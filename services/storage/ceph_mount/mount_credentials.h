@@ -42,7 +42,6 @@ using EvictSessions = std::function<absl::Status(std::string_view auth_id)>;
 // "gpuaas-att-" + attachment_id: the cephx id (without "client.") of an attachment.
 std::string CephClientId(std::string_view attachment_id);
 
-
 class MountCredentials final {
  public:
   // `fs_name`: the CephFS volume ("gpuaas"); subvolumes are in the default group.

@@ -15,8 +15,8 @@
 namespace gpuaas::storage::ceph_mount {
 
 struct RadosConfig {
-  std::string conf_path;     // ceph.conf: where the monitors are
-  std::string keyring_path;  // the client's keyring file; the key is read by librados only
+  std::string conf_path;            // ceph.conf: where the monitors are
+  std::string keyring_path;         // the client's keyring file; the key is read by librados only
   std::string client_id = "admin";  // without "client."
   // Connecting and every command give up after this long (UNAVAILABLE).
   absl::Duration timeout = absl::Seconds(30);
