@@ -5,6 +5,7 @@ with it (wait for an element or a condition, sign in, save a numbered screenshot
   browser.login("alice", password_file, tenant="studio-a")
 """
 import os
+import sys
 import time
 
 from selenium import webdriver
@@ -146,3 +147,19 @@ class ConsoleBrowser:
     def _says(self):
         error = self.page_error()
         return f"; the page says: {error}" if error else ""
+
+
+def run_test(test):
+    """Runs test.run(); on a failed assertion, a screenshot, the browser's log and FAIL: why.
+    The exit code for sys.exit."""
+    try:
+        test.run()
+    except AssertionError as failure:
+        test.shot("failure")
+        for entry in test.browser_log()[-30:]:
+            print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
+        print(f"FAIL: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        test.quit()
+    return 0

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import urllib.request
 
-from console_browser import ConsoleBrowser
+from console_browser import ConsoleBrowser, run_test
 from selenium.webdriver.common.by import By
 
 BIG_SIZE = 20 * 1024 * 1024 + 12345  # three parts: 8 MiB, 8 MiB and the rest
@@ -277,21 +277,5 @@ class FileBrowserTest(ConsoleBrowser):
         self.step("ok")
 
 
-def main():
-    args = parse_args()
-    test = FileBrowserTest(args)
-    try:
-        test.run()
-    except AssertionError as failure:
-        test.shot("failure")
-        for entry in test.browser_log()[-30:]:
-            print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
-        print(f"FAIL: {failure}", file=sys.stderr)
-        return 1
-    finally:
-        test.quit()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test(FileBrowserTest(parse_args())))

@@ -22,7 +22,7 @@ import os
 import sys
 import tempfile
 
-from console_browser import ConsoleBrowser
+from console_browser import ConsoleBrowser, run_test
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -289,21 +289,5 @@ class SnapshotsTest(ConsoleBrowser):
         self.step("ok")
 
 
-def main():
-    args = parse_args()
-    test = SnapshotsTest(args)
-    try:
-        test.run()
-    except AssertionError as failure:
-        test.shot("failure")
-        for entry in test.browser_log()[-30:]:
-            print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
-        print(f"FAIL: {failure}", file=sys.stderr)
-        return 1
-    finally:
-        test.quit()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test(SnapshotsTest(parse_args())))
