@@ -5,7 +5,10 @@
 #             conv=fsync, then read back, on a standard-10g storage and on a ceph-10g one
 #   S3        1 GiB up, then down (build/bench/storage/s3_bench object) on each
 #   snapshot  of the Ceph storage holding the 1 GiB file, and its restore into a new storage
-# Each round measures local then ceph; ROUNDS (2) of them. Prints a markdown table. Leaves a
+# The cluster needs room for 3 GiB (the kept file, an S3 object, the restored copy): make it with
+# a bigger OSD before `up` (tools/ceph-cluster start .gpuaas/ceph --port-base 16789 --osd-size 8G,
+# then stop it; `up --storage ceph` starts it as it is). Each round measures local then ceph;
+# ROUNDS (2) of them. Prints a markdown table. Leaves a
 # tenant `bench` and a user of each run behind (their storages and instances are deleted).
 #
 #   bench/storage/ceph_vs_local.sh [ROUNDS]
@@ -25,6 +28,7 @@ say() { printf 'ceph_vs_local: %s\n' "$*" >&2; }
 ctl login --user admin --password-file "$STATE/admin-password" >/dev/null
 ctl tenants create bench --max-gpus 8 --max-instances 10 >/dev/null 2>&1 || true
 ctl tenants update bench --max-storage-bytes 1Ti >/dev/null
+ctl stocks create --spec t4.1x -n 4 --allow-partial >/dev/null 2>&1 || true  # the dd workloads' GPUs
 head -c 24 /dev/urandom | base64 >"$work/pw"
 run=$(date +%s)  # names of this run's own: an earlier run's leftovers never collide
 ctl users create "bench-$run" --tenant bench --role tenant-admin --password-file "$work/pw" \
@@ -51,7 +55,8 @@ dd_in_workload() {
   cmd+=' dd if=/data/dd.bin of=/dev/null bs=1M 2>&1 | tail -1;'
   [ "$keep" = 1 ] || cmd+=' rm -f /data/dd.bin;'
   cmd+=' echo dd-done; exec sleep 3600'
-  ctl instances create "$id" --spec t4.1x --storage "${storage[$b]}" --cmd "$cmd" --wait \
+  ctl instances create "$id" --spec t4.1x --storage "${storage[$b]}" --volume data=/data \
+    --cmd "$cmd" --wait \
     >/dev/null
   for _ in $(seq 1 600); do
     log=$(ctl instances logs "$id" 2>/dev/null || true)
@@ -59,7 +64,7 @@ dd_in_workload() {
     sleep 0.5
   done
   ctl instances delete "$id" >/dev/null
-  printf '%s %s' "$(grep copied <<<"$log" | sed -n 1p | dd_rate)" \
+  printf '%s %s\n' "$(grep copied <<<"$log" | sed -n 1p | dd_rate)" \
     "$(grep copied <<<"$log" | sed -n 2p | dd_rate)"
 }
 
@@ -82,7 +87,7 @@ t=$(date +%s.%N)
 ctl storages snapshots create "${storage[ceph]}" bench-snap >/dev/null
 snap=$(echo "$(date +%s.%N) - $t" | bc)
 t=$(date +%s.%N)
-ctl storages create restored-$run --spec ceph-10g --from-snapshot "${storage[ceph]}/bench-snap" \
+ctl --timeout 10m storages create restored-$run --spec ceph-10g --from-snapshot "${storage[ceph]}/bench-snap" \
   >/dev/null
 restore=$(echo "$(date +%s.%N) - $t" | bc)
 restored=$(ctl -o json storages get restored-$run | sed -n 's/.*"used_bytes": *"\{0,1\}\([0-9]*\).*/\1/p')
