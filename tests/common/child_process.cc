@@ -9,18 +9,56 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <random>
 #include <thread>
 
 #include "grpc/health/v1/health.grpc.pb.h"
 
 namespace gpuaas::testing {
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+// Whether nothing on loopback holds `port` now.
+bool Bindable(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+// Below the kernel's ephemeral range: a port the kernel handed out (bind to 0) can be taken,
+// between here and the child's bind, as the local port of any outgoing connection on the
+// machine (a PostgreSQL or Ceph client of a test beside this one), and then the child cannot
+// listen. From 23000: the agents hand workloads 20000-22999.
+int FreePort() {
+  int low = 32768;
+  if (std::FILE* range = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(range, "%d", &low) != 1) low = 32768;
+    std::fclose(range);
+  }
+  static std::mutex mu;
+  static std::mt19937 random(std::random_device{}());
+  std::lock_guard<std::mutex> lock(mu);
+  if (low > 23000 + 100) {
+    std::uniform_int_distribution<int> pick(23000, low - 1);
+    for (int i = 0; i < 200; ++i) {
+      const int port = pick(random);
+      if (Bindable(port)) return port;
+    }
+  }
+  // No room below the range (or all taken): one the kernel picks.
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   socklen_t len = sizeof(addr);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);

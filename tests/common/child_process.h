@@ -8,7 +8,8 @@
 
 namespace gpuaas::testing {
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
+// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range (where
+// no outgoing connection can take it before the child listens).
 int FreePort();
 
 class ChildProcess final {
