@@ -116,8 +116,8 @@ absl::Status Pool::RunInTransaction(std::string_view name,
                                     RetryOptions retry) {
   const int max_attempts = std::max(1, retry.max_attempts);
   // Jitter keeps conflicting transactions from colliding again in lockstep: attempt n waits
-  // between initial_backoff * 2^(n-1) and twice that.
-  Backoff backoff({.initial = 2 * retry.initial_backoff, .max = absl::InfiniteDuration()});
+  // between initial_backoff * 2^(n-1) and twice that, up to max_backoff.
+  Backoff backoff({.initial = 2 * retry.initial_backoff, .max = retry.max_backoff});
   for (int attempt = 1;; ++attempt) {
     Attempt result = AcquireAndRun(*impl_, name, fn, serializable);
     if (result.status.ok() || !result.retryable || attempt >= max_attempts) {

@@ -49,7 +49,7 @@ std::string ChunkedBody(const std::string& data, size_t chunk_size, const std::s
   }
 }
 
-HttpReply Parse(const std::string& raw) {
+HttpReply Parse(const std::string& raw, bool head_request, bool reset) {
   HttpReply reply;
   size_t end = raw.find("\r\n\r\n");
   if (end == std::string::npos) {
@@ -78,10 +78,13 @@ HttpReply Parse(const std::string& raw) {
   }
   // Keep only the announced body (HEAD and 304 announce without sending).
   int64_t length = 0;
-  if (absl::SimpleAtoi(reply.Header("content-length"), &length) &&
-      static_cast<size_t>(length) < reply.body.size()) {
+  const bool announced = absl::SimpleAtoi(reply.Header("content-length"), &length);
+  if (announced && static_cast<size_t>(length) < reply.body.size()) {
     reply.body.resize(length);
   }
+  const bool bodiless = head_request || reply.status == 304;
+  reply.complete = reply.status != 0 && !reset &&
+                   (!announced || bodiless || reply.body.size() == static_cast<size_t>(length));
   return reply;
 }
 
@@ -203,15 +206,12 @@ HttpReply Send(int port, const RawRequest& request) {
   }
   std::string received;
   char buffer[65536];
-  while (true) {
-    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) {
-      break;
-    }
+  ssize_t n = 0;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) {
     received.append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);
-  return Parse(received);
+  return Parse(received, request.method == "HEAD", /*reset=*/n < 0);
 }
 
 std::string PresignQuery(int port, const std::string& method, const std::string& path,

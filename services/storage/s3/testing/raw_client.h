@@ -17,6 +17,9 @@ struct HttpReply {
   int status = 0;
   std::multimap<std::string, std::string> headers;  // lower-case names
   std::string body;
+  // False when the connection broke before the whole reply came (no reply, a reset, or a body
+  // shorter than its Content-Length): what an SDK sends again.
+  bool complete = false;
   std::string Header(const std::string& name) const;
   // <Code> of an error document, or "".
   std::string ErrorCode() const;
