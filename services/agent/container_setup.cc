@@ -201,7 +201,12 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
   ContainerOptions options;
   options.images =
       std::make_shared<StoreImages>(*store, setup.image_root, setup.registries, setup.pull_timeout);
-  const PortAccess access{.address = setup.forward_address, .proxy_sources = setup.proxy_sources};
+  // The node itself (the agent's readiness probes) connects to the advertised address from it.
+  PortAccess access{.address = setup.forward_address, .proxy_sources = setup.proxy_sources};
+  if (std::find(access.proxy_sources.begin(), access.proxy_sources.end(), access.address) ==
+      access.proxy_sources.end()) {
+    access.proxy_sources.push_back(access.address);
+  }
   if (absl::Status s = CheckPortAccess(access); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--advertise-address/--proxy-source: ", s.message()));
@@ -209,6 +214,7 @@ absl::StatusOr<ContainerOptions> MakeContainerOptions(const ContainerSetup& setu
   if (!setup.workload_root.empty()) BindUnboundForwards(setup.workload_root, access);
   options.networks = std::make_shared<NodeNetworks>(access);
   options.gpus = MakeGpuInjector(setup);
+  options.probe_address = setup.forward_address;
   return options;
 }
 

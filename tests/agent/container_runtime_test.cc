@@ -206,7 +206,7 @@ TEST_F(ContainerRuntimeTest, ServesOnItsOwnPortThroughItsHostPortOnly) {
   ASSERT_TRUE(WaitState("web.1", pb::WORKLOAD_STATE_RUNNING, absl::Seconds(20)))
       << Status("web.1")->DebugString() << Read(root_ / "web.1" / "stderr.log");
   const int host_port = Status("web.1")->ports(0).host_port();
-  EXPECT_TRUE(ProbeHttp(host_port, "/", absl::Seconds(2)));
+  EXPECT_TRUE(ProbeHttp("127.0.0.1", host_port, "/", absl::Seconds(2)));
 }
 
 TEST_F(ContainerRuntimeTest, ReportsPullingThenRunsAndStops) {

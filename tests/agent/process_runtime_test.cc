@@ -134,7 +134,7 @@ TEST_F(ProcessRuntimeTest, ServesOnItsHostPortWithItsEnvironmentAndTurnsRunning)
   const pb::WorkloadStatus s = *Status("web.1");
   ASSERT_EQ(s.ports_size(), 1);
   EXPECT_EQ(s.ports(0).port(), 8080);
-  EXPECT_TRUE(ProbeHttp(s.ports(0).host_port(), "/env.txt", absl::Seconds(2)));
+  EXPECT_TRUE(ProbeHttp("127.0.0.1", s.ports(0).host_port(), "/env.txt", absl::Seconds(2)));
   EXPECT_EQ(Read(data / "env.txt"), "hello web GPU-test-0\n");
   // Start again is a no-op.
   EXPECT_TRUE(runtime_->Start(w).ok());

@@ -3,7 +3,7 @@
 # test's own. Inside a node: its host name, its own disk, an empty read-only control-plane state
 # directory, its own loopback (the machine's 127.0.0.1 services unreachable), the control
 # plane's address reachable, its own process table, orphans reaped. From the machine: each node
-# at its address. stop ends its command with SIGTERM; kill ends every process of it at once and
+# at its address. A node outlives its command; stop ends its command with SIGTERM; kill ends every process of it at once and
 # its network goes; a node starts again on the same disk; bridge-down removes the bridge.
 set -euo pipefail
 ROOT=${1:?usage: node_host.sh SOURCE_DIR}
@@ -32,7 +32,7 @@ http() { curl -s -m 3 "$@"; }
 # serve ADDRESS PORT DIR: files over HTTP. Not `python3 -m http.server`, which looks its own
 # address up in DNS first (a minute of timeouts in a node, which has no resolver).
 serve() {
-  $PY -c 'import functools, http.server, socketserver, sys
+  exec $PY -c 'import functools, http.server, socketserver, sys
 class Server(http.server.ThreadingHTTPServer):
     def server_bind(self):
         socketserver.TCPServer.server_bind(self)
@@ -96,6 +96,12 @@ sleep 0.5
 [ "$(http "http://$net.11:8000/who")" = a ] || fail "the machine does not reach node a"
 [ "$(http "http://$net.12:8000/who")" = b ] || fail "the machine does not reach node b"
 
+# The command ends; the node stays up, as a host outlives its agent.
+"$NODE_HOST" exec "$work/state/nodes/b" -- kill -TERM "$(cat "$work/state/nodes/b/host.command.pid")"
+for _ in $(seq 30); do http -o /dev/null "http://$net.12:8000/who" || break; sleep 0.1; done
+http "http://$net.12:8000/who" && fail "node b's command answers after it was ended"
+"$NODE_HOST" alive "$work/state/nodes/b" || fail "node b went down with its command"
+
 # stop: the command gets SIGTERM, the node ends, its veth goes.
 veth_b=$(cat "$work/state/nodes/b/host.veth")
 "$NODE_HOST" stop "$work/state/nodes/b"
@@ -122,7 +128,8 @@ http "http://$net.11:8000/who" && fail "node a answers after its kill"
 start_node a "$net.11"
 for _ in $(seq 50); do http -o /dev/null "http://$net.11:8000/who" && break; sleep 0.1; done
 [ "$(http "http://$net.11:8000/who")" = a ] || fail "node a did not come back"
-"$NODE_HOST" kill "$work/state/nodes/a"
+"$NODE_HOST" stop "$work/state/nodes/a"
+"$NODE_HOST" alive "$work/state/nodes/a" && fail "node a runs after stop"
 
 "$NODE_HOST" bridge-down "$bridge"
 ip link show "$bridge" >/dev/null 2>&1 && fail "bridge-down left $bridge"

@@ -65,7 +65,7 @@ trap 'exit 143' TERM INT HUP
 mkdir -p "$checkout/tools"
 chmod 700 "$tmp" "$parent"
 for tool in gpuaas pg-cluster pg-ha pg-common.sh pg-service-role install-deps install-images gen-certs \
-    agent-credentials registry supervise ceph-cluster ceph-cluster-admin; do
+    agent-credentials registry supervise ceph-cluster ceph-cluster-admin node-host; do
   cp "$src/tools/$tool" "$checkout/tools/"
 done
 cp -r "$src/tools/images" "$checkout/tools/"

@@ -84,6 +84,9 @@ struct ContainerOptions {
   // Workloads without an image run as containers too, from NodeSystemImage; otherwise they run
   // the process runtime's way (bubblewrap).
   bool system_image_workloads = true;
+  // Where the node itself reaches its containers' host ports (the readiness probes): they are
+  // forwarded at the advertised address alone, which on a node of its own is not loopback.
+  std::string probe_address = "127.0.0.1";
   // Container id blocks of 65536 host ids each, from first_id on: one per running container.
   uint32_t first_id = 1u << 20;
   uint32_t id_blocks = 4096;

@@ -19,14 +19,14 @@ int Remaining(absl::Time deadline) {
   return static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
 }
 
-// A connected socket, or -1.
-int Connect(int port, absl::Time deadline) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
+// A connected socket, or -1 (also for an address that is not IPv4).
+int Connect(const std::string& address, int port, absl::Time deadline) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) return -1;
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     if (errno != EINPROGRESS) {
       close(fd);
@@ -46,16 +46,17 @@ int Connect(int port, absl::Time deadline) {
 
 }  // namespace
 
-bool ProbeTcp(int port, absl::Duration timeout) {
-  const int fd = Connect(port, absl::Now() + timeout);
+bool ProbeTcp(const std::string& address, int port, absl::Duration timeout) {
+  const int fd = Connect(address, port, absl::Now() + timeout);
   if (fd < 0) return false;
   close(fd);
   return true;
 }
 
-bool ProbeHttp(int port, const std::string& path, absl::Duration timeout) {
+bool ProbeHttp(const std::string& address, int port, const std::string& path,
+               absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  const int fd = Connect(port, deadline);
+  const int fd = Connect(address, port, deadline);
   if (fd < 0) return false;
   const std::string request = "GET " + (path.empty() ? std::string("/") : path) +
                               " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: gpuaas-probe\r\n"

@@ -207,6 +207,7 @@ struct Look {
   // The probe port, copied: a stopped entry may be removed while the probe runs.
   std::optional<pb::Port> probe;
   int probe_host_port = 0;
+  std::string probe_address;
   // Observed:
   std::optional<WorkloadExit> exit;
   bool live = false;
@@ -848,6 +849,7 @@ bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
       }
       if (!look.probe) continue;
       look.probe_host_port = e.host_ports[look.probe->port()];
+      look.probe_address = e.container ? options_.containers.probe_address : "127.0.0.1";
       const absl::Duration timeout = e.workload.has_probe_timeout()
                                          ? FromProto(e.workload.probe_timeout())
                                          : kDefaultProbeTimeout;
@@ -874,8 +876,9 @@ bool ProcessRuntime::Tick(const std::vector<int>& exited_pidfds, bool sweep) {
     if (!look.live || !look.probe || look.probe_timed_out) continue;
     look.probe_passed =
         look.probe->protocol() != pb::PROTOCOL_TCP
-            ? ProbeHttp(look.probe_host_port, look.probe->base_url(), absl::Milliseconds(500))
-            : ProbeTcp(look.probe_host_port, absl::Milliseconds(200));
+            ? ProbeHttp(look.probe_address, look.probe_host_port, look.probe->base_url(),
+                        absl::Milliseconds(500))
+            : ProbeTcp(look.probe_address, look.probe_host_port, absl::Milliseconds(200));
   }
   absl::MutexLock lock(&mu_);
   for (Look& look : looks) Apply(look);

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# ctest devstack_up_nodes: `tools/gpuaas up --nodes 3 --storage ceph` (issue 34): three agents,
+# each a host of its own (tools/node-host) on a bridge of the test's own, the control plane at
+# the bridge's address. A node sees nothing of the control plane's files and nothing on this
+# machine's loopback. The README's walk-through across hosts: Jupyter on node A through the
+# proxy writes /data/x on Ceph, S3 lists it; she stops it, node A is drained, and the next start
+# lands on another node, where the notebook reads x. `down` leaves no node, bridge or mount.
+#   up_nodes.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1
+build=$2
+
+# shellcheck source=stack_lib.sh
+source "$(dirname "$0")/stack_lib.sh"
+# A /24 and a bridge nothing else here uses (devstack tests run side by side).
+for n in $(shuf -i 1-250); do
+  ip -4 -o addr | grep -q " 10\.214\.$n\." || break
+done
+export GPUAAS_NODE_NET=10.214.$n GPUAAS_NODE_BRIDGE=gpun$n
+cp=$GPUAAS_NODE_NET.1
+# Three nodes of one kind, so an instance can move between them.
+export GPUAAS_SIM_AGENTS="node-a 2xT4;node-b 2xT4;node-c 2xT4"
+start_stack "$tmp/up.log" --storage ceph --nodes 3
+cat "$tmp/up.log"
+
+status=$("$gpuaas" status) || { echo "$status"; fail "status exited non-zero"; }
+echo "$status"
+for k in 1 2 3; do
+  grep -Eq "^agent +pid [0-9]+ +$GPUAAS_NODE_NET\.$((10 + k)):$GPUAAS_AGENT_PORT +SERVING .*a host of its own" \
+    <<<"$status" || fail "status: node $k is not SERVING at $GPUAAS_NODE_NET.$((10 + k))"
+done
+grep -qx "GPUAAS_AUTH_ADDR=$cp:$GPUAAS_AUTH_PORT" "$state/stack.env" \
+  || fail "stack.env does not name auth at the control plane's address"
+node_a_dir=$(dirname "$(readlink "$state/logs/agent-node-a.log")")
+in_node() { "$checkout/tools/node-host" exec "$1" -- "${@:2}"; }
+in_node "$node_a_dir" test -e "$state/admin-password" && fail "a node sees the state directory"
+in_node "$node_a_dir" test -e "$state/ceph/ceph.client.admin.keyring" \
+  && fail "a node sees Ceph's admin keyring"
+in_node "$node_a_dir" curl -s -m 2 "http://127.0.0.1:$GPUAAS_PROXY_PORT/" \
+  && fail "a node reached this machine's loopback"
+[ "$(in_node "$node_a_dir" hostname)" = node-a ] || fail "node-a's host name"
+echo "three nodes as hosts of their own; node-a sees none of the control plane's files"
+
+walk=$tmp/walk
+mkdir -p "$walk/home"
+ctl=(env HOME="$walk/home" XDG_CONFIG_HOME="$walk/config" "$build/tools/gpuaasctl/gpuaasctl")
+(cd "$checkout" \
+  && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
+  && "${ctl[@]}" tenants create studio-a --max-gpus 16 --max-instances 20 --max-storage-bytes 1Ti \
+  && echo "a-long-password" >"$walk/alice.pw" \
+  && "${ctl[@]}" users create alice --tenant studio-a --role tenant-admin \
+       --password-file "$walk/alice.pw") >"$walk/setup.txt" 2>&1 \
+  || { cat "$walk/setup.txt"; fail "setup through gpuaasctl"; }
+place_stock t4.1x 1
+(cd "$checkout" \
+  && "${ctl[@]}" login --user alice --password-file "$walk/alice.pw" \
+  && "${ctl[@]}" storages create work --spec ceph-10g \
+  && "${ctl[@]}" accessors create work --ttl 1h) >"$walk/alice.txt" 2>&1 \
+  || { cat "$walk/alice.txt"; fail "alice's storage"; }
+key=$(awk '/^access key id:/{print $4}' "$walk/alice.txt")
+secret=$(awk '/^secret access key:/{print $4}' "$walk/alice.txt")
+aws=$(command -v /usr/bin/aws aws | head -n1 || true)
+[ -n "$aws" ] || fail "no AWS CLI (tools/install-deps installs awscli)"
+s3=(env -u AWS_CA_BUNDLE -u AWS_PROFILE HOME="$walk/home" AWS_CONFIG_FILE="$walk/aws-config"
+    AWS_SHARED_CREDENTIALS_FILE="$walk/aws-credentials" AWS_ACCESS_KEY_ID="$key"
+    AWS_SECRET_ACCESS_KEY="$secret" AWS_DEFAULT_REGION=us-east-1
+    "$aws" --endpoint-url "http://127.0.0.1:$GPUAAS_S3_PORT")
+
+# run_cell CODE: the cell's output, run in nb-1's Jupyter through the proxy on this machine.
+run_cell() {
+  local token
+  token=$(cd "$checkout" && "${ctl[@]}" token) || fail "gpuaasctl token"
+  env -i HOME="$walk/home" /usr/bin/python3 "$src/tests/images/jupyter_exec.py" \
+    --base-url "http://127.0.0.1:$GPUAAS_PROXY_PORT/" \
+    --host "nb-1-8888.gpuaas.localhost:$GPUAAS_PROXY_PORT" \
+    --header "Authorization: Bearer $token" "$1"
+}
+node_of() { (cd "$checkout" && "${ctl[@]}" instances get nb-1) | awk '$1 == "NODE:" { print $2 }'; }
+
+(cd "$checkout" \
+  && "${ctl[@]}" instances create nb-1 --spec t4.1x --image jupyter --storage work --wait) \
+  >"$walk/nb.txt" 2>&1 || { cat "$walk/nb.txt"; fail "jupyter on a node"; }
+first=$(node_of)
+grep -q "ENDPOINT: .*-> $GPUAAS_NODE_NET\.1[1-3]:" "$walk/nb.txt" \
+  || { cat "$walk/nb.txt"; fail "nb-1's endpoint is not its node's address"; }
+cell=$(run_cell "open('/data/x', 'w').write('written on $first'); 1+1") \
+  || fail "jupyter through the proxy: $cell"
+grep -q '"result": "2"' <<<"$cell" || fail "jupyter ran the cell as: $cell"
+"${s3[@]}" s3 ls s3://work/ >"$walk/ls.txt" || fail "aws s3 ls"
+grep -q " x$" "$walk/ls.txt" || { cat "$walk/ls.txt"; fail "S3 does not list the notebook's x"; }
+echo "nb-1 on $first wrote /data/x through the proxy; S3 lists it"
+
+# Stopped, its node drained: the next start lands on another node, with the same storage.
+(cd "$checkout" && "${ctl[@]}" instances stop nb-1 --wait --wait-timeout 90s) >"$walk/stop.txt" 2>&1 \
+  || { cat "$walk/stop.txt"; fail "stop nb-1"; }
+(cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
+  && "${ctl[@]}" nodes drain "$first") >"$walk/drain.txt" 2>&1 \
+  || { cat "$walk/drain.txt"; fail "drain $first"; }
+place_stock t4.1x 1
+(cd "$checkout" && "${ctl[@]}" login --user alice --password-file "$walk/alice.pw" \
+  && "${ctl[@]}" instances start nb-1 --wait) >"$walk/start.txt" 2>&1 \
+  || { cat "$walk/start.txt"; fail "start nb-1 again"; }
+second=$(node_of)
+[ -n "$second" ] && [ "$second" != "$first" ] || fail "nb-1 started again on $second, not another node"
+cell=$(run_cell "print(open('/data/x').read())") || fail "jupyter on $second: $cell"
+grep -q "written on $first" <<<"$cell" || fail "nb-1 on $second read: $cell"
+echo "nb-1 started again on $second and read the x it wrote on $first"
+
+"$gpuaas" down >"$tmp/down.log" 2>&1 || { cat "$tmp/down.log"; fail "down"; }
+for dir in "$(dirname "$node_a_dir")"/*; do
+  "$checkout/tools/node-host" alive "$dir" && fail "node $dir still runs after down"
+done
+ip link show "$GPUAAS_NODE_BRIDGE" >/dev/null 2>&1 && fail "the nodes' bridge outlived down"
+if findmnt -rn -o TARGET | grep -q "^$(dirname "$node_a_dir")/"; then
+  fail "a node's mount outlived down"
+fi
+echo "down ended every node and removed the bridge"
