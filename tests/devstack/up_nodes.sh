@@ -4,7 +4,8 @@
 # the bridge's address. A node sees nothing of the control plane's files and nothing on this
 # machine's loopback. The README's walk-through across hosts: Jupyter on node A through the
 # proxy writes /data/x on Ceph, S3 lists it; she stops it, node A is drained, and the next start
-# lands on another node, where the notebook reads x. `down` leaves no node, bridge or mount.
+# lands on another node, where the notebook reads x; from there it reaches nothing of the control
+# plane or of any node (an attack). `down` leaves no node, bridge or mount.
 #   up_nodes.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -105,6 +106,25 @@ second=$(node_of)
 cell=$(run_cell "print(open('/data/x').read())") || fail "jupyter on $second: $cell"
 grep -q "written on $first" <<<"$cell" || fail "nb-1 on $second read: $cell"
 echo "nb-1 started again on $second and read the x it wrote on $first"
+
+# Attacks from the workload on the second node: the control plane's services, registry and
+# Ceph, the first node's agent and its own node's are all refused (egress to private ranges and
+# every new connection to its node are the agent's rules, now across hosts).
+targets="('$cp', $GPUAAS_AUTH_PORT), ('$cp', $GPUAAS_STORAGE_PORT), ('$cp', $GPUAAS_REGISTRY_PORT),"
+targets+=" ('$cp', $GPUAAS_CEPH_PORT), ('$GPUAAS_NODE_NET.11', $GPUAAS_AGENT_PORT),"
+targets+=" ('$GPUAAS_NODE_NET.12', $GPUAAS_AGENT_PORT), ('$GPUAAS_NODE_NET.13', $GPUAAS_AGENT_PORT)"
+cell=$(run_cell "import socket
+reached = []
+for target in [$targets]:
+    s = socket.socket(); s.settimeout(2)
+    try:
+        s.connect(target); reached.append(target)
+    except OSError:
+        pass
+    s.close()
+print('reached', reached)") || fail "the attack cell: $cell"
+grep -q "reached \[\]" <<<"$cell" || fail "a workload on $second reached: $cell"
+echo "from nb-1 on $second: no service, registry, Ceph or agent of another host reached"
 
 "$gpuaas" down >"$tmp/down.log" 2>&1 || { cat "$tmp/down.log"; fail "down"; }
 for dir in "$(dirname "$node_a_dir")"/*; do
