@@ -151,3 +151,20 @@ place_stock() {
   done
   [ "$(stock_of "$spec")" = $((before + n)) ] || { cat "$out"; fail "no $n more $spec stock"; }
 }
+
+# s3_as_accessor FILE: sets the array `s3` to the AWS CLI signed in as the accessor whose keys
+# `gpuaasctl accessors create` printed into FILE, against the stack's S3 endpoint, with files of
+# its own under $walk.
+s3_as_accessor() {
+  local key secret aws
+  key=$(awk '/^access key id:/{print $4}' "$1")
+  secret=$(awk '/^secret access key:/{print $4}' "$1")
+  [ -n "$key" ] && [ -n "$secret" ] || fail "accessors create printed no keys"
+  # Debian's AWS CLI (v2) first: a v1 CLI elsewhere on PATH presigns with SigV2.
+  aws=$(command -v /usr/bin/aws aws | head -n1 || true)
+  [ -n "$aws" ] || fail "no AWS CLI (tools/install-deps installs awscli)"
+  s3=(env -u AWS_CA_BUNDLE -u AWS_PROFILE HOME="$walk/home" AWS_CONFIG_FILE="$walk/aws-config"
+      AWS_SHARED_CREDENTIALS_FILE="$walk/aws-credentials" AWS_ACCESS_KEY_ID="$key"
+      AWS_SECRET_ACCESS_KEY="$secret" AWS_DEFAULT_REGION=us-east-1
+      "$aws" --endpoint-url "http://127.0.0.1:$GPUAAS_S3_PORT")
+}

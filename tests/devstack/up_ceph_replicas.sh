@@ -45,16 +45,7 @@ ctl=(env HOME="$walk/home" XDG_CONFIG_HOME="$walk/config" "$build/tools/gpuaasct
 grep -q "^ceph-10g " "$walk/setup.txt" || { cat "$walk/setup.txt"; fail "no ceph-10g spec"; }
 ! grep -q "^standard-10g " "$walk/setup.txt" \
   || fail "replicas on Ceph alone list a local spec they cannot serve"
-key=$(awk '/^access key id:/{print $4}' "$walk/setup.txt")
-secret=$(awk '/^secret access key:/{print $4}' "$walk/setup.txt")
-[ -n "$key" ] && [ -n "$secret" ] || fail "accessors create printed no keys"
-
-aws=$(command -v /usr/bin/aws aws | head -n1 || true)
-[ -n "$aws" ] || fail "no AWS CLI (tools/install-deps installs awscli)"
-s3=(env -u AWS_CA_BUNDLE -u AWS_PROFILE HOME="$walk/home" AWS_CONFIG_FILE="$walk/aws-config"
-    AWS_SHARED_CREDENTIALS_FILE="$walk/aws-credentials" AWS_ACCESS_KEY_ID="$key"
-    AWS_SECRET_ACCESS_KEY="$secret" AWS_DEFAULT_REGION=us-east-1
-    "$aws" --endpoint-url "http://127.0.0.1:$GPUAAS_S3_PORT")
+s3_as_accessor "$walk/setup.txt"
 head -c 12M /dev/urandom >"$walk/model.bin"
 "${s3[@]}" s3 cp "$walk/model.bin" s3://work/checkpoints/ --only-show-errors || fail "aws s3 cp up"
 

@@ -58,14 +58,7 @@ place_stock t4.1x 1
   && "${ctl[@]}" storages create work --spec ceph-10g \
   && "${ctl[@]}" accessors create work --ttl 1h) >"$walk/alice.txt" 2>&1 \
   || { cat "$walk/alice.txt"; fail "alice's storage"; }
-key=$(awk '/^access key id:/{print $4}' "$walk/alice.txt")
-secret=$(awk '/^secret access key:/{print $4}' "$walk/alice.txt")
-aws=$(command -v /usr/bin/aws aws | head -n1 || true)
-[ -n "$aws" ] || fail "no AWS CLI (tools/install-deps installs awscli)"
-s3=(env -u AWS_CA_BUNDLE -u AWS_PROFILE HOME="$walk/home" AWS_CONFIG_FILE="$walk/aws-config"
-    AWS_SHARED_CREDENTIALS_FILE="$walk/aws-credentials" AWS_ACCESS_KEY_ID="$key"
-    AWS_SECRET_ACCESS_KEY="$secret" AWS_DEFAULT_REGION=us-east-1
-    "$aws" --endpoint-url "http://127.0.0.1:$GPUAAS_S3_PORT")
+s3_as_accessor "$walk/alice.txt"
 
 # run_cell CODE: the cell's output, run in nb-1's Jupyter through the proxy on this machine.
 run_cell() {

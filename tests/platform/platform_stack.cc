@@ -272,8 +272,11 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
   WriteKeyFile(key_file, agent_api_key(spec.node_id));
   const int port = FreePort();
   // Its own hundred host ports for workloads: agents of tests running side by side (and of one
-  // stack) must not hand out one free port twice before either workload binds it.
-  const int first = 30000 + static_cast<int>((getpid() * 7 + agents_.size()) % 250) * 100;
+  // stack) must not hand out one free port twice before either workload binds it. Below the
+  // dev stack's agents' (20000-22999), the ports FreePort hands out (23000 up) and the kernel's
+  // ephemeral range, where an outgoing connection took a port the agent had just handed out
+  // ("host port ... is taken").
+  const int first = 10000 + static_cast<int>((getpid() * 7 + agents_.size()) % 100) * 100;
   const std::string port_range = absl::StrCat(first, "-", first + 99);
   port_ranges_[spec.node_id] = {first, first + 99};
   auto agent = std::make_unique<Daemon>(
