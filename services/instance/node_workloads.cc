@@ -105,6 +105,9 @@ bool ApplyWorkloadStatus(WorkRow& r, const pb::WorkloadStatus& s, absl::Time now
         if (r.state == pb::STATE_PENDING) {
           r.start_time = r.workload_start_time;
           r.last_active_time = r.workload_start_time;  // the idle window starts with the run
+          // Why it was pending (a lost node it left) no longer holds once it runs again.
+          r.reason = pb::REASON_UNSPECIFIED;
+          r.message.clear();
         }
         const pb::State want = ws == pb::WORKLOAD_STATE_RUNNING ? pb::STATE_RUNNING
                                : r.state == pb::STATE_RUNNING   ? pb::STATE_RUNNING

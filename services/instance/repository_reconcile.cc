@@ -233,24 +233,31 @@ void ReconcileRepository::Backoff(db::Tx& tx, const std::string& instance_id,
 }
 
 std::vector<std::string> ReconcileRepository::MarkNodesLost(db::Tx& tx, absl::Duration timeout) {
-  // A live run of the row (desired RUNNING, PENDING/READY/RUNNING, the run it holds) fails;
-  // a row already stopping only learns that its workload is gone. Rows another transaction
-  // holds are left for the next sweep.
+  // A live run of the row (desired RUNNING, PENDING/READY/RUNNING, the run it holds) whose
+  // workload had started there starts again as a new run (PENDING NODE_LOST: the way down
+  // releases the lost node's stock and storage, the way up claims on a node that reports); one
+  // that never started there (the node never ran it) fails. A row already stopping only learns
+  // that its workload is gone. Rows another transaction holds are left for the next sweep.
   constexpr std::string_view kMarkNodesLost =
       "WITH lost AS (SELECT node_id, least(last_seen, now()) AS last_seen FROM instance.nodes "
       "  WHERE last_seen < now() - $1::int8 * interval '1 microsecond'), "
       "doomed AS (SELECT i.instance_id, lost.last_seen, "
-      "  (i.desired_state = 1 AND i.state IN (1, 2, 3) AND i.held_run = i.run) AS live "
+      "  (i.desired_state = 1 AND i.state IN (1, 2, 3) AND i.held_run = i.run) AS live, "
+      "  (i.desired_state = 1 AND i.state IN (1, 2, 3) AND i.held_run = i.run "
+      "    AND i.workload_start_time IS NOT NULL) AS again "
       "  FROM instance.instances i JOIN lost ON lost.node_id = i.node_id "
       "  WHERE i.held_run <> 0 AND i.workload_state NOT IN (3, 4, 5) AND (i.published "
       "    OR i.unpublish_time IS NOT NULL "
       "    OR (i.desired_state = 1 AND i.state IN (1, 2, 3) AND i.held_run = i.run)) "
       "  FOR UPDATE OF i SKIP LOCKED) "
       "UPDATE instance.instances i SET "
-      "  state = CASE WHEN d.live THEN 6 ELSE i.state END, "
+      "  state = CASE WHEN d.again THEN 1 WHEN d.live THEN 6 ELSE i.state END, "
       "  reason = CASE WHEN d.live THEN 4 ELSE i.reason END, "
-      "  message = CASE WHEN d.live THEN 'node ' || i.node_id || ' stopped reporting' "
-      "    ELSE i.message END, "
+      "  message = CASE WHEN d.again THEN 'node ' || i.node_id || "
+      "    ' stopped reporting; starting again on another node' "
+      "    WHEN d.live THEN 'node ' || i.node_id || ' stopped reporting' ELSE i.message END, "
+      "  run = CASE WHEN d.again THEN i.run + 1 ELSE i.run END, "
+      "  attempts = CASE WHEN d.again THEN 0 ELSE i.attempts END, "
       "  stop_time = CASE WHEN d.live THEN d.last_seen ELSE i.stop_time END, "
       "  unpublish_time = CASE WHEN i.published THEN now() ELSE i.unpublish_time END, "
       "  published = false, workload_state = 4, "

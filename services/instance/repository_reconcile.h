@@ -78,8 +78,10 @@ class ReconcileRepository final {
   // After a failed call: retry after `delay`.
   void Backoff(db::Tx& tx, const std::string& instance_id, absl::Duration delay);
 
-  // Node loss: every row holding something on a node unseen for `timeout`: a live run FAILED
-  // NODE_LOST; its workload counted stopped at the node's last_seen. Returns the rows changed.
+  // Node loss: every row holding something on a node unseen for `timeout`: a live run whose
+  // workload had started there starts again as a new run (PENDING NODE_LOST, on another node),
+  // one that never started there FAILED NODE_LOST; its workload counted stopped at the node's
+  // last_seen. Returns the rows changed.
   std::vector<std::string> MarkNodesLost(db::Tx& tx, absl::Duration timeout);
   // Auto-stop: READY/RUNNING runs past max_run_time, or idle for idle_timeout, get desired
   // STOPPED and state STOPPING with MAX_RUN_TIME / IDLE_TIMEOUT. Returns the rows changed.

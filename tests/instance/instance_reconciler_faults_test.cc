@@ -52,38 +52,75 @@ class NodeLossTest : public FaultsTest {
   }
 };
 
-TEST_F(NodeLossTest, InstancesOfALostNodeFailClosedAtLastSeenAndRelease) {
+// The node of a running instance goes away (its agent and, as the stock service sees it, its
+// stock): the instance starts again as a new run on the other node, with its storage; the lost
+// run's usage ends at the node's last_seen and nothing stays claimed or attached for it.
+TEST_F(NodeLossTest, InstancesOfALostNodeStartAgainOnAnotherWithTheirStorage) {
   StartAgents();
   StartReconciler();
   Insert("web", {.storage_id = "vol", .tmpl = WithVolume()});
   ASSERT_TRUE(WaitForState("web", pb::STATE_RUNNING));
-  const std::string node = Row("web").node_id;
+  const WorkRow before = Row("web");
+  const std::string node = before.node_id;
+  Exec("UPDATE stock.nodes SET ready = false WHERE node_id = '" + node + "'");
   agents_[std::stoi(node.substr(5))]->Disconnect();  // "node-N": the agent goes away
+  {  // Spare stock on the other node (the placement packed SetUp's onto one).
+    stock::v1::CordonNodeRequest cordon;
+    cordon.set_node_id(node);
+    stock::v1::Node cordoned;
+    ASSERT_TRUE(stock_->stub()
+                    .CordonNode(auth::testing::AuthStack::Ctx(admin_).get(), cordon, &cordoned)
+                    .ok());
+    stock::v1::CreateStocksRequest req;
+    req.set_spec_name(kSpec);
+    req.set_number(1);
+    stock::v1::CreateStocksResponse out;
+    grpc::Status s =
+        stock_->stub().CreateStocks(auth::testing::AuthStack::Ctx(admin_).get(), req, &out);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
 
-  ASSERT_TRUE(WaitFor("web", [](const WorkRow& r) {
-    return r.state == pb::STATE_FAILED && r.held_run == 0 && NextStep(r) == Step::kWait;
+  ASSERT_TRUE(WaitFor("web", [&](const WorkRow& r) {
+    return r.state == pb::STATE_RUNNING && r.run == before.run + 1 && r.held_run == r.run;
   }));
   const WorkRow r = Row("web");
-  EXPECT_EQ(r.reason, pb::REASON_NODE_LOST);
-  EXPECT_EQ(ClaimedStocks(), 0);
-  EXPECT_TRUE(AttachedTo().empty());
+  EXPECT_NE(r.node_id, node);
+  EXPECT_EQ(r.reason, pb::REASON_UNSPECIFIED) << r.message;
+  EXPECT_EQ(ClaimedStocks(), 1);
+  EXPECT_EQ(AttachedTo(), std::vector<std::string>{"web"});
   absl::StatusOr<absl::Time> last_seen = pool_->Read<absl::Time>("test.last_seen",
                                                                  [&](db::Tx& tx)
                                                                      -> absl::StatusOr<absl::Time> {
-                                                                   return tx.Exec("SELECT " GPUAAS_SQL_MICROS("last_seen")
-                       " FROM instance.nodes WHERE node_id = $1",
-                       node)
+                                                                   return tx
+            .Exec("SELECT " GPUAAS_SQL_MICROS("last_seen") " FROM instance.nodes WHERE node_id = $1",
+                  node)
             .First()
             ->GetTime(0);
                                                                  });
   ASSERT_TRUE(last_seen.ok());
   const std::vector<UsageRow> usage = Usage("web");
-  ASSERT_EQ(usage.size(), 1u);
+  ASSERT_EQ(usage.size(), 2u);
+  EXPECT_EQ(usage[0].node_id, node);
   ASSERT_TRUE(usage[0].end.has_value());
   EXPECT_LE(*usage[0].end, *last_seen + absl::Microseconds(1));
-  EXPECT_EQ(r.stop_time, usage[0].end);
+  EXPECT_EQ(usage[1].node_id, r.node_id);
+  EXPECT_FALSE(usage[1].end.has_value());
+  // Why it moved is in its events.
+  absl::StatusOr<int64_t> moved =
+      pool_->Read<int64_t>("test.events", [&](db::Tx& tx) -> absl::StatusOr<int64_t> {
+        return tx
+            .Exec(
+                "SELECT count(*) FROM instance.events WHERE instance_id = 'web' AND state = 1 "
+                "AND reason = 4 AND message LIKE '%starting again on another node'")
+            .First()
+            ->Get<int64_t>(0);
+      });
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(*moved, 1);
 }
 
+// A run the node never started (it went away before, or never came) fails: starting it again
+// on another node is the user's call.
 TEST_F(NodeLossTest, ANodeThatNeverShowsUpIsLostToo) {
   StartReconciler();  // no agents at all
   Insert("web", {.tmpl = Sleeper()});
