@@ -102,9 +102,15 @@ for _ in $(seq 30); do http -o /dev/null "http://$net.12:8000/who" || break; sle
 http "http://$net.12:8000/who" && fail "node b's command answers after it was ended"
 "$NODE_HOST" alive "$work/state/nodes/b" || fail "node b went down with its command"
 
-# stop: the command gets SIGTERM, the node ends, its veth goes.
+# stop: the command gets SIGTERM, the node ends, its veth goes; the bridge keeps its MAC, so
+# node a reaches the control plane at once (its ARP entry for the gateway still holds).
 veth_b=$(cat "$work/state/nodes/b/host.veth")
+bridge_mac=$(cat "/sys/class/net/$bridge/address")
 "$NODE_HOST" stop "$work/state/nodes/b"
+[ "$(cat "/sys/class/net/$bridge/address")" = "$bridge_mac" ] \
+  || fail "the bridge's MAC changed when node b went"
+[ "$(in_a curl -s -m 3 "http://$net.1:$cp_port/hello")" = "from the control plane" ] \
+  || fail "node a lost the control plane when node b went"
 "$NODE_HOST" alive "$work/state/nodes/b" && fail "node b runs after stop"
 ip link show "$veth_b" >/dev/null 2>&1 && fail "node b's veth outlived it"
 http "http://$net.12:8000/who" && fail "node b answers after stop"

@@ -5,8 +5,9 @@
 # machine's loopback. The README's walk-through across hosts: Jupyter on node A through the
 # proxy writes /data/x on Ceph, S3 lists it; she stops it, node A is drained, and the next start
 # lands on another node, where the notebook reads x; from there it reaches nothing of the control
-# plane or of any node (an attack). `down` leaves no node, bridge or mount. (A node's loss is
-# NodeLossTest's, in tests/instance.)
+# plane or of any node (an attack). That node dies (node-host kill): within the node timeout the
+# instance runs on another node and reads x, nothing stays claimed on the dead one, and `up`
+# brings it back READY. `down` leaves no node, bridge or mount.
 #   up_nodes.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -119,6 +120,60 @@ for target in [$targets]:
 print('reached', reached)") || fail "the attack cell: $cell"
 grep -q "reached \[\]" <<<"$cell" || fail "a workload on $second reached: $cell"
 echo "from nb-1 on $second: no service, registry, Ceph or agent of another host reached"
+
+# A node's loss: the node running nb-1 dies with everything on it (node-host kill, a power
+# cut). Within the instance service's node timeout (30 s) and a start, nb-1 runs again on a
+# node with spare stock, with its storage; nothing stays claimed on the dead node. When the node
+# comes back (`up` starts what is missing), it is READY again.
+(cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
+  && "${ctl[@]}" nodes uncordon "$first" && "${ctl[@]}" nodes cordon "$second") \
+  >"$walk/cordon.txt" 2>&1 || { cat "$walk/cordon.txt"; fail "cordon $second"; }
+place_stock t4.1x 1
+(cd "$checkout" && "${ctl[@]}" stocks list) >"$walk/spare.txt" 2>&1
+awk -v n="$second" '$2 == "t4.1x" && $3 != n && $4 == "available"' "$walk/spare.txt" | grep -q . \
+  || { cat "$walk/spare.txt"; fail "no spare t4.1x stock off $second"; }
+lost_dir=$(dirname "$(readlink "$state/logs/agent-$second.log")")
+killed=$(date +%s%N)
+"$checkout/tools/node-host" kill "$lost_dir"
+(cd "$checkout" && "${ctl[@]}" login --user alice --password-file "$walk/alice.pw") >/dev/null
+third=
+for _ in $(seq 1 240); do
+  third=$(node_of)
+  if [ -n "$third" ] && [ "$third" != "$second" ] \
+      && (cd "$checkout" && "${ctl[@]}" instances get nb-1) | grep -q "^STATE: *running"; then
+    break
+  fi
+  third=
+  sleep 0.5
+done
+if [ -z "$third" ]; then
+  (cd "$checkout" && "${ctl[@]}" instances get nb-1
+   "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password >/dev/null
+   "${ctl[@]}" stocks list; "${ctl[@]}" nodes list) || true
+  tail -n 40 "$state/logs/stock.log"
+  fail "nb-1 did not run again after $second died"
+fi
+moved_ms=$((($(date +%s%N) - killed) / 1000000))
+(cd "$checkout" && "${ctl[@]}" instances get nb-1) >"$walk/moved.txt"
+grep -q "starting again on another node" "$walk/moved.txt" \
+  || { cat "$walk/moved.txt"; fail "nb-1's events do not say why it moved"; }
+cell=$(run_cell "print(open('/data/x').read())") || fail "jupyter on $third: $cell"
+grep -q "written on $first" <<<"$cell" || fail "nb-1 on $third read: $cell"
+(cd "$checkout" && "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password \
+  && "${ctl[@]}" stocks list) >"$walk/stocks.txt" 2>&1 || { cat "$walk/stocks.txt"; fail "stocks list"; }
+if awk -v n="$second" '$3 == n && $4 == "claimed"' "$walk/stocks.txt" | grep -q .; then
+  cat "$walk/stocks.txt"; fail "a stock stays claimed on the dead $second"
+fi
+echo "node loss: $second died; nb-1 RUNNING on $third ${moved_ms} ms later, reading its x"
+(cd "$tmp" && "$gpuaas" up --storage ceph --nodes 3) >"$tmp/up-again.log" 2>&1 \
+  || { cat "$tmp/up-again.log"; fail "up again after the node's loss"; }
+for _ in $(seq 1 60); do
+  (cd "$checkout" && "${ctl[@]}" nodes get "$second") 2>/dev/null | grep -qiE "^status: *ready" && break
+  sleep 0.5
+done
+(cd "$checkout" && "${ctl[@]}" nodes get "$second") >"$walk/back.txt" 2>&1
+grep -qiE "^status: *ready" "$walk/back.txt" || { cat "$walk/back.txt"; fail "$second is not READY again"; }
+echo "$second came back READY"
 
 "$gpuaas" down >"$tmp/down.log" 2>&1 || { cat "$tmp/down.log"; fail "down"; }
 for dir in "$(dirname "$node_a_dir")"/*; do
