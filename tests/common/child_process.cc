@@ -4,11 +4,13 @@
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <mutex>
 #include <random>
@@ -64,6 +66,28 @@ int FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
+}
+
+int ReservePortBlock(int slot) {
+  constexpr int kFirst = 10000, kBlocks = 100, kSize = 100;
+  static std::mutex mu;
+  static std::mt19937 random(std::random_device{}());
+  static std::map<int, int> held;  // slot → first port
+  std::lock_guard<std::mutex> guard(mu);
+  if (auto it = held.find(slot); it != held.end()) return it->second;
+  const int start = static_cast<int>(random() % kBlocks);
+  for (int i = 0; i < kBlocks; ++i) {
+    const int first = kFirst + ((start + i) % kBlocks) * kSize;
+    const std::string lock = "/tmp/gpuaas-test-port-block-" + std::to_string(first) + ".lock";
+    const int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) continue;
+    // An flock is held per open file, so this process's next call finds it taken too; the
+    // descriptor stays open (and the block ours) until the process exits.
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return held[slot] = first;
+    close(fd);
+  }
+  std::fprintf(stderr, "every block of 100 ports in 10000-19999 is held by another test\n");
+  return kFirst;
 }
 
 ChildProcess::ChildProcess(std::vector<std::string> argv, const std::string& log_file) {

@@ -12,6 +12,13 @@ namespace gpuaas::testing {
 // no outgoing connection can take it before the child listens).
 int FreePort();
 
+// The first of 100 host ports for agent `slot` of this process's stack (its --port-range), in
+// 10000-19999: a block no other test process on the machine holds (a lock file in /tmp), kept
+// for this process's life and handed out again for the same slot (one stack after another).
+// Two agents handing out one port (a hash of pids collided) sent a workload's probe to
+// another's forward.
+int ReservePortBlock(int slot);
+
 class ChildProcess final {
  public:
   // Starts `argv[0]` with `argv`; stdout and stderr go to `log_file` (appended).

@@ -245,7 +245,7 @@ class RollingSchemaTest : public testing::PgTest {
   // This build's agent (agents hold no schema), on the given services' addresses.
   void StartAgent(const std::string& auth, const std::string& stock, const std::string& instance) {
     const int port = FreePort();
-    const int first = 10000 + static_cast<int>(getpid() * 7 % 100) * 100;  // as PlatformStack's
+    const int first = testing::ReservePortBlock(0);
     agent_ = std::make_unique<Daemon>(
         "agent",
         std::vector<std::string>{
