@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>

@@ -276,7 +276,7 @@ void PlatformStack::StartAgent(const AgentSpec& spec) {
   // dev stack's agents' (20000-22999), the ports FreePort hands out (23000 up) and the kernel's
   // ephemeral range, where an outgoing connection took a port the agent had just handed out
   // ("host port ... is taken").
-  const int first = ReservePortBlock(static_cast<int>(agents_.size()));
+  const int first = gpuaas::testing::ReservePortBlock(static_cast<int>(agents_.size()));
   const std::string port_range = absl::StrCat(first, "-", first + 99);
   port_ranges_[spec.node_id] = {first, first + 99};
   auto agent = std::make_unique<Daemon>(
