@@ -108,16 +108,8 @@ echo "nb-1 started again on $second and read the x it wrote on $first"
 targets="('$cp', $GPUAAS_AUTH_PORT), ('$cp', $GPUAAS_STORAGE_PORT), ('$cp', $GPUAAS_REGISTRY_PORT),"
 targets+=" ('$cp', $GPUAAS_CEPH_PORT), ('$GPUAAS_NODE_NET.11', $GPUAAS_AGENT_PORT),"
 targets+=" ('$GPUAAS_NODE_NET.12', $GPUAAS_AGENT_PORT), ('$GPUAAS_NODE_NET.13', $GPUAAS_AGENT_PORT)"
-cell=$(run_cell "import socket
-reached = []
-for target in [$targets]:
-    s = socket.socket(); s.settimeout(2)
-    try:
-        s.connect(target); reached.append(target)
-    except OSError:
-        pass
-    s.close()
-print('reached', reached)") || fail "the attack cell: $cell"
+cell=$(run_cell "$(sed "s|TARGETS|[$targets]|" "$src/tests/images/reach_cell.py")") \
+  || fail "the attack cell: $cell"
 grep -q "reached \[\]" <<<"$cell" || fail "a workload on $second reached: $cell"
 echo "from nb-1 on $second: no service, registry, Ceph or agent of another host reached"
 
