@@ -34,6 +34,8 @@ namespace gpuaas::rpc {
 namespace {
 
 constexpr absl::Duration kDrainTimeout = absl::Seconds(10);
+// How often a server pings each peer, and how long it waits for the answer.
+constexpr int kKeepaliveMs = 10'000;
 // How long a server that clients watch keeps taking calls after it reported NOT_SERVING: the
 // calls a client sent before the news reached it (a round trip) still arrive, and gRPC's
 // server, once shut down, cancels a call that arrives unanswered: the client sees CANCELLED and
@@ -170,6 +172,15 @@ absl::Status Server::Start() {
   // gRPC sets SO_REUSEPORT by default: a second instance would share the port and take half
   // the traffic instead of failing to start.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A peer gone without closing (a node cut off the network: no FIN, no RST) would hold its
+  // streams open for hours, and a node whose workload stream is open counts as seen: pinging
+  // every peer finds out within 20 s, and its streams end. Peers may ping every 5 s or slower
+  // (the clients' keepalive, libs/client/channel.cc, is 10 s).
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveMs);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kKeepaliveMs / 2);
   grpc::ResourceQuota quota(absl::StrCat(impl.options.name, " server"));
   quota.SetMaxThreads(std::max(impl.options.max_sync_threads, 2));
   builder.SetResourceQuota(quota);

@@ -7,7 +7,9 @@
 # lands on another node, where the notebook reads x; from there it reaches nothing of the control
 # plane or of any node (an attack). That node dies (node-host kill): within the node timeout the
 # instance runs on another node and reads x, nothing stays claimed on the dead one, and `up`
-# brings it back READY. `down` leaves no node, bridge or mount.
+# brings it back READY. Then a partition: the node running it is cut off the bridge; the
+# instance runs again elsewhere, and when the link is back the node ends the old run. `down`
+# leaves no node, bridge or mount.
 #   up_nodes.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -72,6 +74,21 @@ run_cell() {
     --header "Authorization: Bearer $token" "$1"
 }
 node_of() { (cd "$checkout" && "${ctl[@]}" instances get nb-1) | awk '$1 == "NODE:" { print $2 }'; }
+# moved_from NODE: waits up to 2 minutes for nb-1 RUNNING on a node other than NODE, and prints
+# that node.
+moved_from() {
+  local node
+  for _ in $(seq 1 240); do
+    node=$(node_of)
+    if [ -n "$node" ] && [ "$node" != "$1" ] \
+        && (cd "$checkout" && "${ctl[@]}" instances get nb-1) | grep -q "^STATE: *running"; then
+      echo "$node"
+      return 0
+    fi
+    sleep 0.5
+  done
+  return 1
+}
 
 (cd "$checkout" \
   && "${ctl[@]}" instances create nb-1 --spec t4.1x --image jupyter --storage work --wait) \
@@ -128,23 +145,13 @@ lost_dir=$(dirname "$(readlink "$state/logs/agent-$second.log")")
 killed=$(date +%s%N)
 "$checkout/tools/node-host" kill "$lost_dir"
 (cd "$checkout" && "${ctl[@]}" login --user alice --password-file "$walk/alice.pw") >/dev/null
-third=
-for _ in $(seq 1 240); do
-  third=$(node_of)
-  if [ -n "$third" ] && [ "$third" != "$second" ] \
-      && (cd "$checkout" && "${ctl[@]}" instances get nb-1) | grep -q "^STATE: *running"; then
-    break
-  fi
-  third=
-  sleep 0.5
-done
-if [ -z "$third" ]; then
+third=$(moved_from "$second") || {
   (cd "$checkout" && "${ctl[@]}" instances get nb-1
    "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password >/dev/null
    "${ctl[@]}" stocks list; "${ctl[@]}" nodes list) || true
   tail -n 40 "$state/logs/stock.log"
   fail "nb-1 did not run again after $second died"
-fi
+}
 moved_ms=$((($(date +%s%N) - killed) / 1000000))
 (cd "$checkout" && "${ctl[@]}" instances get nb-1) >"$walk/moved.txt"
 grep -q "starting again on another node" "$walk/moved.txt" \
@@ -167,7 +174,47 @@ done
 grep -qiE "^status: *ready" "$walk/back.txt" || { cat "$walk/back.txt"; fail "$second is not READY again"; }
 echo "$second came back READY"
 
-"$gpuaas" down >"$tmp/down.log" 2>&1 || { cat "$tmp/down.log"; fail "down"; }
+# A partition: nb-1's node loses its link (the veth's host end down); its agent and workload
+# live on, unseen. Within the node timeout nb-1 runs again on another node with its storage;
+# when the link comes back, the agent learns that the old run is no longer its node's and ends
+# it, so nb-1 does not run twice for longer than the partition.
+(cd "$checkout" && "${ctl[@]}" nodes uncordon "$second" && "${ctl[@]}" nodes cordon "$third") \
+  >"$walk/cordon-2.txt" 2>&1 || { cat "$walk/cordon-2.txt"; fail "cordon $third"; }
+place_stock t4.1x 1
+cut_dir=$(dirname "$(readlink "$state/logs/agent-$third.log")")
+cut_link=$(cat "$cut_dir/host.veth")
+jupyter_on() { in_node "$1" pgrep -f "python3 -m jupyter_server" >/dev/null; }
+jupyter_on "$cut_dir" || fail "no Jupyter runs on $third before the partition"
+cut=$(date +%s%N)
+ip link set "$cut_link" down
+(cd "$checkout" && "${ctl[@]}" login --user alice --password-file "$walk/alice.pw") >/dev/null
+fourth=$(moved_from "$third") || {
+  (cd "$checkout" && "${ctl[@]}" instances get nb-1
+   "${ctl[@]}" login --user admin --password-file .gpuaas/admin-password >/dev/null
+   "${ctl[@]}" stocks list; "${ctl[@]}" nodes list) || true
+  tail -n 30 "$state/logs/instance.log" "$state/logs/stock.log"
+  ip link set "$cut_link" up
+  fail "nb-1 did not run again while $third was cut off"
+}
+moved_ms=$((($(date +%s%N) - cut) / 1000000))
+jupyter_on "$cut_dir" || fail "the old run on $third ended during the partition, unseen"
+ip link set "$cut_link" up
+healed=$(date +%s%N)
+for _ in $(seq 1 120); do
+  jupyter_on "$cut_dir" || break
+  sleep 0.5
+done
+jupyter_on "$cut_dir" && fail "the old run of nb-1 still runs on $third 60 s after its link came back"
+ended_ms=$((($(date +%s%N) - healed) / 1000000))
+cell=$(run_cell "print(open('/data/x').read())") || fail "jupyter on $fourth: $cell"
+grep -q "written on $first" <<<"$cell" || fail "nb-1 on $fourth read: $cell"
+echo "partition: $third cut off; nb-1 RUNNING on $fourth ${moved_ms} ms later; the old run ended" \
+  "${ended_ms} ms after the link came back"
+
+# down with a fleet that names one node still ends all three (each node host has its disk
+# under the data directory).
+GPUAAS_SIM_AGENTS="node-a 2xT4" "$gpuaas" down >"$tmp/down.log" 2>&1 \
+  || { cat "$tmp/down.log"; fail "down"; }
 for dir in "$(dirname "$node_a_dir")"/*; do
   "$checkout/tools/node-host" alive "$dir" && fail "node $dir still runs after down"
 done
