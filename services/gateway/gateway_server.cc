@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "libs/common/logging.h"
 #include "services/gateway/request_transcoder.h"
+#include "services/gateway/seed_compat.h"
 #include "services/gateway/static_files.h"
 #include "services/gateway/status_json.h"
 #include "services/gateway/stream_grants.h"
@@ -290,8 +291,14 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
   if (!authorization.ok()) {
     return Fail(res, authorization.status());
   }
+  const bool seed = IsSeedRoute(*match.route);
+  absl::StatusOr<std::string> seed_body =
+      seed ? SeedRequestBody(body) : absl::StatusOr<std::string>(std::string(body));
+  if (!seed_body.ok()) {
+    return Fail(res, seed_body.status());
+  }
   absl::StatusOr<std::unique_ptr<google::protobuf::Message>> request =
-      TranscodeRequest(match, query, body);
+      TranscodeRequest(match, query, *seed_body);
   if (!request.ok()) {
     return Fail(res, request.status());
   }
@@ -308,7 +315,7 @@ void GatewayServer::ServeRest(const http::HttpRequest& req, const RouteMatch& ma
   if (!status.ok()) {
     return Fail(res, status);
   }
-  Answer(res, 200, MessageToJson(*response));
+  Answer(res, 200, seed ? SeedAnswer(*response) : MessageToJson(*response));
 }
 
 void GatewayServer::ServeStream(const http::HttpRequest& req, const RouteMatch& match,

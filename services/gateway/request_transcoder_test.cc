@@ -6,23 +6,15 @@
 #include "gpuaas/auth/v1/auth.pb.h"
 #include "gpuaas/instance/v1/instance.pb.h"
 #include "gpuaas/stock/v1/stock.pb.h"
-#include "services/gateway/public_services.h"
+#include "services/gateway/public_routes_test_base.h"
 
 namespace gpuaas::gateway {
 namespace {
 
 using ::testing::HasSubstr;
 
-class RequestTranscoderTest : public ::testing::Test {
+class RequestTranscoderTest : public PublicRoutesTest {
  protected:
-  void SetUp() override {
-    auto services = PublicServiceDescriptors();
-    ASSERT_TRUE(services.ok());
-    auto t = RouteTable::FromServices(*services);
-    ASSERT_TRUE(t.ok()) << t.status();
-    table_ = *std::move(t);
-  }
-
   template <class T>
   absl::StatusOr<T> Transcode(absl::string_view verb, absl::string_view path,
                               absl::string_view query, absl::string_view body) {
@@ -34,8 +26,6 @@ class RequestTranscoderTest : public ::testing::Test {
     out.CopyFrom(**msg);
     return out;
   }
-
-  RouteTable table_;
 };
 
 TEST_F(RequestTranscoderTest, TheSeedsCreateStocksBodyInEitherNameForm) {

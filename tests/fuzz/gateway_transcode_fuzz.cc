@@ -7,6 +7,7 @@
 #include "services/gateway/public_services.h"
 #include "services/gateway/request_transcoder.h"
 #include "services/gateway/route_table.h"
+#include "services/gateway/seed_compat.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {
@@ -55,7 +56,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!match) {
     return 0;
   }
-  auto request = gpuaas::gateway::TranscodeRequest(*match, query, body);
+  // The seeds' paths read their bodies through the seed translation first, as the gateway does.
+  absl::StatusOr<std::string> seed_body = gpuaas::gateway::SeedRequestBody(body);
+  if (gpuaas::gateway::IsSeedRoute(*match->route) && !seed_body.ok()) {
+    return 0;
+  }
+  auto request = gpuaas::gateway::TranscodeRequest(
+      *match, query, gpuaas::gateway::IsSeedRoute(*match->route) ? *seed_body : body);
   if (!request.ok()) {
     return 0;
   }

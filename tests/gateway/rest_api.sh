@@ -48,16 +48,23 @@ echo "== an operator: the seeds' stock requests"
 call POST /v1/auth:login "{\"user_name\": \"admin\", \"password\": \"$(cat "$state/admin-password")\"}"
 expect 200 "admin login"
 token=$(field .access_token)
-call POST /stocks '{"spec_name": "t4.1x", "number": 2, "operation_id": "rest-op-1", "gpu_type": "T4", "gpu_num": 1}'
+# As the seed's operator API writes them (docs/seed-api.md): Go's spellings, resource.Quantity
+# strings (and a number, which a Quantity may be written as).
+seed_stocks='{"number": 2, "operationID": "rest-op-1", "specName": "t4.1x", "cpu": "4", "memory": "16Gi", "gpuType": "T4", "gpuNum": 1}'
+call POST /stocks "$seed_stocks"
 expect 200 "POST /stocks"
 [ "$(field .placed)" = 2 ] || fail "POST /stocks placed $(field .placed)"
-call POST /stocks '{"spec_name": "t4.1x", "number": 2, "operation_id": "rest-op-1", "gpu_type": "T4", "gpu_num": 1}'
+call POST /stocks "$seed_stocks"
 [ "$(field '.stocks | length')" = 2 ] || fail "a retried POST /stocks is not the first answer: $body"
+call POST /stocks '{"number": 1, "operationID": "rest-op-1b", "specName": "t4.1x", "cpu": 4, "memory": "16384Mi"}'
+expect 200 "POST /stocks with the quantities written otherwise"
+call DELETE /stocks '{"number": 1, "operationID": "rest-op-1c", "specName": "t4.1x"}'
+expect 200 "DELETE /stocks as the seed writes it"
 call GET /v1/stocks:summary
 [ "$(jq -r '.counts[] | select(.spec_name == "t4.1x") | .available' <<<"$body")" = 2 ] \
   || fail "summary after POST /stocks: $body"
 call DELETE /stocks '{"spec_name": "t4.1x", "number": 1, "operation_id": "rest-op-2"}'
-expect 200 "DELETE /stocks"
+expect 200 "DELETE /stocks in the proto's names"
 call POST /stocks '{"spec_name": "t4.1x", "number": 1, "operation_id": "rest-op-3", "gpu_num": 2}'
 expect 400 "POST /stocks with another spec's gpu_num"
 [ "$(field .code)" = 3 ] || fail "error body: $body"
@@ -90,20 +97,38 @@ grep -q "$key" <<<"$body" || fail "the accessor is not listed: $body"
 grep -q secret_access_key <<<"$body" && fail "a list shows the secret: $body"
 
 echo "== the seeds' instance requests"
-call POST /gpu-instances '{"instance_id": "web-1", "spec_name": "t4.1x", "image": "http-demo", "storage_id": "models"}'
-expect 200 "POST /gpu-instances"
-[ "$(field .state)" = STATE_PENDING ] || fail "create answered $(field .state)"
+call POST /gpu-instances '{
+  "instanceID": "web-1",
+  "tenantID": "studio-a",
+  "tenantName": "Studio A",
+  "image": "http-demo",
+  "storageID": "models",
+  "specName": "t4.1x",
+  "template": {
+    "ports": [{"port": 8080, "protocol": "TCP", "isPublic": false, "isProbe": true, "baseUrl": "/"}],
+    "envs": [{"name": "GREETING", "value": "hello"}],
+    "cmd": "exec python3 -m http.server \"$GPUAAS_PORT_8080\" --directory /data",
+    "volumes": [{"name": "data", "mountPath": "/data", "readOnly": false}]
+  }
+}'
+expect 200 "POST /gpu-instances as the seed writes it"
+[ "$(field .state)" = init ] || fail "create answered $(field .state), not the seed's init"
+call POST /gpu-instances '{"instanceID": "udp-1", "specName": "t4.1x", "template": {"ports": [{"port": 53, "protocol": "UDP"}]}}'
+expect 400 "a UDP port"
+grep -q "template.ports\[0\].protocol" <<<"$(field .message)" || fail "the UDP error names no field: $body"
 # The watch stream sees it converge, as server-sent events.
 curl -s -N --max-time 60 -H "Authorization: Bearer $token" "$api/v1/instances:watch" >"$tmp/watch.txt" &
 watch=$!
 pids+=("$watch")
 for _ in $(seq 1 120); do
   call GET /gpu-instances/web-1
-  [ "$(field .state)" = STATE_RUNNING ] && break
-  [ "$(field .state)" = STATE_FAILED ] && fail "web-1 failed: $body"
+  [ "$(field .state)" = running ] && break
+  [ "$(field .state)" = failed ] && fail "web-1 failed: $body"
   sleep 0.5
 done
-[ "$(field .state)" = STATE_RUNNING ] || fail "web-1 is not RUNNING: $body"
+[ "$(field .state)" = running ] || fail "web-1 is not the seed's running: $body"
+call GET /v1/instances/web-1
+[ "$(field .state)" = STATE_RUNNING ] || fail "/v1 does not keep its state names: $body"
 sleep 1
 kill "$watch" 2>/dev/null || true
 grep -q '^data: {' "$tmp/watch.txt" || fail "the watch sent no events: $(head -c 500 "$tmp/watch.txt")"
@@ -117,10 +142,10 @@ expect 200 "stop web-1"
 echo "== stop, usage, delete"
 for _ in $(seq 1 60); do
   call GET /gpu-instances/web-1
-  [ "$(field .state)" = STATE_STOPPED ] && break
+  [ "$(field .state)" = stopped ] && break
   sleep 0.5
 done
-[ "$(field .state)" = STATE_STOPPED ] || fail "web-1 did not stop: $body"
+[ "$(field .state)" = stopped ] || fail "web-1 did not stop: $body"
 call GET "/v1/usage?instance_id=web-1"
 expect 200 "GET /v1/usage"
 [ "$(field '.records | length')" -ge 1 ] 2>/dev/null || [ "$(field '.usage | length')" -ge 1 ] \
