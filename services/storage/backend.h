@@ -104,13 +104,18 @@ class Volume {
  public:
   virtual ~Volume() = default;
 
+  // Stat, Open and Delete also take a folder marker's key ("a/b/", CreateFolder's).
   virtual absl::StatusOr<ObjectInfo> Stat(std::string_view key) = 0;
   virtual absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view key) = 0;
   // `size` is exact (Content-Length, or the decoded length of a chunked upload).
   virtual absl::StatusOr<std::unique_ptr<ObjectWriter>> Create(std::string_view key, int64_t size,
                                                                std::string_view content_type) = 0;
-  // OK when the key does not exist (S3 semantics).
+  // OK when the key does not exist (S3 semantics). A folder marker's key removes the marker;
+  // what is in the folder stays.
   virtual absl::Status Delete(std::string_view key) = 0;
+  // A folder marker: the zero-byte object "a/b/" (one trailing "/"), which S3 clients make to
+  // show an empty folder. Idempotent. It counts as a file against the limit.
+  virtual absl::StatusOr<ObjectInfo> CreateFolder(std::string_view key) = 0;
   virtual absl::StatusOr<ObjectInfo> Copy(std::string_view from_key, std::string_view to_key) = 0;
   virtual absl::StatusOr<ListResult> List(const ListRequest& request) = 0;
   virtual VolumeUsage Usage() = 0;

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "services/storage/local/dir_reader.h"
+#include "services/storage/local/folder_marker.h"
 #include "services/storage/local/object_key.h"
 #include "services/storage/local/object_meta.h"
 #include "services/storage/local/safe_path.h"
@@ -22,8 +23,12 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// Whether a regular file lies anywhere beneath `dir_fd`; stops at the first one.
+// Whether `dir_fd` is a folder marker or a regular file or marker lies anywhere beneath it;
+// stops at the first one.
 bool HoldsObject(int dir_fd) {
+  if (IsFolderMarker(dir_fd)) {
+    return true;
+  }
   bool found = false;
   std::vector<std::string> subdirs;
   (void)ReadDir(dir_fd, [&](std::string_view name, EntryType type) {
@@ -58,6 +63,14 @@ class Walker {
 
   absl::Status Start() {
     const std::string& prefix = request_.prefix;
+    // A prefix naming a folder ("a/b/") lists the folder's marker first, as S3 lists it.
+    if (IsFolderKey(prefix) && (request_.start_after.empty() || prefix > request_.start_after)) {
+      absl::StatusOr<UniqueFd> folder =
+          OpenDirBeneath(root_fd_, prefix.substr(0, prefix.size() - 1), "list");
+      if (folder.ok() && IsFolderMarker(folder->get())) {
+        first_ = Item{false, FolderInfo(folder->get(), prefix), {}};
+      }
+    }
     const size_t slash = prefix.rfind('/');
     const std::string dir_key = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
     const std::string name_filter = prefix.substr(dir_key.size());
@@ -85,6 +98,11 @@ class Walker {
   }
 
   absl::StatusOr<std::optional<Item>> Next() {
+    if (first_.has_value()) {
+      std::optional<Item> first = std::move(first_);
+      first_.reset();
+      return first;
+    }
     const std::string& after = request_.start_after;
     while (!stack_.empty()) {
       Frame& frame = stack_.back();
@@ -126,10 +144,18 @@ class Walker {
       if (!sub.ok()) {
         continue;  // gone or swapped for a symlink meanwhile
       }
+      // A folder marker's key ("a/b/") sorts before everything in it.
+      std::optional<Item> marker;
+      if (past && IsFolderMarker(sub->get())) {
+        marker = Item{false, FolderInfo(sub->get(), key), {}};
+      }
       // `frame` may dangle from here on.
       absl::Status status = Push(*std::move(sub), key, "");
       if (!status.ok()) {
         return status;
+      }
+      if (marker.has_value()) {
+        return marker;
       }
     }
     return std::optional<Item>();
@@ -198,6 +224,7 @@ class Walker {
   DirListingCache& cache_;
   const ListRequest& request_;
   std::vector<Frame> stack_;
+  std::optional<Item> first_;  // the prefix's own folder marker, listed first
 };
 
 }  // namespace

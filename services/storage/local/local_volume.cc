@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "libs/common/status_macros.h"
 #include "services/storage/local/dir_reader.h"
+#include "services/storage/local/folder_marker.h"
 #include "services/storage/local/lister.h"
 #include "services/storage/local/md5.h"
 #include "services/storage/local/object_key.h"
@@ -22,8 +23,6 @@ namespace gpuaas::storage::local {
 namespace {
 
 constexpr int kReadFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-
-std::string Quoted(std::string_view key) { return absl::StrCat("key \"", std::string(key), "\""); }
 
 // The key prefix of the directory made of the first `count` segments: "" or "a/b/".
 std::string DirKey(const std::vector<std::string>& segments, size_t count) {
@@ -211,6 +210,7 @@ absl::StatusOr<UniqueFd> LocalVolume::OpenObject(std::string_view key, struct st
 }
 
 absl::StatusOr<ObjectInfo> LocalVolume::Stat(std::string_view key) {
+  if (IsFolderKey(key)) return StatFolder(key);
   struct stat st;
   absl::StatusOr<UniqueFd> fd = OpenObject(key, st);
   if (!fd.ok()) {
@@ -220,6 +220,10 @@ absl::StatusOr<ObjectInfo> LocalVolume::Stat(std::string_view key) {
 }
 
 absl::StatusOr<std::unique_ptr<ObjectReader>> LocalVolume::Open(std::string_view key) {
+  if (IsFolderKey(key)) {
+    GPUAAS_ASSIGN_OR_RETURN(ObjectInfo info, StatFolder(key));
+    return FolderReader(std::move(info));
+  }
   struct stat st;
   absl::StatusOr<UniqueFd> fd = OpenObject(key, st);
   if (!fd.ok()) {
@@ -314,6 +318,7 @@ void LocalVolume::InvalidateListings(const Target& target, size_t first_changed_
 }
 
 absl::Status LocalVolume::Delete(std::string_view key) {
+  if (IsFolderKey(key)) return DeleteFolder(key);
   GPUAAS_RETURN_IF_ERROR(CheckAlive());
   GPUAAS_ASSIGN_OR_RETURN(const Target target, MakeTarget(key));
   absl::MutexLock lock(&names_mu_);

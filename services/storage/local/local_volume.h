@@ -70,6 +70,7 @@ class LocalVolume final : public Volume, public std::enable_shared_from_this<Loc
   absl::StatusOr<std::unique_ptr<ObjectWriter>> Create(std::string_view key, int64_t size,
                                                        std::string_view content_type) override;
   absl::Status Delete(std::string_view key) override;
+  absl::StatusOr<ObjectInfo> CreateFolder(std::string_view key) override;
   absl::StatusOr<ObjectInfo> Copy(std::string_view from_key, std::string_view to_key) override;
   absl::StatusOr<ListResult> List(const ListRequest& request) override;
   VolumeUsage Usage() override { return ledger_.used(); }
@@ -99,6 +100,10 @@ class LocalVolume final : public Volume, public std::enable_shared_from_this<Loc
   };
 
   absl::Status CheckAlive() const;
+  // Folder markers (folder_marker.h): local_volume_folders.cc.
+  absl::StatusOr<UniqueFd> OpenFolder(std::string_view key) const;
+  absl::StatusOr<ObjectInfo> StatFolder(std::string_view key) const;
+  absl::Status DeleteFolder(std::string_view key);
   absl::StatusOr<Target> MakeTarget(std::string_view key) const;
   // What is stored under the target now, checking the way there without creating anything:
   // PERMISSION_DENIED for a symlink on the way or as the leaf, FAILED_PRECONDITION for a file

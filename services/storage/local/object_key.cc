@@ -39,6 +39,8 @@ absl::Status ValidateKey(std::string_view key) {
   return absl::OkStatus();
 }
 
+std::string Quoted(std::string_view key) { return absl::StrCat("key \"", std::string(key), "\""); }
+
 std::vector<std::string> KeySegments(std::string_view key) {
   return absl::StrSplit(absl::string_view(key.data(), key.size()), '/');
 }

@@ -21,6 +21,9 @@ inline constexpr size_t kMaxSegmentBytes = 255;
 // segment longer than a file name may be (255 bytes).
 absl::Status ValidateKey(std::string_view key);
 
+// `key "a/b"`, for messages.
+std::string Quoted(std::string_view key);
+
 // A valid key's segments: "a/b/c" → {"a", "b", "c"}.
 std::vector<std::string> KeySegments(std::string_view key);
 

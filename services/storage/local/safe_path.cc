@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "services/storage/local/dir_reader.h"
+#include "services/storage/local/folder_marker.h"
 
 namespace gpuaas::storage::local {
 namespace {
@@ -91,6 +92,10 @@ size_t RemoveEmptyDirs(int root_fd, const std::vector<std::string>& dirs, const 
                        size_t from) {
   size_t removed = 0;
   for (size_t i = chain.fds.size(); i > from; --i) {
+    // A folder marker stays, empty or not: it is an object.
+    if (IsFolderMarker(chain.fds[i - 1].get())) {
+      break;
+    }
     const int parent = chain.ParentOf(i - 1, root_fd);
     if (::unlinkat(parent, dirs[i - 1].c_str(), AT_REMOVEDIR) != 0) {
       break;

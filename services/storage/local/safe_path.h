@@ -44,8 +44,8 @@ absl::StatusOr<DirChain> WalkDirs(int root_fd, const std::vector<std::string>& d
                                   bool create, std::string_view what);
 
 // Removes the directories of `chain` from index `from` on while they are empty, innermost
-// first; returns how many it removed. Stops at the first that is not empty (or fails), so a
-// concurrent writer's file is never removed.
+// first; returns how many it removed. Stops at the first that is not empty, is a folder marker
+// (folder_marker.h) or fails, so a concurrent writer's file is never removed.
 size_t RemoveEmptyDirs(int root_fd, const std::vector<std::string>& dirs, const DirChain& chain,
                        size_t from);
 

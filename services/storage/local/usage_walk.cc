@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "services/storage/local/dir_reader.h"
+#include "services/storage/local/folder_marker.h"
 #include "services/storage/local/safe_path.h"
 
 namespace gpuaas::storage::local {
@@ -33,6 +34,9 @@ absl::Status Walk(int dir_fd, VolumeUsage& usage) {
     absl::StatusOr<UniqueFd> sub = OpenDirBeneath(dir_fd, name, "count");
     if (!sub.ok()) {
       continue;  // gone or replaced by a symlink meanwhile: nothing of the volume's to count
+    }
+    if (IsFolderMarker(sub->get())) {
+      usage.files += 1;  // an object of no bytes
     }
     status = Walk(sub->get(), usage);
     if (!status.ok()) {

@@ -68,13 +68,17 @@ absl::Status CheckObjectKey(std::string_view key) {
   if (!key.empty() && key.front() == '/') {
     return Invalid(key, "must not start with \"/\"");
   }
+  // One trailing "/" makes a folder marker's key ("a/b/"); its path is checked as any key's.
+  if (key.size() > 1 && key.back() == '/') {
+    key.remove_suffix(1);
+  }
   size_t start = 0;
   while (start <= key.size()) {
     size_t end = key.find('/', start);
     std::string_view segment =
         key.substr(start, end == std::string_view::npos ? key.npos : end - start);
     if (segment.empty()) {
-      return Invalid(key, "an empty path segment (\"//\", or a trailing \"/\") has no file to be");
+      return Invalid(key, "an empty path segment (\"//\") has no file to be");
     }
     if (segment.size() > kMaxSegmentBytes) {
       return Invalid(key, absl::StrCat("a path segment of ", segment.size(), " bytes; at most ",

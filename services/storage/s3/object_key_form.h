@@ -13,8 +13,8 @@ namespace gpuaas::storage::s3 {
 
 // `key` as decoded from the path (or x-amz-copy-source). KeyTooLongError over 1,024 bytes;
 // InvalidArgument, naming the rule, for invalid UTF-8, a NUL, a leading "/", an empty segment
-// ("a//b", "a/"), a "." or ".." segment (split at "/" or "\", surrounding spaces ignored, as
-// MinIO does) or a segment over 255 bytes.
+// ("a//b", "a//"), a "." or ".." segment (split at "/" or "\", surrounding spaces ignored, as
+// MinIO does) or a segment over 255 bytes. One trailing "/" is a folder marker's key ("a/b/").
 absl::Status CheckObjectKey(std::string_view key);
 
 }  // namespace gpuaas::storage::s3

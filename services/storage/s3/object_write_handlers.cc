@@ -16,6 +16,22 @@ namespace {
 // DeleteObjects names at most 1,000 keys of at most 1,024 bytes each.
 constexpr size_t kMaxDeleteBody = 2 << 20;
 
+// A zero-byte key ending in "/": a folder marker (the AWS console's "Create folder", s3fs's
+// mkdir), which the volume keeps as the folder itself.
+absl::Status PutFolder(RequestContext& ctx, int64_t length) {
+  if (length != 0) {
+    return S3Status("InvalidArgument",
+                    "A key ending in \"/\" is a folder marker and holds no bytes.");
+  }
+  auto info = ctx.volume->CreateFolder(ctx.key);
+  if (!info.ok()) {
+    return info.status();
+  }
+  ctx.res.set_header("ETag", absl::StrCat("\"", info->etag, "\""));
+  SendEmpty(ctx, 200);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status PutObject(RequestContext& ctx) {
@@ -26,6 +42,9 @@ absl::Status PutObject(RequestContext& ctx) {
   auto expected_md5 = ContentMd5(ctx);
   if (!expected_md5.ok()) {
     return expected_md5.status();
+  }
+  if (absl::EndsWith(ctx.key, "/")) {
+    return PutFolder(ctx, *length);
   }
   auto writer = ctx.volume->Create(ctx.key, *length, ctx.Header("Content-Type"));
   if (!writer.ok()) {

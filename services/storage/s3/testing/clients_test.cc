@@ -62,6 +62,25 @@ class S3ClientsTest : public ::testing::Test {
     return RunCommand(argv, AwsEnv(temp_.path() / "aws-home", key));
   }
 
+  // A boto3 script run against the stack as the read-write key: argv 1 to 3 are the
+  // endpoint, key id and secret.
+  CommandResult Boto3(const std::string& python, const std::string& script) {
+    return RunCommand({python, "-c", script, stack_.endpoint(), kKeyRw.id, kKeyRw.secret},
+                      {"HOME=" + Dir("boto-home").string(), "AWS_EC2_METADATA_DISABLED=true",
+                       "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"});
+  }
+  // rclone with the remote "x:" on the stack, as the read-write key.
+  CommandResult Rclone(const std::string& rclone, std::vector<std::string> args) {
+    args.insert(args.begin(), rclone);
+    return RunCommand(args, RcloneEnv(temp_.path() / "rclone-home", stack_, kKeyRw));
+  }
+  // s3cmd configured for the stack, as the read-write key.
+  CommandResult S3cmd(const std::string& s3cmd, std::vector<std::string> args) {
+    const fs::path home = temp_.path() / "s3cmd-home";
+    args.insert(args.begin(), {s3cmd, "--config=" + S3cmdConfig(home, stack_, kKeyRw).string()});
+    return RunCommand(args, {"HOME=" + home.string()});
+  }
+
   gpuaas::testing::TempDir temp_;
   S3TestStack stack_;
 };
@@ -126,6 +145,82 @@ TEST_P(S3ClientsOnEachBackendTest, AwsCliCopyListSyncRemove) {
   EXPECT_TRUE(absl::StrContains(r.output, "NoSuchBucket")) << r.output;
 }
 
+// Folder markers as the AWS console ("Create folder"), s3fs and sync tools make them: a
+// zero-byte key ending in "/", listed as a key and as a common prefix, kept when the folder's
+// last file goes, and gone when deleted itself.
+TEST_P(S3ClientsOnEachBackendTest, FoldersAsTheConsoleAndS3fsMakeThem) {
+  REQUIRE_CLIENT(aws, "aws");
+  fs::path file = Dir("f") / "a.jpg";
+  WriteFile(file, "jpeg");
+  CommandResult r = Aws(*aws, {"s3api", "put-object", "--bucket", "sto_a", "--key", "photos/"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = Aws(*aws, {"s3", "ls", "s3://sto_a/"});
+  EXPECT_TRUE(absl::StrContains(r.output, "PRE photos/")) << r.output;
+  r = Aws(*aws, {"s3api", "list-objects-v2", "--bucket", "sto_a", "--prefix", "photos/", "--query",
+                 "Contents[].[Key,Size]", "--output", "text"});
+  EXPECT_EQ(absl::StripAsciiWhitespace(r.output), "photos/\t0") << r.output;
+  r = Aws(*aws, {"s3api", "head-object", "--bucket", "sto_a", "--key", "photos/", "--query",
+                 "ContentLength", "--output", "text"});
+  EXPECT_EQ(absl::StripAsciiWhitespace(r.output), "0") << r.output;
+  // The folder outlives its last file.
+  ASSERT_EQ(Aws(*aws, {"s3", "cp", file.string(), "s3://sto_a/photos/a.jpg"}).exit_code, 0);
+  ASSERT_EQ(Aws(*aws, {"s3", "rm", "s3://sto_a/photos/a.jpg"}).exit_code, 0);
+  r = Aws(*aws, {"s3", "ls", "s3://sto_a/photos/"});
+  EXPECT_TRUE(absl::StrContains(r.output, " 0 photos/") || absl::StrContains(r.output, " 0 \n"))
+      << r.output;
+  // A marker with bytes is no marker.
+  fs::path bytes = Dir("g") / "x";
+  WriteFile(bytes, "x");
+  r = Aws(*aws,
+          {"s3api", "put-object", "--bucket", "sto_a", "--key", "bad/", "--body", bytes.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(r.output, "InvalidArgument")) << r.output;
+  r = Aws(*aws, {"s3api", "delete-object", "--bucket", "sto_a", "--key", "photos/"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = Aws(*aws, {"s3", "ls", "s3://sto_a/"});
+  EXPECT_FALSE(absl::StrContains(r.output, "photos/")) << r.output;
+}
+
+TEST_F(S3ClientsTest, FoldersWithRcloneS3cmdAndBoto3) {
+  REQUIRE_CLIENT(rclone, "rclone");
+  REQUIRE_CLIENT(s3cmd, "s3cmd");
+  REQUIRE_CLIENT(python, "python3");
+  // boto3, as s3fs and the console do it: a zero-byte put of "models/".
+  std::string script = R"PY(
+import sys, boto3
+from botocore.config import Config
+s3 = boto3.client("s3", endpoint_url=sys.argv[1], aws_access_key_id=sys.argv[2],
+                  aws_secret_access_key=sys.argv[3], region_name="us-east-1",
+                  config=Config(s3={"addressing_style": "path"}))
+s3.put_object(Bucket="sto_a", Key="models/", Body=b"")
+s3.put_object(Bucket="sto_a", Key="models/lora/", Body=b"")
+page = s3.list_objects_v2(Bucket="sto_a", Prefix="models/", Delimiter="/")
+assert [o["Key"] for o in page.get("Contents", [])] == ["models/"], page
+assert [p["Prefix"] for p in page.get("CommonPrefixes", [])] == ["models/lora/"], page
+assert s3.get_object(Bucket="sto_a", Key="models/lora/")["Body"].read() == b""
+s3.delete_object(Bucket="sto_a", Key="models/lora/")
+page = s3.list_objects_v2(Bucket="sto_a", Prefix="models/")
+assert [o["Key"] for o in page.get("Contents", [])] == ["models/"], page
+print("ok")
+)PY";
+  CommandResult r = Boto3(*python, script);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // rclone sees the empty folder as a directory; its mkdir of a new one succeeds.
+  r = Rclone(*rclone, {"lsd", "x:sto_a"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, " models")) << r.output;
+  r = Rclone(*rclone, {"mkdir", "x:sto_a/datasets"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // s3cmd lists it as a DIR, and deletes it (the marker among the keys under it).
+  r = S3cmd(*s3cmd, {"ls", "s3://sto_a/"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "DIR  s3://sto_a/models/")) << r.output;
+  r = S3cmd(*s3cmd, {"del", "--recursive", "s3://sto_a/models/"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = S3cmd(*s3cmd, {"ls", "s3://sto_a/"});
+  EXPECT_FALSE(absl::StrContains(r.output, "models/")) << r.output;
+}
+
 TEST_F(S3ClientsTest, PresignedGetWithCurl) {
   REQUIRE_CLIENT(aws, "aws");
   REQUIRE_CLIENT(curl, "curl");
@@ -149,12 +244,7 @@ TEST_F(S3ClientsTest, PresignedGetWithCurl) {
 TEST_F(S3ClientsTest, RcloneCopyListSyncDelete) {
   REQUIRE_CLIENT(rclone, "rclone");
   fs::path tree = MakeTree("tree");
-  auto env = RcloneEnv(temp_.path() / "rclone-home", stack_, kKeyRw);
-  auto rc = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {*rclone};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv, env);
-  };
+  auto rc = [&](std::vector<std::string> args) { return Rclone(*rclone, std::move(args)); };
   CommandResult r = rc({"copy", tree.string(), "x:sto_a/rc"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = rc({"ls", "x:sto_a/rc"});
@@ -175,12 +265,7 @@ TEST_F(S3ClientsTest, RcloneCopyListSyncDelete) {
 TEST_F(S3ClientsTest, S3cmdPutListGetDelete) {
   REQUIRE_CLIENT(s3cmd, "s3cmd");
   fs::path tree = MakeTree("tree");
-  fs::path config = S3cmdConfig(temp_.path() / "s3cmd-home", stack_, kKeyRw);
-  auto cmd = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {*s3cmd, "--config=" + config.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv, {"HOME=" + (temp_.path() / "s3cmd-home").string()});
-  };
+  auto cmd = [&](std::vector<std::string> args) { return S3cmd(*s3cmd, std::move(args)); };
   CommandResult r = cmd({"put", (tree / "a.txt").string(), "s3://sto_a/s3cmd/a.txt"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = cmd({"ls", "s3://sto_a/s3cmd/"});
@@ -231,10 +316,7 @@ except botocore.exceptions.ClientError as e:
     assert e.response["Error"]["Code"] == "404", e.response
 print("ok")
 )PY";
-  CommandResult r =
-      RunCommand({*python, "-c", script, stack_.endpoint(), kKeyRw.id, kKeyRw.secret},
-                 {"HOME=" + Dir("boto-home").string(), "AWS_EC2_METADATA_DISABLED=true",
-                  "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"});
+  CommandResult r = Boto3(*python, script);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(absl::StrContains(r.output, "ok")) << r.output;
 }
