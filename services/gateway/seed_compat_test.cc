@@ -19,7 +19,6 @@ namespace stockpb = ::gpuaas::stock::v1;
 
 class SeedCompatTest : public PublicRoutesTest {
  protected:
-
   // The request a seed client's call becomes, as the gateway serves it.
   template <class T>
   absl::StatusOr<T> Seed(absl::string_view verb, absl::string_view path, absl::string_view body) {
@@ -127,8 +126,8 @@ TEST_F(SeedCompatTest, TheOtherSpellingsStillWork) {
 }
 
 TEST_F(SeedCompatTest, AnUnknownFieldIsStillNamed) {
-  auto req = Seed<stockpb::CreateStocksRequest>("POST", "/stocks",
-                                                R"({"number": 1, "specNameID": "a"})");
+  auto req =
+      Seed<stockpb::CreateStocksRequest>("POST", "/stocks", R"({"number": 1, "specNameID": "a"})");
   EXPECT_EQ(req.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(req.status().message(), HasSubstr("specNameId"));
   auto not_json = Seed<stockpb::CreateStocksRequest>("POST", "/stocks", "{number: 1");
@@ -137,7 +136,8 @@ TEST_F(SeedCompatTest, AnUnknownFieldIsStillNamed) {
 
 // A hostile body nested a million deep is refused, not a stack overflow in the gateway.
 TEST_F(SeedCompatTest, ABodyNestedTooDeepIsRefused) {
-  const std::string deep = "{\"a\": " + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}";
+  const std::string deep =
+      "{\"a\": " + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}";
   absl::StatusOr<std::string> out = SeedRequestBody(deep);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(), HasSubstr("nested deeper"));

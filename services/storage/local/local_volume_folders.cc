@@ -11,7 +11,6 @@
 namespace gpuaas::storage::local {
 namespace {
 
-
 // The folder's path ("a/b" of "a/b/"), checked as a key.
 absl::StatusOr<std::string_view> FolderPath(std::string_view key) {
   if (!IsFolderKey(key)) {
