@@ -401,7 +401,10 @@ void PlatformStack::CreateStorage(const std::string& token, const std::string& s
 
 fs::path PlatformStack::StorageDataPath(const std::string& storage_uid) const {
   if (options_.storage_backend == StorageBackend::kLocal) {
-    return dir_ / "storage-data" / "volumes" / storage_uid / "data";
+    // A volume with a file system of its own keeps its files in data/ (beside lost+found); a
+    // plain directory volume is the directory itself.
+    const fs::path volume = dir_ / "storage-data" / "volumes" / storage_uid;
+    return fs::is_directory(volume / "data") ? volume / "data" : volume;
   }
   // A subvolume is /volumes/_nogroup/<name>/<uuid> in the file system, which the storage service
   // mounts whole at <data root>/ceph-mount; its files are in data/ (services/storage/ceph).

@@ -364,6 +364,43 @@ TEST_P(S3StorageAttackTest, KeyWithDotDotDoesNotLeaveTheBucket) {
   EXPECT_EQ(Get("/alpha-data/a..b/..c", key_).body, "fine");
 }
 
+// Folder markers ("a/b/" keys) as an attacker makes them: through "..", in another tenant's
+// storage, through a symlink a workload planted in its own storage to leave it, or with bytes.
+// Each is refused and no directory appears anywhere outside alpha's storage.
+TEST_P(S3StorageAttackTest, FolderMarkersStayInsideTheirBucket) {
+  for (const char* path :
+       {"/alpha-data/../beta-data/planted-folder/", "/alpha-data/%2e%2e/beta-data/planted-folder/",
+        "/alpha-data/a/../../planted-folder/", "/alpha-data/..%2fplanted-folder/",
+        "/alpha-data/planted-folder//", "/alpha-data/./planted-folder/"}) {
+    HttpReply reply = Put(path, "", key_);
+    EXPECT_GE(reply.status, 400) << path << ": " << reply.body;
+    EXPECT_LT(reply.status, 500) << path << ": " << reply.body;
+  }
+  HttpReply other = Put("/beta-data/planted-folder/", "", key_);
+  EXPECT_EQ(other.status, 404) << other.body;
+  EXPECT_EQ(other.ErrorCode(), "NoSuchBucket");
+  // A workload makes its storage's "escape" a symlink to the directory above every volume.
+  ASSERT_EQ(Put("/alpha-data/workload.txt", "its files", key_).status, 200);
+  const fs::path data = stack_->StorageDataPath(StorageUid(token_, "alpha-data"));
+  ASSERT_FALSE(data.empty());
+  fs::create_directory_symlink(data.parent_path().parent_path(), data / "escape");
+  for (const char* path : {"/alpha-data/escape/planted-folder/", "/alpha-data/escape/"}) {
+    HttpReply reply = Put(path, "", key_);
+    EXPECT_GE(reply.status, 400) << path << ": " << reply.body;
+    EXPECT_LT(reply.status, 500) << path << ": " << reply.body;
+  }
+  HttpReply through = Get("/alpha-data/escape/", key_);
+  EXPECT_TRUE(through.status == 403 || through.status == 404) << through.body;
+  for (const fs::path& planted : FilesNamed("planted-folder")) {
+    ADD_FAILURE() << "planted: " << planted;
+  }
+  // A marker holds no bytes.
+  EXPECT_EQ(Put("/alpha-data/heavy/", "bytes", key_).ErrorCode(), "InvalidArgument");
+  // What is fine stays fine.
+  EXPECT_EQ(Put("/alpha-data/photos/", "", key_).status, 200);
+  EXPECT_EQ(Get("/alpha-data/photos/", key_).status, 200);
+}
+
 // Alpha's accessor names beta's storage: every call answers as for a storage that does not
 // exist, and beta's object is as beta left it.
 TEST_P(S3StorageAttackTest, AnAccessorReachesNoOtherTenantsStorage) {
