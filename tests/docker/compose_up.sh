@@ -55,7 +55,8 @@ export DOCKER_HOST
 started=$(date +%s%N)
 "$src/docker/build-images" "$build"
 
-# Free ports below the ephemeral range, the dev stack's variables; a /24 no interface here has.
+# Free ports below the ephemeral range, the dev stack's variables (free_port runs in a subshell:
+# the caller records what it took); a /24 no interface here has.
 read -r ephemeral_low _ </proc/sys/net/ipv4/ip_local_port_range
 taken=" "
 free_port() {
@@ -63,7 +64,7 @@ free_port() {
   while :; do
     p=$((23000 + RANDOM % (ephemeral_low - 23000)))
     [[ $taken == *" $p "* ]] && continue
-    [ -z "$(ss -Hltn "sport = :$p")" ] && { taken+="$p "; echo "$p"; return; }
+    [ -z "$(ss -Hltn "sport = :$p")" ] && { echo "$p"; return; }
   done
 }
 for name in AUTH STOCK STORAGE S3 INSTANCE REGISTRY PROXY GATEWAY; do
