@@ -21,6 +21,8 @@ namespace gpuaas::authz {
 
 // The agent calls there are, as a token's "purpose" claim names them.
 inline constexpr std::string_view kPurposeReadWorkloadLogs = "read_workload_logs";
+inline constexpr std::string_view kPurposeExecWorkload = "exec_workload";
+inline constexpr std::string_view kPurposeForwardWorkloadPort = "forward_workload_port";
 
 // "node:<node_id>": the audience of the tokens minted for `node_id`'s agent.
 std::string NodeAudience(std::string_view node_id);

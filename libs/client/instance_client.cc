@@ -9,6 +9,7 @@ InstanceClient::InstanceClient(std::shared_ptr<grpc::ChannelInterface> channel,
                                absl::Duration default_timeout, AccessTokens* tokens)
     : instances_(::gpuaas::instance::v1::InstanceService::NewStub(channel)),
       images_(::gpuaas::instance::v1::ImageService::NewStub(channel)),
+      sessions_(::gpuaas::instance::v1::InstanceSessionService::NewStub(channel)),
       default_timeout_(default_timeout),
       tokens_(tokens) {}
 
@@ -107,6 +108,20 @@ absl::Status InstanceClient::GetInstanceLogs(
       auto stream,
       internal::OpenServerStream(*instances_, &InstanceStub::GetInstanceLogs, req, call, tokens_));
   return stream->ReadEach(on_chunk);
+}
+
+ExecCall InstanceClient::OpenExec(const CallContext& call) const {
+  ExecCall out;
+  out.ctx = CallContext(call).set_timeout(absl::InfiniteDuration()).NewClientContext();
+  out.stream = sessions_->ExecInstance(out.ctx.get());
+  return out;
+}
+
+PortForwardCall InstanceClient::OpenPortForward(const CallContext& call) const {
+  PortForwardCall out;
+  out.ctx = CallContext(call).set_timeout(absl::InfiniteDuration()).NewClientContext();
+  out.stream = sessions_->ForwardInstancePort(out.ctx.get());
+  return out;
 }
 
 }  // namespace gpuaas::client

@@ -27,6 +27,17 @@ namespace gpuaas::client {
 
 namespace instancepb = ::gpuaas::instance::v1;
 
+// One open full-duplex session call (ExecInstance, ForwardInstancePort): its context (cancel
+// with ctx->TryCancel()) and its stream. The caller drives it: Write from one thread, Read from
+// another, Finish once both are done.
+template <class Req, class Resp>
+struct DuplexCall {
+  std::unique_ptr<grpc::ClientContext> ctx;
+  std::unique_ptr<grpc::ClientReaderWriterInterface<Req, Resp>> stream;
+};
+using ExecCall = DuplexCall<instancepb::ExecRequest, instancepb::ExecResponse>;
+using PortForwardCall = DuplexCall<instancepb::PortForwardRequest, instancepb::PortForwardResponse>;
+
 class InstanceClient final {
  public:
   // `channel` from OpenChannel; `default_timeout` bounds every unary call whose CallContext
@@ -81,12 +92,19 @@ class InstanceClient final {
                                const std::function<bool(const instancepb::LogChunk&)>& on_chunk,
                                const CallContext& call = {}) const;
 
+  // Opens a terminal or port-forward session with `call`'s token and no deadline (a session
+  // is as long as its user wants). Never blocks; errors come from the stream.
+  ExecCall OpenExec(const CallContext& call) const;
+  PortForwardCall OpenPortForward(const CallContext& call) const;
+
  private:
+  using SessionStub = ::gpuaas::instance::v1::InstanceSessionService::StubInterface;
   using InstanceStub = ::gpuaas::instance::v1::InstanceService::StubInterface;
   using ImageStub = ::gpuaas::instance::v1::ImageService::StubInterface;
 
   std::unique_ptr<InstanceStub> instances_;
   std::unique_ptr<ImageStub> images_;
+  std::unique_ptr<SessionStub> sessions_;
   absl::Duration default_timeout_;
   AccessTokens* tokens_;
 };

@@ -65,7 +65,7 @@ void Handler::Dispatch(grpc::ServerUnaryReactor* reactor, std::function<void()> 
   }
 }
 
-std::string Handler::AuthorizationHeader(const grpc::CallbackServerContext& ctx) {
+std::string Handler::AuthorizationHeader(const grpc::ServerContextBase& ctx) {
   const auto& metadata = ctx.client_metadata();
   auto it = metadata.find(grpc::string_ref(kAuthorizationKey.data(), kAuthorizationKey.size()));
   if (it == metadata.end()) {
@@ -74,7 +74,11 @@ std::string Handler::AuthorizationHeader(const grpc::CallbackServerContext& ctx)
   return std::string(it->second.data(), it->second.size());
 }
 
-absl::StatusOr<authz::Principal> Handler::Authenticate(const grpc::CallbackServerContext& ctx,
+absl::StatusOr<authz::Principal> Handler::AuthenticateBlocking(const grpc::ServerContextBase& ctx) {
+  return Authenticate(ctx, AuthorizationHeader(ctx));
+}
+
+absl::StatusOr<authz::Principal> Handler::Authenticate(const grpc::ServerContextBase& ctx,
                                                        const std::string& header) {
   if (header.empty()) {
     return absl::UnauthenticatedError("missing bearer token");

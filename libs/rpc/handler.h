@@ -88,6 +88,12 @@ class Handler final {
           const authz::Principal&, const Req&, std::shared_ptr<StreamWriter<Out>>)>
           open);
 
+  // For a handler of gRPC's synchronous API (a full-duplex stream that holds its thread, such
+  // as a terminal session): checks the call's bearer token on the calling thread and records
+  // the principal for the log line. UNAUTHENTICATED or UNAVAILABLE as Run. Blocks for at most
+  // one key fetch.
+  absl::StatusOr<authz::Principal> AuthenticateBlocking(const grpc::ServerContextBase& ctx);
+
   // Ends every open stream with `status` (an idle one at once, a busy one when its current
   // message is done) and refuses new streams with it. Server::Shutdown calls it before the
   // drain, so that streams which would stay open for hours do not hold the drain up.
@@ -102,10 +108,10 @@ class Handler final {
 
   // The bearer token of the call: copy it on the gRPC thread, where the metadata map is
   // certainly stable.
-  static std::string AuthorizationHeader(const grpc::CallbackServerContext& ctx);
+  static std::string AuthorizationHeader(const grpc::ServerContextBase& ctx);
   // Checks `header` and records the principal for the log line. On the pool: a JWKS refetch
   // may block on the network.
-  absl::StatusOr<authz::Principal> Authenticate(const grpc::CallbackServerContext& ctx,
+  absl::StatusOr<authz::Principal> Authenticate(const grpc::ServerContextBase& ctx,
                                                 const std::string& header);
   // What a call hears when the pool's queue is full.
   static absl::Status OverloadedError();

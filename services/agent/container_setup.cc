@@ -80,7 +80,8 @@ class StoreImages final : public ContainerImages {
                           .process = {.env = pulled.config.env,
                                       .entrypoint = pulled.config.entrypoint,
                                       .cmd = pulled.config.cmd,
-                                      .working_dir = pulled.config.working_dir}};
+                                      .working_dir = pulled.config.working_dir,
+                                      .user = pulled.config.user}};
   }
 
  private:

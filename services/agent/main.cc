@@ -45,6 +45,7 @@
 #include "services/agent/simulated_source.h"
 #include "services/agent/stock_reporter.h"
 #include "services/agent/workload_logs.h"
+#include "services/agent/workload_sessions.h"
 #include "services/agent/workload_sync.h"
 
 namespace {
@@ -341,6 +342,18 @@ bool Finished(const agent::Runtime* runtime, const std::string& workload_id) {
   return true;
 }
 
+// Whether the runtime runs `workload_id` now (started: its probe need not pass for a terminal).
+bool Running(const agent::Runtime* runtime, const std::string& workload_id) {
+  namespace pb = gpuaas::instance::v1;
+  if (runtime == nullptr) return false;
+  for (const pb::WorkloadStatus& s : runtime->List()) {
+    if (s.workload_id() == workload_id) {
+      return s.state() == pb::WORKLOAD_STATE_STARTED || s.state() == pb::WORKLOAD_STATE_RUNNING;
+    }
+  }
+  return false;
+}
+
 std::string Hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') {
@@ -498,6 +511,12 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
        .finished = [&runtime](const std::string& id) { return Finished(runtime.get(), id); }});
   agent::WorkloadLogServiceImpl log_service(logs, server.handler());
   server.AddService(&log_service);
+  agent::WorkloadSessionServiceImpl session_service(
+      {.node_id = identity.node_id,
+       .root = f.workload_root,
+       .running = [&runtime](const std::string& id) { return Running(runtime.get(), id); }},
+      server.handler());
+  server.AddService(&session_service);
   absl::StatusOr<std::unique_ptr<gpuaas::rpc::MetricsEndpoint>> metrics =
       gpuaas::service::StartMetrics(f.process, {std::make_shared<agent::AgentMetrics>(
                                                    monitor, &reporter.stats(), identity.node_id)});

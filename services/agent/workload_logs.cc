@@ -13,6 +13,7 @@
 #include "libs/authz/node_calls.h"
 #include "libs/common/status_macros.h"
 #include "services/agent/log_cursor.h"
+#include "services/agent/workload_dir.h"
 
 namespace gpuaas::agent {
 namespace {
@@ -118,15 +119,6 @@ class WorkloadLogReader final : public rpc::PullSource<pb::LogChunk> {
 };
 
 // A workload id names a directory right under the root: never a path.
-bool PlainName(const std::string& id) {
-  return id.find('/') == std::string::npos && id.find("..") == std::string::npos && id != ".";
-}
-
-// "<instance_id>.<run>" (Workload.workload_id): every run of an instance shares its streams.
-std::string_view InstanceOfWorkload(std::string_view workload_id) {
-  return workload_id.substr(0, workload_id.rfind('.'));
-}
-
 }  // namespace
 
 WorkloadLogs::WorkloadLogs(WorkloadLogsOptions options)
@@ -148,7 +140,7 @@ absl::StatusOr<rpc::PullSourcePtr<pb::LogChunk>> WorkloadLogs::Open(
   }
   const std::string dir = options_.root + "/" + req.workload_id();
   struct stat st;
-  if (!PlainName(req.workload_id()) || lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (!PlainWorkloadId(req.workload_id()) || lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::NotFoundError(absl::StrCat("workload ", req.workload_id(), " not found"));
   }
   // One instance's streams cannot take the node's pool from the other tenants' instances.

@@ -18,6 +18,10 @@ std::optional<std::string_view> PurposeClaim(pb::AgentCallPurpose purpose) {
   switch (purpose) {
     case pb::AGENT_CALL_PURPOSE_READ_WORKLOAD_LOGS:
       return authz::kPurposeReadWorkloadLogs;
+    case pb::AGENT_CALL_PURPOSE_EXEC_WORKLOAD:
+      return authz::kPurposeExecWorkload;
+    case pb::AGENT_CALL_PURPOSE_FORWARD_WORKLOAD_PORT:
+      return authz::kPurposeForwardWorkloadPort;
     default:
       return std::nullopt;
   }

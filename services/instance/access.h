@@ -55,13 +55,14 @@ class Access final {
   absl::Status GetProxyToken(const authz::Principal& p, const pb::GetProxyTokenRequest& req,
                              pb::ProxyToken& out);
 
- private:
   // PERMISSION_DENIED unless `user_id` is an enabled user with Power::kUse in `tenant_id` (a
-  // member's role, or a global role). Calls auth (GetUser, ListMembers) with the service's own
-  // token, by `deadline` (the proxy's call's).
+  // member's role, or a global role): whether a grant or an open session still holds. Calls
+  // auth (GetUser, ListMembers) with the service's own token, by `deadline`; UNAVAILABLE when
+  // auth cannot answer.
   absl::Status CheckStillMember(absl::Time deadline, const std::string& tenant_id,
                                 const std::string& user_id);
 
+ private:
   db::Pool& pool_;
   client::AuthClient& auth_;
   client::AccessTokens& own_tokens_;

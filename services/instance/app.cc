@@ -64,6 +64,13 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
       [&common](const std::string& address) { return service::OpenPeerChannel(common, address); },
       *app->node_tokens_);
   app->logs_ = std::make_unique<InstanceLogs>(db, *app->agent_logs_);
+  // Terminals and port-forwards likewise, a token per node and call.
+  app->agent_sessions_ = std::make_unique<AgentSessions>(
+      [&common](const std::string& address) { return service::OpenPeerChannel(common, address); },
+      *app->node_tokens_);
+  app->session_service_ = std::make_unique<InstanceSessionServiceImpl>(
+      db, *app->agent_sessions_, *app->access_, handler,
+      InstanceSessionsOptions{.recheck = absl::Seconds(o.session_recheck_seconds)});
   app->instance_service_ = std::make_unique<InstanceServiceImpl>(
       *app->instances_, *app->watches_, *app->access_, *app->metrics_, *app->logs_, handler);
   app->image_service_ = std::make_unique<ImageServiceImpl>(*app->images_, handler);
@@ -71,6 +78,7 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
   app->server_->AddService(app->instance_service_.get());
   app->server_->AddService(app->image_service_.get());
   app->server_->AddService(app->access_service_.get());
+  app->server_->AddService(app->session_service_.get());
   app->server_->AddService(back_half.node_workload_service());
   return app;
 }

@@ -25,6 +25,7 @@
 #include "services/instance/instance_logs.h"
 #include "services/instance/instance_logs_relay.h"
 #include "services/instance/instance_metrics.h"
+#include "services/instance/instance_sessions.h"
 #include "services/instance/instance_watches.h"
 #include "services/instance/instances.h"
 #include "services/instance/reconciler_wiring.h"
@@ -39,6 +40,8 @@ struct InstanceAppOptions {
   std::string access_domain = "gpuaas.localhost:8080";
   std::string access_scheme = "http";
   double access_code_ttl_seconds = 60;
+  // How often an open terminal or port-forward's user and instance are asked about again.
+  double session_recheck_seconds = 60;
   // Registries ("host:port") that may sit on a loopback, private or other refused address
   // (registry_policy.h), and those spoken to without verified TLS.
   std::vector<std::string> allowed_registries;
@@ -85,6 +88,8 @@ class InstanceApp final : public service::ServiceApp {
   std::unique_ptr<client::NodeTokens> node_tokens_;
   std::unique_ptr<AgentLogClient> agent_logs_;
   std::unique_ptr<InstanceLogs> logs_;
+  std::unique_ptr<AgentSessions> agent_sessions_;
+  std::unique_ptr<InstanceSessionServiceImpl> session_service_;
   std::unique_ptr<InstanceServiceImpl> instance_service_;
   std::unique_ptr<ImageServiceImpl> image_service_;
   std::unique_ptr<AccessServiceImpl> access_service_;

@@ -39,6 +39,11 @@ int main(int argc, char** argv) {
            "seconds a one-time access link stays usable")
       ->check(CLI::Range(1.0, 3600.0));
   options
+      .Add("--session-recheck", flags.session_recheck_seconds,
+           "seconds between checks that an open terminal or port-forward's user may still use "
+           "its instance and that it still runs; one that may not is closed")
+      ->check(CLI::Range(0.1, 3600.0));
+  options
       .Add("--allowed-registries", flags.allowed_registries,
            "registries (host:port,...) that images may name although they sit on a loopback, "
            "link-local, private (RFC 1918, ULA), CGNAT, multicast or unspecified address: the "

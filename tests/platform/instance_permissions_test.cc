@@ -80,6 +80,24 @@ class InstancePermissionsTest : public gpuaas::testing::PgTest {
     return reader->Finish();
   }
 
+  // How a session stream that sends only `start` ends.
+  template <typename Req, typename Resp>
+  grpc::Status SessionEnd(
+      const std::string& token, const Req& start,
+      std::unique_ptr<grpc::ClientReaderWriter<Req, Resp>> (
+          instancepb::InstanceSessionService::Stub::*open)(grpc::ClientContext*)) {
+    auto stub = instancepb::InstanceSessionService::NewStub(
+        grpc::CreateChannel(stack_->instance().address(), grpc::InsecureChannelCredentials()));
+    std::unique_ptr<grpc::ClientContext> ctx = PlatformStack::Ctx(token);
+    auto stream = ((*stub).*open)(ctx.get());
+    stream->Write(start);
+    stream->WritesDone();
+    Resp ignored;
+    while (stream->Read(&ignored)) {
+    }
+    return stream->Finish();
+  }
+
   gpuaas::testing::TempDir dir_;
   std::unique_ptr<PlatformStack> stack_;
 };
@@ -271,6 +289,26 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
          return FirstOf(*ctx, instances.GetInstanceLogs(ctx.get(), r));
        },
        FP, FP, NF, FP, FP},
+      // A terminal or a port-forward needs MEMBER; "owned" does not run, so whoever may open
+      // one learns that.
+      {"ExecInstance",
+       [&](const std::string& t, int) {
+         instancepb::ExecRequest r;
+         r.mutable_start()->set_instance_id("owned");
+         r.mutable_start()->add_command("true");
+         return SessionEnd<instancepb::ExecRequest, instancepb::ExecResponse>(
+             t, r, &instancepb::InstanceSessionService::Stub::ExecInstance);
+       },
+       PD, FP, NF, FP, FP},
+      {"ForwardInstancePort",
+       [&](const std::string& t, int) {
+         instancepb::PortForwardRequest r;
+         r.mutable_start()->set_instance_id("owned");
+         r.mutable_start()->set_port(22);
+         return SessionEnd<instancepb::PortForwardRequest, instancepb::PortForwardResponse>(
+             t, r, &instancepb::InstanceSessionService::Stub::ForwardInstancePort);
+       },
+       PD, FP, NF, FP, FP},
       // Without a tenant_id: tenant roles add their own tenant's image (another tenant's admin
       // too, in its own), global roles the catalog's, which needs a platform admin.
       {"CreateImage",

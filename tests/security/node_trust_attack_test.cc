@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gpuaas/auth/v1/auth.grpc.pb.h"
 #include "gpuaas/instance/v1/workload_logs.grpc.pb.h"
+#include "gpuaas/instance/v1/workload_sessions.grpc.pb.h"
 #include "gpuaas/storage/v1/storage.grpc.pb.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/permission_matrix.h"
@@ -147,6 +149,87 @@ class NodeTrustAttackTest : public ::testing::Test {
     std::string data;
     for (instancepb::LogChunk chunk; reader->Read(&chunk);) data += chunk.data();
     return {reader->Finish(), data};
+  }
+
+  // A session stream's output to its end, after `start` and a half-close: the status and the
+  // bytes (stdout and stderr of a command, or a connection's data).
+  template <typename Req, typename Resp, typename Stub>
+  static std::pair<grpc::Status, std::string> Session(
+      Stub& stub, const std::string& token, const Req& start,
+      std::unique_ptr<grpc::ClientReaderWriter<Req, Resp>> (Stub::*open)(grpc::ClientContext*)) {
+    auto ctx = PlatformStack::Ctx(token);
+    auto stream = (stub.*open)(ctx.get());
+    stream->Write(start);
+    stream->WritesDone();
+    std::string data;
+    for (Resp r; stream->Read(&r);) {
+      if constexpr (std::is_same_v<Resp, instancepb::ExecResponse>) {
+        data += r.stdout() + r.stderr();
+        if (r.kind_case() == instancepb::ExecResponse::kExitCode) {
+          data += "exit " + std::to_string(r.exit_code());
+        }
+      } else {
+        data += r.data();
+      }
+    }
+    return {stream->Finish(), data};
+  }
+
+  // `command` in `workload_id` on `node_id`'s agent as `token`.
+  std::pair<grpc::Status, std::string> AgentExec(const std::string& node_id,
+                                                 const std::string& token,
+                                                 const std::string& workload_id,
+                                                 const std::string& command) {
+    auto agent = instancepb::WorkloadSessionService::NewStub(
+        grpc::CreateChannel(stack_->agent(node_id).address(), grpc::InsecureChannelCredentials()));
+    instancepb::ExecRequest start;
+    start.mutable_start()->set_workload_id(workload_id);
+    start.mutable_start()->add_command("sh");
+    start.mutable_start()->add_command("-c");
+    start.mutable_start()->add_command(command);
+    return Session<instancepb::ExecRequest, instancepb::ExecResponse>(
+        *agent, token, start, &instancepb::WorkloadSessionService::Stub::ExecWorkload);
+  }
+  std::pair<grpc::Status, std::string> AgentForward(const std::string& node_id,
+                                                    const std::string& token,
+                                                    const std::string& workload_id, int port) {
+    auto agent = instancepb::WorkloadSessionService::NewStub(
+        grpc::CreateChannel(stack_->agent(node_id).address(), grpc::InsecureChannelCredentials()));
+    instancepb::PortForwardRequest start;
+    start.mutable_start()->set_workload_id(workload_id);
+    start.mutable_start()->set_port(port);
+    return Session<instancepb::PortForwardRequest, instancepb::PortForwardResponse>(
+        *agent, token, start, &instancepb::WorkloadSessionService::Stub::ForwardWorkloadPort);
+  }
+  // The same through the instance service, as a tenant opens them.
+  std::pair<grpc::Status, std::string> Exec(const std::string& token,
+                                            instancepb::ExecRequest start) {
+    auto stub = instancepb::InstanceSessionService::NewStub(
+        grpc::CreateChannel(stack_->instance().address(), grpc::InsecureChannelCredentials()));
+    return Session<instancepb::ExecRequest, instancepb::ExecResponse>(
+        *stub, token, start, &instancepb::InstanceSessionService::Stub::ExecInstance);
+  }
+  std::pair<grpc::Status, std::string> Forward(const std::string& token, const std::string& id,
+                                               int port) {
+    auto stub = instancepb::InstanceSessionService::NewStub(
+        grpc::CreateChannel(stack_->instance().address(), grpc::InsecureChannelCredentials()));
+    instancepb::PortForwardRequest start;
+    start.mutable_start()->set_instance_id(id);
+    start.mutable_start()->set_port(port);
+    return Session<instancepb::PortForwardRequest, instancepb::PortForwardResponse>(
+        *stub, token, start, &instancepb::InstanceSessionService::Stub::ForwardInstancePort);
+  }
+  // A token the auth service mints for `node_id`'s agent and `purpose`.
+  std::string Mint(const std::string& node_id, authpb::AgentCallPurpose purpose) {
+    auto minter = authpb::NodeTokenService::NewStub(
+        grpc::CreateChannel(stack_->auth().address(), grpc::InsecureChannelCredentials()));
+    authpb::IssueNodeTokenRequest req;
+    req.set_node_id(node_id);
+    req.set_purpose(purpose);
+    authpb::IssueNodeTokenResponse minted;
+    EXPECT_TRUE(
+        minter->IssueNodeToken(PlatformStack::Ctx(stack_->admin_token()).get(), req, &minted).ok());
+    return minted.access_token();
   }
 
   // WatchWorkloads as `token`, reporting `node_id`'s agent at `agent_address` (its real
@@ -335,6 +418,100 @@ TEST_F(NodeTrustAttackTest, AnAgentServesOnlyTokensMintedForItsNodesLogs) {
   const auto [status, data] = AgentLogs(node, minted.access_token(), "work.1");
   EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(data, "output-of-work\n");
+}
+
+// Terminals and port-forwards on the agent (WorkloadSessionService): no platform credential
+// opens one, nor a token minted for another call or another node; only one minted for this
+// node and this call, which the instance service alone asks for.
+TEST_F(NodeTrustAttackTest, AnAgentOpensSessionsOnlyForTokensMintedForThem) {
+  using gpuaas::testing::CallerKind;
+  const std::string& node = shared_->victim_node;
+  stack_->auth().CreateUser("peek2", "victim", common::v1::ROLE_VIEWER);
+  stack_->auth().CreateServiceUser("robot2");
+  const std::vector<gpuaas::testing::MatrixCaller> callers = {
+      {"viewer", stack_->auth().Login("peek2", "password-peek2", "victim"), CallerKind::kViewer},
+      {"member", shared_->victim, CallerKind::kUser},
+      {"other tenant", shared_->bystander, CallerKind::kOther},
+      {"service", stack_->auth().Login("robot2", "password-robot2"), CallerKind::kService},
+      {"platform admin", stack_->admin_token(), CallerKind::kPlatform},
+      {"its node's agent", stack_->auth().ExchangeApiKey(stack_->agent_api_key(node)),
+       CallerKind::kNodeAgent},
+      {"proxy", stack_->auth().ProxyToken(), CallerKind::kProxy},
+  };
+  constexpr grpc::StatusCode UN = grpc::StatusCode::UNAUTHENTICATED;
+  const std::vector<gpuaas::testing::MatrixRow> rows = {
+      {"ExecWorkload",
+       [&](const std::string& token, int) { return AgentExec(node, token, "work.1", "id").first; },
+       UN, UN, UN, UN, UN, UN, UN},
+      {"ForwardWorkloadPort",
+       [&](const std::string& token, int) { return AgentForward(node, token, "work.1", 22).first; },
+       UN, UN, UN, UN, UN, UN, UN},
+  };
+  // The file holds the service alone: naming its descriptor table links it in, so the
+  // generated pool knows it.
+  const void* volatile table =
+      &descriptor_table_gpuaas_2finstance_2fv1_2fworkload_5fsessions_2eproto;
+  ASSERT_NE(table, nullptr);
+  const auto* service = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+      "gpuaas.instance.v1.WorkloadSessionService");
+  ASSERT_NE(service, nullptr);
+  gpuaas::testing::RunPermissionMatrix(rows, callers, service->method_count());
+
+  // Minted for another call (logs), or for another node: refused.
+  const std::string for_logs = Mint(node, authpb::AGENT_CALL_PURPOSE_READ_WORKLOAD_LOGS);
+  EXPECT_EQ(AgentExec(node, for_logs, "work.1", "id").first.error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  const std::string for_exec_elsewhere =
+      Mint(shared_->attacker_node, authpb::AGENT_CALL_PURPOSE_EXEC_WORKLOAD);
+  EXPECT_EQ(AgentExec(node, for_exec_elsewhere, "work.1", "id").first.error_code(), UN);
+  const std::string for_forward = Mint(node, authpb::AGENT_CALL_PURPOSE_FORWARD_WORKLOAD_PORT);
+  EXPECT_EQ(AgentExec(node, for_forward, "work.1", "id").first.error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  // The one it serves: this node, this call.
+  const auto [status, out] = AgentExec(node, Mint(node, authpb::AGENT_CALL_PURPOSE_EXEC_WORKLOAD),
+                                       "work.1", "echo $GPUAAS_INSTANCE_ID");
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(out, "work\nexit 0");
+}
+
+// A tenant's session stays inside its own workload: naming another tenant's run is ignored (the
+// service picks the run), another tenant's instance is NOT_FOUND, a port-forward reaches the
+// workload's loopback and never the node's (where the services listen), and a command cannot
+// read the node's secrets nor gain what the workload lacks.
+TEST_F(NodeTrustAttackTest, ASessionStaysInsideItsOwnWorkload) {
+  instancepb::ExecRequest start;
+  start.mutable_start()->set_instance_id("theirs");
+  start.mutable_start()->set_workload_id("work.1");  // the victim's run
+  start.mutable_start()->add_command("sh");
+  start.mutable_start()->add_command("-c");
+  start.mutable_start()->add_command("echo $GPUAAS_INSTANCE_ID");
+  auto [status, out] = Exec(shared_->bystander, start);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(out, "theirs\nexit 0");
+
+  start.mutable_start()->set_instance_id("work");
+  EXPECT_EQ(Exec(shared_->bystander, start).first.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Forward(shared_->bystander, "work", 22).first.error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  // The stock service listens on the node's loopback; inside the workload nothing does there.
+  const std::string stock = stack_->stock().address();
+  const int stock_port = std::stoi(stock.substr(stock.rfind(':') + 1));
+  const auto [forwarded, data] = Forward(shared_->bystander, "theirs", stock_port);
+  EXPECT_EQ(forwarded.error_code(), grpc::StatusCode::UNAVAILABLE) << forwarded.error_message();
+  EXPECT_TRUE(data.empty());
+
+  start.mutable_start()->set_instance_id("theirs");
+  start.mutable_start()->set_command(
+      2,
+      "cat /etc/shadow || echo no-shadow; unshare -U true || echo no-userns; "
+      "mount -t tmpfs x /mnt || echo no-mount");
+  std::tie(status, out) = Exec(shared_->bystander, start);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_NE(out.find("no-shadow"), std::string::npos) << out;
+  EXPECT_NE(out.find("no-userns"), std::string::npos) << out;
+  EXPECT_NE(out.find("no-mount"), std::string::npos) << out;
+  EXPECT_EQ(out.find("root:"), std::string::npos) << out;
 }
 
 // A thief of the attacker node's key: it still makes its own node's calls, and nothing else.

@@ -28,7 +28,9 @@ void AddSnapshotCommands(CLI::App& storages, Context& ctx);  // storages snapsho
 void AddImageCommands(CLI::App& root, Context& ctx);         // images ...
 void AddInstanceCommands(CLI::App& root, Context& ctx);      // instances ...
 void AddInstanceLogCommands(CLI::App& root, Context& ctx);   // instances logs (after the above)
-void AddUsageCommands(CLI::App& root, Context& ctx);         // usage
+// instances exec, port-forward, tunnel (after AddInstanceCommands)
+void AddInstanceSessionCommands(CLI::App& root, Context& ctx);
+void AddUsageCommands(CLI::App& root, Context& ctx);  // usage
 
 // Makes `sub`, when it is the command given, run `fn` with a connected session.
 void OnRun(CLI::App* sub, Context& ctx, std::function<absl::Status(Session&)> fn);

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   gpuaas::ctl::AddImageCommands(app, ctx);
   gpuaas::ctl::AddInstanceCommands(app, ctx);
   gpuaas::ctl::AddInstanceLogCommands(app, ctx);
+  gpuaas::ctl::AddInstanceSessionCommands(app, ctx);
   gpuaas::ctl::AddUsageCommands(app, ctx);
 
   try {

@@ -89,6 +89,16 @@ absl::Status Session::GetInstanceLogs(
   return NameTheService(status, "instance", addresses_.instance);
 }
 
+absl::StatusOr<client::ExecCall> Session::OpenExec() {
+  GPUAAS_ASSIGN_OR_RETURN(StoredToken token, CurrentToken());
+  return instance_.OpenExec(client::CallContext().set_bearer_token(token.access_token));
+}
+
+absl::StatusOr<client::PortForwardCall> Session::OpenPortForward() {
+  GPUAAS_ASSIGN_OR_RETURN(StoredToken token, CurrentToken());
+  return instance_.OpenPortForward(client::CallContext().set_bearer_token(token.access_token));
+}
+
 absl::StatusOr<StoredToken> Session::CurrentToken() {
   GPUAAS_ASSIGN_OR_RETURN(std::optional<StoredToken> stored, StoredSession());
   if (!stored.has_value()) {

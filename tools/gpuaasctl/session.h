@@ -95,6 +95,11 @@ class Session final {
       const client::instancepb::GetInstanceLogsRequest& req,
       const std::function<bool(const client::instancepb::LogChunk&)>& on_chunk);
 
+  // Opens a terminal or port-forward session into an instance with the session's token
+  // (refreshed first when expired). Errors: UNAUTHENTICATED when not logged in.
+  absl::StatusOr<client::ExecCall> OpenExec();
+  absl::StatusOr<client::PortForwardCall> OpenPortForward();
+
   // A call without a token (Login, Refresh, ExchangeApiKey). Blocks up to the timeout.
   template <class Req, class Resp>
   absl::StatusOr<Resp> CallPublic(Method<Req, Resp> method, const Req& req) {

@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <map>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "services/agent/runtime/seccomp_policy.h"
 
@@ -13,6 +15,20 @@ namespace {
 
 using nlohmann::json;
 namespace pb = ::gpuaas::instance::v1;
+
+// The image's "uid[:gid]" inside the container; {0, 0} for a name or anything outside the
+// container's 65536 ids (its gid is its uid's when only a uid is given).
+std::pair<uint32_t, uint32_t> ImageUser(const std::string& user) {
+  std::vector<std::string> parts = absl::StrSplit(user, ':');
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  if (parts.empty() || parts.size() > 2 || !absl::SimpleAtoi(parts[0], &uid) || uid > 65535) {
+    return {0, 0};
+  }
+  gid = uid;
+  if (parts.size() == 2 && (!absl::SimpleAtoi(parts[1], &gid) || gid > 65535)) return {0, 0};
+  return {uid, gid};
+}
 
 // What a limit of 0 means.
 constexpr int64_t kDefaultPids = 32768;
@@ -105,12 +121,13 @@ absl::StatusOr<json> BuildOciSpec(const ContainerSpecInputs& in) {
   const std::vector<std::string> env =
       MergeEnv({{kDefaultPath, "HOME=/root"}, in.image.env, workload_env, in.env});
 
+  const std::pair<uint32_t, uint32_t> user = ImageUser(in.image.user);
   const pb::WorkloadLimits& limits = w.limits();
   int64_t open_files = limits.open_files() > 0 ? limits.open_files() : kDefaultOpenFiles;
   if (in.open_files_ceiling > 0) open_files = std::min(open_files, in.open_files_ceiling);
   json process = {
       {"terminal", false},
-      {"user", {{"uid", 0}, {"gid", 0}}},
+      {"user", {{"uid", user.first}, {"gid", user.second}}},
       {"args", args},
       {"env", env},
       {"cwd", in.image.working_dir.empty() ? "/" : in.image.working_dir},

@@ -30,6 +30,10 @@ struct ImageProcess {
   std::vector<std::string> entrypoint;
   std::vector<std::string> cmd;
   std::string working_dir;
+  // The image's User: "uid" or "uid:gid", numbers inside the container's user namespace (0 to
+  // 65535); a name, or nothing, runs as 0 (which is no more than any other id: the container
+  // holds no capability). An sshd image needs a user that is not 0 (sshd as 0 would chroot).
+  std::string user;
 };
 
 // A host path bound into the container.

@@ -205,6 +205,9 @@ absl::Status MakeVeth(const std::string& dir, VethState& state) {
   GPUAAS_RETURN_IF_ERROR(WriteProcFile(
       absl::StrCat("/proc/sys/net/ipv4/conf/", HostEnd(state.slot), "/route_localnet"), "1"));
   GPUAAS_RETURN_IF_ERROR(InNetns(NetnsPath(dir), [&] {
+    // Its ports below 1024 are its own to bind (an sshd on 22), as Docker lets containers: the
+    // container holds no capability over the namespace, and the ports live only inside it.
+    GPUAAS_RETURN_IF_ERROR(WriteProcFile("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0"));
     return RunTool({std::string(kIpPath), "-batch", "-"},
                    absl::StrCat("addr add ", SlotAddress(state.slot, 2),
                                 "/30 dev eth0\nlink set eth0 up\nlink set lo up\nroute add "
