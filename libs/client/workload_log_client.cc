@@ -5,25 +5,10 @@
 
 namespace gpuaas::client {
 
-absl::StatusOr<WorkloadLogClient::Stub*> WorkloadLogClient::StubFor(const std::string& address) {
-  absl::MutexLock lock(&mu_);
-  auto it = stubs_.find(address);
-  if (it != stubs_.end()) return it->second.get();
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = open_channel_(address);
-  if (!channel.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("the node's agent at ", address, ": ", channel.status().message()));
-  }
-  // A stub is thread-safe and lives as long as the client, so every caller shares it.
-  std::unique_ptr<Stub>& stub = stubs_[address];
-  stub = instancepb::WorkloadLogService::NewStub(*channel);
-  return stub.get();
-}
-
 absl::StatusOr<ServerStreamPtr<instancepb::LogChunk>> WorkloadLogClient::OpenReadWorkloadLogs(
     const std::string& node_id, const std::string& agent_address,
     const instancepb::ReadWorkloadLogsRequest& req, const CallContext& call) {
-  GPUAAS_ASSIGN_OR_RETURN(Stub * stub, StubFor(agent_address));
+  GPUAAS_ASSIGN_OR_RETURN(Stub * stub, stubs_.For(agent_address));
   absl::StatusOr<std::string> token =
       tokens_.Get(node_id, ::gpuaas::auth::v1::AGENT_CALL_PURPOSE_READ_WORKLOAD_LOGS);
   if (!token.ok()) {

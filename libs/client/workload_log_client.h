@@ -9,13 +9,12 @@
 #include <grpcpp/channel.h>
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "gpuaas/instance/v1/workload_logs.grpc.pb.h"
+#include "libs/client/agent_stubs.h"
 #include "libs/client/call_context.h"
 #include "libs/client/node_tokens.h"
 #include "libs/client/server_stream.h"
@@ -27,12 +26,11 @@ namespace instancepb = ::gpuaas::instance::v1;
 class WorkloadLogClient final {
  public:
   // A channel to an agent ("host:port"), with the service's TLS settings.
-  using ChannelFactory =
-      std::function<absl::StatusOr<std::shared_ptr<grpc::Channel>>(const std::string& address)>;
+  using ChannelFactory = AgentChannelFactory;
 
   // `tokens` must outlive the client.
   WorkloadLogClient(ChannelFactory open_channel, NodeTokens& tokens)
-      : open_channel_(std::move(open_channel)), tokens_(tokens) {}
+      : stubs_(std::move(open_channel)), tokens_(tokens) {}
 
   // Starts ReadWorkloadLogs on node `node_id`'s agent at `agent_address`, with `call`'s
   // deadline (none unless it sets one) and cancellation. The stream's own errors come from it:
@@ -49,12 +47,8 @@ class WorkloadLogClient final {
  private:
   using Stub = instancepb::WorkloadLogService::StubInterface;
 
-  absl::StatusOr<Stub*> StubFor(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
-
-  ChannelFactory open_channel_;
+  AgentStubs<instancepb::WorkloadLogService> stubs_;
   NodeTokens& tokens_;
-  absl::Mutex mu_;
-  std::map<std::string, std::unique_ptr<Stub>> stubs_ ABSL_GUARDED_BY(mu_);  // by address
 };
 
 }  // namespace gpuaas::client

@@ -23,6 +23,7 @@
 #include "libs/common/slot_limiter.h"
 #include "libs/common/thread_pool.h"
 #include "libs/rpc/call_registry.h"
+#include "libs/rpc/cert_expiry.h"
 #include "libs/rpc/interceptor.h"
 #include "libs/rpc/internal/service_names.h"
 #include "libs/rpc/metrics.h"
@@ -160,6 +161,13 @@ absl::Status Server::Start() {
       MakeServerCredentials(impl.options.tls);
   if (!creds.ok()) {
     return creds.status();
+  }
+  // The credentials read the same file: it is there and a certificate.
+  if (!impl.options.tls.cert_file.empty()) {
+    if (absl::Status s = ExportCertificateExpiry(impl.options.tls.cert_file, *impl.registry);
+        !s.ok()) {
+      return s;
+    }
   }
 
   // Both are process-wide switches read when the builder is created.

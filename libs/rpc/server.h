@@ -80,7 +80,9 @@ class Server final {
   // and installs the SIGTERM/SIGINT handlers Wait() listens to.
   // Errors: FAILED_PRECONDITION for unreadable TLS files or a Start after Start or Shutdown,
   // INVALID_ARGUMENT
-  // for incomplete TLS options or a bad metrics address, UNAVAILABLE when a port is taken.
+  // for incomplete TLS options, a certificate file holding no certificate or a bad metrics
+  // address, UNAVAILABLE when a port is taken. With TLS, /metrics also shows when the serving
+  // certificate expires (cert_expiry.h).
   // Does not block beyond binding.
   absl::Status Start();
 

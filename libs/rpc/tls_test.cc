@@ -1,16 +1,21 @@
 // TLS and mutual TLS with certificates from tools/gen-certs, over real loopback connections:
 // rpc::Server's credentials on one side, libs/client's channels on the other.
 #include <gtest/gtest.h>
+#include <prometheus/registry.h>
 #include <stdlib.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "libs/client/channel.h"
 #include "libs/common/files.h"
+#include "libs/rpc/cert_expiry.h"
 #include "libs/rpc/echo_test_service.h"
 #include "libs/rpc/server.h"
 
@@ -187,6 +192,50 @@ TEST_F(TlsTest, GenCertsKeepsAnExistingCa) {
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(*after, before);
   EXPECT_TRUE(std::filesystem::exists(File("pki", "storage.crt")));
+}
+
+// The notAfter as openssl(1) prints it, read apart from our OpenSSL calls.
+absl::Time OpensslNotAfter(const std::string& cert_file) {
+  std::string cmd =
+      absl::StrCat("openssl x509 -noout -enddate -dateopt iso_8601 -in '", cert_file, "'");
+  FILE* out = popen(cmd.c_str(), "r");
+  char line[128] = {};
+  const bool read = out != nullptr && fgets(line, sizeof line, out) != nullptr;
+  if (out != nullptr) pclose(out);
+  absl::Time t = absl::InfinitePast();
+  std::string error;
+  absl::string_view text = absl::StripAsciiWhitespace(line);
+  if (!read || !absl::ConsumePrefix(&text, "notAfter=") ||
+      !absl::ParseTime("%Y-%m-%d %H:%M:%SZ", text, absl::UTCTimeZone(), &t, &error)) {
+    ADD_FAILURE() << "openssl printed \"" << line << "\": " << error;
+  }
+  return t;
+}
+
+TEST_F(TlsTest, TheServingCertificatesExpiryIsOnMetrics) {
+  ASSERT_TRUE(StartServer(false).ok());
+  const absl::Time want = OpensslNotAfter(File("pki", "auth.crt"));
+  EXPECT_GT(want, absl::Now());
+  bool found = false;
+  for (const prometheus::MetricFamily& f : server_->metrics_registry().Collect()) {
+    if (f.name != "gpuaas_tls_certificate_not_after_seconds") continue;
+    ASSERT_EQ(f.metric.size(), 1u);
+    EXPECT_EQ(f.metric[0].gauge.value, static_cast<double>(absl::ToUnixSeconds(want)));
+    found = true;
+  }
+  EXPECT_TRUE(found) << "no gpuaas_tls_certificate_not_after_seconds";
+}
+
+TEST_F(TlsTest, AFileWithoutACertificateFailsStart) {
+  ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.metrics_address = "";
+  options.tls.cert_file = File("pki", "auth.key");  // a key, no certificate
+  options.tls.key_file = File("pki", "auth.key");
+  Server server(options, nullptr);
+  EXPECT_EQ(server.Start().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CertificateNotAfter("not a certificate").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -64,6 +64,21 @@ std::vector<prometheus::MetricFamily> AgentMetrics::Collect() const {
     }
     out.push_back(std::move(f));
   }
+  // A counter beside the DCGM gauges: an alert on "an XID in the last minutes" needs every
+  // event, and DCGM_FI_DEV_XID_ERRORS only holds the last one's number.
+  prometheus::MetricFamily xids =
+      Family("gpuaas_agent_gpu_xid_errors_total",
+             "XID errors the GPU raised since the agent started.", prometheus::MetricType::Counter);
+  for (const GpuStatus& g : gpus) {
+    xids.metric.push_back(Sample({{"gpu", absl::StrCat(g.info.index)},
+                                  {"UUID", g.info.uuid},
+                                  {"device", absl::StrCat("nvidia", g.info.index)},
+                                  {"modelName", g.info.nvml_name},
+                                  {"Hostname", hostname_}},
+                                 prometheus::MetricType::Counter,
+                                 static_cast<double>(g.xid_errors)));
+  }
+  out.push_back(std::move(xids));
   if (stats_ != nullptr) {
     prometheus::MetricFamily connected =
         Family("gpuaas_agent_stock_connected",

@@ -8,6 +8,7 @@
 //   DCGM_FI_DEV_XID_ERRORS    gauge, the last XID error (0 = none)
 //     labels: gpu="0", UUID="GPU-...", device="nvidia0", modelName (NVML's name), Hostname
 //   gpuaas_agent_gpu_healthy             gauge 1/0, same labels
+//   gpuaas_agent_gpu_xid_errors_total    counter: XID errors since the agent started, same labels
 //   gpuaas_agent_stock_connected         gauge 1/0: a heartbeat stream is open and answering
 //   gpuaas_agent_registrations_total     counter: successful RegisterNode calls
 //   gpuaas_agent_heartbeats_total        counter: heartbeats the stock service answered

@@ -52,6 +52,7 @@ void GpuMonitor::Poll() {
       }
       GpuStatus& gpu = gpus_[e.index];
       gpu.last_xid = e.xid;
+      ++gpu.xid_errors;
       if (XidMakesGpuUnhealthy(e.xid)) {
         MarkUnhealthy(gpu, health_[e.index], now,
                       absl::StrCat("XID ", e.xid, " (", std::string(XidDescription(e.xid)), ")"));

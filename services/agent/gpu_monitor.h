@@ -21,6 +21,9 @@ struct GpuStatus {
   GpuReading reading;  // the last successful reading
   bool healthy = true;
   int32_t last_xid = 0;  // 0 = none seen since the agent started
+  // XID errors seen since the agent started, every class: a repeat of the same XID counts too,
+  // which last_xid cannot show (gpuaas_agent_gpu_xid_errors_total).
+  int64_t xid_errors = 0;
 };
 
 class GpuMonitor final {

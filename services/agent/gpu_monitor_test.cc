@@ -65,6 +65,8 @@ TEST_F(GpuMonitorTest, HardwareXidMakesUnhealthyUntilAProbePassesAfterTheInterva
   monitor_.Poll();
   EXPECT_FALSE(Gpu(1).healthy);
   EXPECT_EQ(Gpu(1).last_xid, 79);
+  EXPECT_EQ(Gpu(1).xid_errors, 1);
+  EXPECT_EQ(Gpu(0).xid_errors, 0);
   EXPECT_TRUE(Gpu(0).healthy);
 
   // Not re-probed before the interval is up.
@@ -78,6 +80,11 @@ TEST_F(GpuMonitorTest, HardwareXidMakesUnhealthyUntilAProbePassesAfterTheInterva
   EXPECT_EQ(source_.probes, 1);
   EXPECT_TRUE(Gpu(1).healthy);
   EXPECT_EQ(Gpu(1).last_xid, 79) << "the last XID stays reported";
+
+  // The same XID again: last_xid cannot tell, the count does.
+  source_.pending = {{1, 79}};
+  monitor_.Poll();
+  EXPECT_EQ(Gpu(1).xid_errors, 2);
 }
 
 TEST_F(GpuMonitorTest, ANewHardwareXidRestartsTheWait) {

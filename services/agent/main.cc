@@ -1,6 +1,7 @@
 // gpuaas-agent: wiring only. Finds the node's GPUs (NVML, or a simulated inventory), keeps their
 // health and gauges current, reports the node to the stock service, and serves grpc.health.v1,
 // reflection and Prometheus metrics. Every flag has a GPUAAS_AGENT_* environment fallback.
+#include <prometheus/registry.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -494,7 +495,8 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
         agent::CephFuseMounter((ceph_dir / "keys").string()), (ceph_dir / "mounts").string());
   }
 
-  // The server's own metrics endpoint is off: ours serves the GPU gauges and the process's.
+  // The server's own metrics endpoint is off: ours serves the GPU gauges, the process's and the
+  // server's registry.
   // Its callers (the instance service, for logs) send a token minted for this node's agent and
   // that call alone (its audience "node:<id>", authz/node_calls.h): any other token, a
   // service's own or another node's, is refused, and what this agent is sent acts nowhere else.
@@ -517,9 +519,14 @@ int Run(const AgentFlags& f, gpuaas::service::TerminationSignals& signals) {
        .running = [&runtime](const std::string& id) { return Running(runtime.get(), id); }},
       server.handler());
   server.AddService(&session_service);
+  // Beside the GPU gauges, the server's own registry: its calls' series and, with TLS, its
+  // certificate's expiry (libs/rpc/cert_expiry.h). Not owned: `server` outlives `metrics`.
+  std::shared_ptr<prometheus::Collectable> server_metrics(&server.metrics_registry(),
+                                                          [](prometheus::Collectable*) {});
   absl::StatusOr<std::unique_ptr<gpuaas::rpc::MetricsEndpoint>> metrics =
       gpuaas::service::StartMetrics(f.process, {std::make_shared<agent::AgentMetrics>(
-                                                   monitor, &reporter.stats(), identity.node_id)});
+                                                    monitor, &reporter.stats(), identity.node_id),
+                                                std::move(server_metrics)});
   if (!metrics.ok()) {
     log->critical("metrics: {}", metrics.status().ToString());
     return 1;

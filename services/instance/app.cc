@@ -2,6 +2,7 @@
 
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
+#include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
 #include "libs/service/run_app.h"
 #include "services/instance/migrations.h"
@@ -75,6 +76,8 @@ absl::StatusOr<std::unique_ptr<InstanceApp>> InstanceApp::Create(const InstanceA
       *app->instances_, *app->watches_, *app->access_, *app->metrics_, *app->logs_, handler);
   app->image_service_ = std::make_unique<ImageServiceImpl>(*app->images_, handler);
   app->access_service_ = std::make_unique<AccessServiceImpl>(*app->access_, handler);
+  app->state_metrics_ =
+      std::make_unique<InstanceStateMetrics>(db, app->server_->metrics_registry());
   app->server_->AddService(app->instance_service_.get());
   app->server_->AddService(app->image_service_.get());
   app->server_->AddService(app->access_service_.get());
@@ -89,12 +92,20 @@ absl::Status InstanceApp::StartBackground() {
   watches_->Start();
   pins_->Start();
   back_->Start();
+  // Every 2 s: the alert on PENDING instances waits a minute, so seconds of lag do not matter.
+  state_metrics_refresh_ = std::make_unique<PeriodicTask>(
+      PeriodicTask::Options{.interval = absl::Seconds(2), .run_immediately = true}, [this] {
+        if (absl::Status s = state_metrics_->Refresh(); !s.ok()) {
+          Logger("instance")->warn("instance state metrics: {}", s.ToString());
+        }
+      });
   started_ = true;
   return absl::OkStatus();
 }
 
 void InstanceApp::StopBackground() {
   if (started_) {
+    state_metrics_refresh_.reset();
     back_->Stop();
     pins_->Stop();
     watches_->Stop();

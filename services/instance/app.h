@@ -14,6 +14,7 @@
 #include "libs/client/stock_client.h"
 #include "libs/client/storage_client.h"
 #include "libs/common/clock.h"
+#include "libs/common/periodic_task.h"
 #include "libs/db/db.h"
 #include "libs/rpc/server.h"
 #include "libs/service/service_app.h"
@@ -26,6 +27,7 @@
 #include "services/instance/instance_logs_relay.h"
 #include "services/instance/instance_metrics.h"
 #include "services/instance/instance_sessions.h"
+#include "services/instance/instance_state_metrics.h"
 #include "services/instance/instance_watches.h"
 #include "services/instance/instances.h"
 #include "services/instance/reconciler_wiring.h"
@@ -67,7 +69,7 @@ class InstanceApp final : public service::ServiceApp {
 
  private:
   InstanceApp() : ServiceApp(kIdentity) {}
-  // The watches and the back half.
+  // The watches, the back half and the refresh of the instances' state series.
   absl::Status StartBackground() override;
   void StopBackground() override;
 
@@ -93,6 +95,8 @@ class InstanceApp final : public service::ServiceApp {
   std::unique_ptr<InstanceServiceImpl> instance_service_;
   std::unique_ptr<ImageServiceImpl> image_service_;
   std::unique_ptr<AccessServiceImpl> access_service_;
+  std::unique_ptr<InstanceStateMetrics> state_metrics_;
+  std::unique_ptr<PeriodicTask> state_metrics_refresh_;
   bool started_ = false;
 };
 

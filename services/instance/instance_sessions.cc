@@ -90,20 +90,6 @@ absl::Status FromAgent(const grpc::Status& status, AgentSessions& agents,
 
 }  // namespace
 
-absl::StatusOr<AgentSessions::Stub*> AgentSessions::StubFor(const std::string& address) {
-  absl::MutexLock lock(&mu_);
-  auto it = stubs_.find(address);
-  if (it != stubs_.end()) return it->second.get();
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = open_channel_(address);
-  if (!channel.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("the node's agent at ", address, ": ", channel.status().message()));
-  }
-  std::unique_ptr<Stub>& stub = stubs_[address];
-  stub = v1::WorkloadSessionService::NewStub(*channel);
-  return stub.get();
-}
-
 InstanceSessionServiceImpl::InstanceSessionServiceImpl(db::Pool& pool, AgentSessions& agents,
                                                        Access& access, rpc::Handler& handler,
                                                        InstanceSessionsOptions options)

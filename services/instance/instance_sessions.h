@@ -14,13 +14,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
-#include "absl/synchronization/mutex.h"
 #include "gpuaas/instance/v1/instance.grpc.pb.h"
 #include "gpuaas/instance/v1/workload_sessions.grpc.pb.h"
+#include "libs/client/agent_stubs.h"
 #include "libs/client/node_tokens.h"
 #include "libs/common/slot_limiter.h"
 #include "libs/db/db.h"
@@ -29,26 +28,22 @@
 
 namespace gpuaas::instance {
 
-// The agents' WorkloadSessionService: a stub per agent address, kept.
+// The agents' WorkloadSessionService, and the tokens its calls carry.
 class AgentSessions final {
  public:
-  using ChannelFactory =
-      std::function<absl::StatusOr<std::shared_ptr<grpc::Channel>>(const std::string& address)>;
   using Stub = v1::WorkloadSessionService::StubInterface;
 
   // `tokens` must outlive this object.
-  AgentSessions(ChannelFactory open_channel, client::NodeTokens& tokens)
-      : open_channel_(std::move(open_channel)), tokens_(tokens) {}
+  AgentSessions(client::AgentChannelFactory open_channel, client::NodeTokens& tokens)
+      : stubs_(std::move(open_channel)), tokens_(tokens) {}
 
   // The stub for `address`. Errors: UNAVAILABLE naming the address.
-  absl::StatusOr<Stub*> StubFor(const std::string& address);
+  absl::StatusOr<Stub*> StubFor(const std::string& address) { return stubs_.For(address); }
   client::NodeTokens& tokens() { return tokens_; }
 
  private:
-  ChannelFactory open_channel_;
+  client::AgentStubs<v1::WorkloadSessionService> stubs_;
   client::NodeTokens& tokens_;
-  absl::Mutex mu_;
-  std::map<std::string, std::unique_ptr<Stub>> stubs_ ABSL_GUARDED_BY(mu_);
 };
 
 struct InstanceSessionsOptions {

@@ -1,7 +1,10 @@
 #include "services/stock/app.h"
 
+#include <algorithm>
+
 #include "libs/authz/grpc_jwks_source.h"
 #include "libs/authz/verifier.h"
+#include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
 #include "libs/service/run_app.h"
 #include "services/stock/migrations.h"
@@ -45,6 +48,10 @@ absl::StatusOr<std::unique_ptr<StockApp>> StockApp::Create(const StockAppOptions
                                                            *app->nodes_, app->server_->handler());
   app->agent_service_ =
       std::make_unique<NodeAgentServiceImpl>(*app->nodes_, app->server_->handler());
+  app->node_metrics_ =
+      std::make_unique<NodeStateMetrics>(db, app->repo_, app->server_->metrics_registry());
+  // As often as agents beat: a scrape then sees a node NOT_READY within one beat of its marking.
+  app->node_metrics_interval_ = std::max(timings.heartbeat_interval, absl::Milliseconds(100));
   app->server_->AddService(app->stock_service_.get());
   app->server_->AddService(app->agent_service_.get());
   return app;
@@ -56,9 +63,18 @@ absl::Status StockApp::StartBackground() {
   if (watch_heartbeats_) {
     heartbeat_watch_ = nodes_->StartHeartbeatWatch();
   }
+  node_metrics_refresh_ = std::make_unique<PeriodicTask>(
+      PeriodicTask::Options{.interval = node_metrics_interval_, .run_immediately = true}, [this] {
+        if (absl::Status s = node_metrics_->Refresh(); !s.ok()) {
+          Logger("stock")->warn("node state metrics: {}", s.ToString());
+        }
+      });
   return absl::OkStatus();
 }
 
-void StockApp::StopBackground() { heartbeat_watch_.reset(); }
+void StockApp::StopBackground() {
+  node_metrics_refresh_.reset();
+  heartbeat_watch_.reset();
+}
 
 }  // namespace gpuaas::stock

@@ -1,7 +1,8 @@
 // gpuaas-stock wired: the database, the cluster view, specs, stocks and nodes, StockService
 // and NodeAgentService on one rpc::Server verifying tokens against the auth service's JWKS,
-// and the heartbeat watcher that turns silent nodes NOT_READY. main.cc runs it until a signal;
-// tests start it on port 0 and stop it (two on one database are two replicas).
+// the heartbeat watcher that turns silent nodes NOT_READY, and the nodes' readiness on /metrics.
+// main.cc runs it until a signal; tests start it on port 0 and stop it (two on one database are two
+// replicas).
 #pragma once
 
 #include <memory>
@@ -15,6 +16,7 @@
 #include "libs/service/service_app.h"
 #include "libs/service/service_flags.h"
 #include "services/stock/grpc_service.h"
+#include "services/stock/node_state_metrics.h"
 #include "services/stock/nodes.h"
 #include "services/stock/specs.h"
 #include "services/stock/stocks.h"
@@ -51,7 +53,7 @@ class StockApp final : public service::ServiceApp {
 
  private:
   StockApp() : ServiceApp(kIdentity) {}
-  // The heartbeat watcher.
+  // The heartbeat watcher and the refresh of the nodes' readiness series.
   absl::Status StartBackground() override;
   void StopBackground() override;
 
@@ -66,6 +68,9 @@ class StockApp final : public service::ServiceApp {
   std::unique_ptr<StockServiceImpl> stock_service_;
   std::unique_ptr<NodeAgentServiceImpl> agent_service_;
   std::unique_ptr<PeriodicTask> heartbeat_watch_;
+  std::unique_ptr<NodeStateMetrics> node_metrics_;
+  absl::Duration node_metrics_interval_;
+  std::unique_ptr<PeriodicTask> node_metrics_refresh_;
 };
 
 }  // namespace gpuaas::stock

@@ -82,6 +82,8 @@ class Repository final {
   std::vector<std::string> MarkLostNodes(db::Tx& tx, const NodeSilence& silence);
   // The database's clock (NodeSilence::listening_since).
   absl::Time DatabaseNow(db::Tx& tx);
+  // Every node's id and whether it is READY, by node id (NodeStateMetrics).
+  std::vector<std::pair<std::string, bool>> NodeReadiness(db::Tx& tx);
   // Sets cordoned (and draining); false for an unknown node.
   bool SetCordon(db::Tx& tx, const std::string& node_id, bool cordoned, bool draining);
   // Re-derives AVAILABLE/UNAVAILABLE for the node's unclaimed stocks from its readiness and

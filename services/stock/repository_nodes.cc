@@ -272,6 +272,14 @@ absl::Time Repository::DatabaseNow(db::Tx& tx) {
   return tx.Exec(kNow).First()->GetTime(0);
 }
 
+std::vector<std::pair<std::string, bool>> Repository::NodeReadiness(db::Tx& tx) {
+  constexpr std::string_view kNodeReadiness =
+      "SELECT node_id, ready FROM stock.nodes ORDER BY node_id";
+  return tx.Exec(kNodeReadiness).Map([](const db::Row& r) {
+    return std::make_pair(r.Get<std::string>(0), r.Get<bool>(1));
+  });
+}
+
 bool Repository::SetCordon(db::Tx& tx, const std::string& node_id, bool cordoned, bool draining) {
   constexpr std::string_view kSetCordon =
       "UPDATE stock.nodes SET cordoned = $2, draining = $3, generation = generation + 1 "

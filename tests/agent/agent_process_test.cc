@@ -292,6 +292,26 @@ TEST_F(AgentProcessTest, AFaultyGpuTurnsUnhealthyAndComesBack) {
                                                      {"modelName", "NVIDIA A100-SXM4-80GB"},
                                                      {"Hostname", node_id_}}),
             79);
+  // Every XID counts, the repeated ones too (the fault file raises its XIDs each poll).
+  EXPECT_EQ(metrics.Type("gpuaas_agent_gpu_xid_errors_total"), "counter");
+  EXPECT_GE(
+      metrics
+          .Value("gpuaas_agent_gpu_xid_errors_total", {{"gpu", "1"},
+                                                       {"UUID", SimulatedGpuUuid(node_id_, 1)},
+                                                       {"device", "nvidia1"},
+                                                       {"modelName", "NVIDIA A100-SXM4-80GB"},
+                                                       {"Hostname", node_id_}})
+          .value_or(0),
+      1);
+  EXPECT_EQ(
+      metrics
+          .Value("gpuaas_agent_gpu_xid_errors_total", {{"gpu", "2"},
+                                                       {"UUID", SimulatedGpuUuid(node_id_, 2)},
+                                                       {"device", "nvidia2"},
+                                                       {"modelName", "Tesla T4"},
+                                                       {"Hostname", node_id_}})
+          .value_or(-1),
+      0);
 
   // Repaired: the line goes, and the next re-probe brings the GPU back.
   std::ofstream(fault_file_, std::ios::trunc) << "";

@@ -69,6 +69,8 @@ for tool in gpuaas pg-cluster pg-ha pg-common.sh pg-service-role install-deps in
   cp "$src/tools/$tool" "$checkout/tools/"
 done
 cp -r "$src/tools/images" "$checkout/tools/"
+# up --monitoring's rules.
+cp -r "$src/tools/monitoring" "$checkout/tools/"
 echo "checkout: $checkout (${#checkout} characters, parent mode $(stat -c %a "$parent"))"
 
 listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
@@ -115,6 +117,8 @@ choose_ports() {
   free_ports 2; export GPUAAS_PATRONI_PORT=$port
   # up --storage ceph's cluster: a mon's two ports and 18 for the other daemons.
   free_ports 20; export GPUAAS_CEPH_PORT=$port
+  # up --monitoring's Prometheus.
+  free_ports 1; export GPUAAS_PROMETHEUS_PORT=$port
 }
 
 # start_stack LOG [UP_FLAGS...]: `up` on free ports; another process may take a port between our

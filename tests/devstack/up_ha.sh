@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# ctest devstack_up_ha: `tools/gpuaas up --ha` (PostgreSQL on tools/pg-ha, no agents), `status`,
-# the README's hand drill (kill -9 the primary's postmaster: the standby leads and the services
-# carry on without a restart), then `down --purge`, after which nothing of it runs or stays on
-# disk. Same throwaway checkout and free ports as devstack_up_down_anywhere (stack_lib.sh).
+# ctest devstack_up_ha: `tools/gpuaas up --ha --monitoring` (PostgreSQL on tools/pg-ha, no
+# agents), `status`, the README's hand drill (kill -9 the primary's postmaster: the standby leads,
+# the services carry on without a restart, and Prometheus, scraping both Patroni nodes, fires
+# GpuaasPostgresFailover), then `down --purge`, after which nothing of it runs or stays on disk. Same throwaway checkout and free ports as devstack_up_down_anywhere (stack_lib.sh).
 #   up_ha.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -11,7 +11,7 @@ build=$2
 # shellcheck source=stack_lib.sh
 source "$(dirname "$0")/stack_lib.sh"
 export GPUAAS_AGENTS=0
-start_stack "$tmp/up.log" --ha
+start_stack "$tmp/up.log" --ha --monitoring
 cat "$tmp/up.log"
 
 hadir=$(sed -n 's/^.*who leads: tools\/pg-ha status \(.*\))$/\1/p' "$tmp/up.log")
@@ -25,6 +25,18 @@ pids+=("$auth_pid" "$(cat "$hadir/etcd.pid")" "$(cat "$hadir/node1/patroni.pid")
        "$(cat "$hadir/node2/patroni.pid")")
 grep -q "^GPUAAS_PG_DSN='postgresql://.*,.*target_session_attrs=read-write" "$state/stack.env" \
   || fail "stack.env's GPUAAS_PG_DSN is not the multi-host DSN"
+prom=http://127.0.0.1:$GPUAAS_PROMETHEUS_PORT
+pids+=("$(cat "$state/pids/prometheus.pid")")
+# patroni_up: Prometheus scrapes both Patroni nodes' /metrics.
+patroni_up() {
+  [ "$(curl -fsS "$prom/api/v1/targets?state=active" \
+    | jq '[.data.activeTargets[] | select(.labels.job == "patroni" and .health == "up")] | length')" = 2 ]
+}
+start=$SECONDS
+until patroni_up; do
+  [ $((SECONDS - start)) -lt 60 ] || fail "Prometheus does not scrape both Patroni nodes"
+  sleep 1
+done
 
 # Not its exit status: without agents, status reports them stopped.
 status=$("$gpuaas" status) || true
@@ -48,6 +60,14 @@ until (cd "$checkout" && "${ctl[@]}" tenants create after-failover) >/dev/null 2
   sleep 0.2
 done
 echo "first write $((SECONDS - start)) s after kill -9 of the primary"
+# The promotion raised the cluster's timeline: Prometheus says so.
+until curl -fsS "$prom/api/v1/alerts" \
+    | jq -e '[.data.alerts[] | select(.state == "firing" and .labels.alertname == "GpuaasPostgresFailover")] | length > 0' \
+    >/dev/null; do
+  [ $((SECONDS - start)) -lt 120 ] || fail "GpuaasPostgresFailover did not fire within 120 s of the kill"
+  sleep 1
+done
+echo "GpuaasPostgresFailover firing $((SECONDS - start)) s after kill -9 of the primary"
 status=$("$gpuaas" status) || true
 echo "$status"
 grep -Eq "^postgres +running +127\.0\.0\.1:[0-9]+ +node[12] leader$" <<<"$status" \

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# ctest devstack_up_replicas: `tools/gpuaas up --replicas 2 --tls` (issue 25): two processes
-# each of auth, stock and instance, one of storage; stack.env and every peer name both replicas
-# ("a,b"), over mutual TLS (one server name checked on both replicas). Then kill -9 the first replica of auth, stock and instance: gpuaasctl (through
-# stack.env's lists) and the agents carry on with the second; the README's rolling restart of
-# stock under gpuaasctl reads fails none; `down` stops every replica.
+# ctest devstack_up_replicas: `tools/gpuaas up --replicas 2 --tls --monitoring` (issue 25): two
+# processes each of auth, stock and instance, one of storage; stack.env and every peer name both
+# replicas ("a,b"), over mutual TLS (one server name checked on both replicas); Prometheus scrapes
+# every replica and each one's (and each agent's) certificate expiry (issue 35). Then kill -9 the
+# first replica of auth, stock and instance: gpuaasctl (through stack.env's lists) and the agents
+# carry on with the second; the README's rolling restart of stock under gpuaasctl reads fails
+# none; `down` stops every replica.
 #   up_replicas.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -11,7 +13,7 @@ build=$2
 
 # shellcheck source=stack_lib.sh
 source "$(dirname "$0")/stack_lib.sh"
-start_stack "$tmp/up.log" --replicas 2 --tls
+start_stack "$tmp/up.log" --replicas 2 --tls --monitoring
 cat "$tmp/up.log"
 step=100
 
@@ -32,6 +34,26 @@ for i in 0 1 2; do
     || fail "stack.env does not list both replicas of $name"
 done
 [ ! -f "$state/pids/storage-2.pid" ] || fail "storage runs twice on one data root"
+# Prometheus (--monitoring) scrapes both replicas of each, and each serves its certificate's expiry.
+prom=http://127.0.0.1:$GPUAAS_PROMETHEUS_PORT
+pids+=("$(cat "$state/pids/prometheus.pid")")
+# "job count" lines of the certificates seen, a day or more from expiry.
+certs_scraped() {
+  curl -fsS --data-urlencode 'query=count by (job) (gpuaas:tls_certificate_expires_in_seconds > 86400)' \
+    "$prom/api/v1/query" | jq -r '.data.result[] | "\(.metric.job) \(.value[1])"' | sort >"$tmp/certs.txt"
+  [ "$(grep -Ec '^(auth|stock|instance) 2$|^storage 1$|^agent 3$' "$tmp/certs.txt")" = 5 ]
+}
+start=$SECONDS
+until certs_scraped; do
+  [ $((SECONDS - start)) -lt 60 ] \
+    || { cat "$tmp/certs.txt"; fail "Prometheus does not see every replica's and agent's certificate"; }
+  sleep 1
+done
+for name in "${replicated[@]}"; do
+  [ "$(curl -fsS "$prom/api/v1/targets?state=active" | jq --arg j "$name" \
+    '[.data.activeTargets[] | select(.labels.job == $j and .health == "up")] | length')" = 2 ] \
+    || fail "Prometheus does not scrape both replicas of $name"
+done
 grep -qx "GPUAAS_STORAGE_ADDR=127.0.0.1:$GPUAAS_STORAGE_PORT" "$state/stack.env" \
   || fail "stack.env: storage is not one address"
 pgdir=$(cat "$state/pg-dir")

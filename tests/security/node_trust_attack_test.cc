@@ -219,6 +219,29 @@ class NodeTrustAttackTest : public ::testing::Test {
     return Session<instancepb::PortForwardRequest, instancepb::PortForwardResponse>(
         *stub, token, start, &instancepb::InstanceSessionService::Stub::ForwardInstancePort);
   }
+  // Every platform credential a caller could hold, for the agents' permission matrices: a
+  // viewer and a service user made for this test (named after `tag`), the tenants' members, a
+  // platform admin, the victim node's own agent key and the proxy's.
+  std::vector<gpuaas::testing::MatrixCaller> PlatformCallers(const std::string& tag) {
+    using gpuaas::testing::CallerKind;
+    const std::string viewer = "peek-" + tag;
+    const std::string robot = "robot-" + tag;
+    stack_->auth().CreateUser(viewer, "victim", common::v1::ROLE_VIEWER);
+    stack_->auth().CreateServiceUser(robot);
+    return {
+        {"viewer", stack_->auth().Login(viewer, "password-" + viewer, "victim"),
+         CallerKind::kViewer},
+        {"member", shared_->victim, CallerKind::kUser},
+        {"other tenant", shared_->bystander, CallerKind::kOther},
+        {"service", stack_->auth().Login(robot, "password-" + robot), CallerKind::kService},
+        {"platform admin", stack_->admin_token(), CallerKind::kPlatform},
+        {"its node's agent",
+         stack_->auth().ExchangeApiKey(stack_->agent_api_key(shared_->victim_node)),
+         CallerKind::kNodeAgent},
+        {"proxy", stack_->auth().ProxyToken(), CallerKind::kProxy},
+    };
+  }
+
   // A token the auth service mints for `node_id`'s agent and `purpose`.
   std::string Mint(const std::string& node_id, authpb::AgentCallPurpose purpose) {
     auto minter = authpb::NodeTokenService::NewStub(
@@ -379,20 +402,8 @@ TEST_F(NodeTrustAttackTest, ATenantReadsItsLogsThroughTheRealAgent) {
 // The agent's WorkloadLogService in the permission matrix (libs/testing): no platform token of
 // any caller is served, a node's own key included; only a token minted for this node's logs.
 TEST_F(NodeTrustAttackTest, AnAgentServesOnlyTokensMintedForItsNodesLogs) {
-  using gpuaas::testing::CallerKind;
   const std::string& node = shared_->victim_node;
-  stack_->auth().CreateUser("peek", "victim", common::v1::ROLE_VIEWER);
-  stack_->auth().CreateServiceUser("robot");
-  const std::vector<gpuaas::testing::MatrixCaller> callers = {
-      {"viewer", stack_->auth().Login("peek", "password-peek", "victim"), CallerKind::kViewer},
-      {"member", shared_->victim, CallerKind::kUser},
-      {"other tenant", shared_->bystander, CallerKind::kOther},
-      {"service", stack_->auth().Login("robot", "password-robot"), CallerKind::kService},
-      {"platform admin", stack_->admin_token(), CallerKind::kPlatform},
-      {"its node's agent", stack_->auth().ExchangeApiKey(stack_->agent_api_key(node)),
-       CallerKind::kNodeAgent},
-      {"proxy", stack_->auth().ProxyToken(), CallerKind::kProxy},
-  };
+  const std::vector<gpuaas::testing::MatrixCaller> callers = PlatformCallers("logs");
   constexpr grpc::StatusCode UN = grpc::StatusCode::UNAUTHENTICATED;
   const std::vector<gpuaas::testing::MatrixRow> rows = {
       {"ReadWorkloadLogs",
@@ -424,20 +435,8 @@ TEST_F(NodeTrustAttackTest, AnAgentServesOnlyTokensMintedForItsNodesLogs) {
 // opens one, nor a token minted for another call or another node; only one minted for this
 // node and this call, which the instance service alone asks for.
 TEST_F(NodeTrustAttackTest, AnAgentOpensSessionsOnlyForTokensMintedForThem) {
-  using gpuaas::testing::CallerKind;
   const std::string& node = shared_->victim_node;
-  stack_->auth().CreateUser("peek2", "victim", common::v1::ROLE_VIEWER);
-  stack_->auth().CreateServiceUser("robot2");
-  const std::vector<gpuaas::testing::MatrixCaller> callers = {
-      {"viewer", stack_->auth().Login("peek2", "password-peek2", "victim"), CallerKind::kViewer},
-      {"member", shared_->victim, CallerKind::kUser},
-      {"other tenant", shared_->bystander, CallerKind::kOther},
-      {"service", stack_->auth().Login("robot2", "password-robot2"), CallerKind::kService},
-      {"platform admin", stack_->admin_token(), CallerKind::kPlatform},
-      {"its node's agent", stack_->auth().ExchangeApiKey(stack_->agent_api_key(node)),
-       CallerKind::kNodeAgent},
-      {"proxy", stack_->auth().ProxyToken(), CallerKind::kProxy},
-  };
+  const std::vector<gpuaas::testing::MatrixCaller> callers = PlatformCallers("sessions");
   constexpr grpc::StatusCode UN = grpc::StatusCode::UNAUTHENTICATED;
   const std::vector<gpuaas::testing::MatrixRow> rows = {
       {"ExecWorkload",
