@@ -48,8 +48,9 @@ class AgentSessions final {
 
 struct InstanceSessionsOptions {
   // Sessions open at once through this replica, in all and for one tenant (each holds three
-  // threads here and two on its node).
-  int max_sessions = 128;
+  // threads here and two on its node). Below gRPC's synchronous pool (ServerOptions::
+  // max_sync_threads, 64), which each session's handler holds and reflection shares.
+  int max_sessions = 48;
   int max_sessions_per_tenant = 16;
   // A session is checked once, when it opens, and again this often while open: its user must
   // still be a member who may use the instance (Access::CheckStillMember), and the instance
