@@ -16,7 +16,8 @@ bool IsControl(uint8_t opcode) { return (opcode & 0x8) != 0; }
 }  // namespace
 
 std::string WebSocketAccept(std::string_view key) {
-  const std::string joined = absl::StrCat(key, kGuid);
+  std::string joined(key);
+  joined.append(kGuid);
   unsigned char digest[SHA_DIGEST_LENGTH];
   SHA1(reinterpret_cast<const unsigned char*>(joined.data()), joined.size(), digest);
   unsigned char out[4 * ((SHA_DIGEST_LENGTH + 2) / 3) + 1];
@@ -95,7 +96,7 @@ absl::StatusOr<std::vector<WsMessage>> WsParser::Feed(std::string_view bytes) {
       if (fragmented_) return absl::InvalidArgumentError("a new message inside a fragmented one");
       fragmented_ = WsMessage{static_cast<WsOpcode>(opcode), std::move(payload)};
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown opcode ", opcode));
+      return absl::InvalidArgumentError(absl::StrCat("unknown opcode ", static_cast<int>(opcode)));
     }
     if (fin) {
       out.push_back(*std::move(fragmented_));

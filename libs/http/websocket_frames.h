@@ -49,8 +49,8 @@ class WsParser final {
 
  private:
   const size_t max_message_;
-  std::string pending_;                   // bytes of a frame not yet whole
-  std::optional<WsMessage> fragmented_;   // a data message whose last fragment has not come
+  std::string pending_;                  // bytes of a frame not yet whole
+  std::optional<WsMessage> fragmented_;  // a data message whose last fragment has not come
 };
 
 }  // namespace gpuaas::http
