@@ -35,8 +35,9 @@ struct DuplexCall {
   std::unique_ptr<grpc::ClientContext> ctx;
   std::unique_ptr<grpc::ClientReaderWriterInterface<Req, Resp>> stream;
 };
-using ExecCall = DuplexCall<instancepb::ExecRequest, instancepb::ExecResponse>;
-using PortForwardCall = DuplexCall<instancepb::PortForwardRequest, instancepb::PortForwardResponse>;
+using ExecCall = DuplexCall<instancepb::ExecInstanceRequest, instancepb::ExecInstanceResponse>;
+using PortForwardCall =
+    DuplexCall<instancepb::ForwardInstancePortRequest, instancepb::ForwardInstancePortResponse>;
 
 class InstanceClient final {
  public:

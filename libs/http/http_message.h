@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace gpuaas::http {
 
@@ -57,6 +58,23 @@ using ChunkedContentProvider = std::function<bool(size_t offset, DataSink& sink)
 // Called once the response is over (or dropped): true when the whole body went out.
 using ContentProviderReleaser = std::function<void(bool success)>;
 
+// After a 101 answer the connection is the handler's, for a protocol it speaks itself (a
+// WebSocket): raw bytes, read and written on the one thread that runs the upgrade handler (TLS
+// allows no other). The transport closes the connection once the handler returns.
+class UpgradedConnection {
+ public:
+  virtual ~UpgradedConnection() = default;
+  // The socket, to poll for input (with Buffered(): bytes already read or decrypted).
+  virtual int fd() const = 0;
+  virtual bool Buffered() const = 0;
+  // What is there, at most `size` bytes; blocks when nothing is (poll first). 0: the peer
+  // closed, or the connection failed.
+  virtual size_t Read(char* out, size_t size) = 0;
+  // All of `data`, blocking up to the transport's write timeout. False: the peer is gone.
+  virtual bool Write(std::string_view data) = 0;
+};
+using UpgradeHandler = std::function<void(UpgradedConnection& connection)>;
+
 struct HttpResponse {
   HttpResponse() = default;
   HttpResponse(const HttpResponse&) = delete;
@@ -77,7 +95,15 @@ struct HttpResponse {
                                     ChunkedContentProvider provider,
                                     ContentProviderReleaser releaser = nullptr);
 
+  // Answers 101 with these headers, then hands the connection to `handler` (set the protocol's
+  // headers, e.g. Upgrade and Sec-WebSocket-Accept, with set_header).
+  void set_upgrade(UpgradeHandler handler) {
+    status = 101;
+    upgrade = std::move(handler);
+  }
+
   // Read by the transport.
+  UpgradeHandler upgrade;
   size_t content_length = 0;
   ContentProvider content_provider;
   ChunkedContentProvider chunked_content_provider;

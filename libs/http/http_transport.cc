@@ -301,6 +301,56 @@ void AnswerBodyTooSlow(HttpResponse& res) {
 }
 
 // Serves one request; false when the connection must close after it.
+// The connection after a 101, for the upgrade handler: what the head's read left in `buffer`
+// first, then the socket (or its TLS).
+class Upgraded final : public UpgradedConnection {
+ public:
+  Upgraded(SocketStream& stream, beast::flat_buffer& buffer) : stream_(stream), buffer_(buffer) {}
+
+  int fd() const override { return stream_.fd(); }
+  bool Buffered() const override { return buffer_.size() > 0 || stream_.HasPending(); }
+  size_t Read(char* out, size_t size) override {
+    if (buffer_.size() > 0) {
+      const size_t n = std::min(size, buffer_.size());
+      std::memcpy(out, buffer_.data().data(), n);
+      buffer_.consume(n);
+      return n;
+    }
+    beast::error_code ec;
+    const size_t n = stream_.read_some(asio::buffer(out, size), ec);
+    return ec ? 0 : n;
+  }
+  bool Write(std::string_view data) override {
+    beast::error_code ec;
+    asio::write(stream_, asio::buffer(data.data(), data.size()), ec);
+    return !ec;
+  }
+
+ private:
+  SocketStream& stream_;
+  beast::flat_buffer& buffer_;
+};
+
+// Writes the 101 and runs the handler on the connection; it is closed after.
+void ServeUpgrade(SocketStream& stream, beast::flat_buffer& buffer, HttpResponse& res,
+                  const std::string& name) {
+  std::string head = "HTTP/1.1 101 Switching Protocols\r\n";
+  for (const auto& [field, value] : res.headers) absl::StrAppend(&head, field, ": ", value, "\r\n");
+  head += "\r\n";
+  beast::error_code ec;
+  asio::write(stream, asio::buffer(head.data(), head.size()), ec);
+  if (ec) return;
+  // An upgraded connection idles as long as its protocol allows: the handler polls and pings.
+  timeval forever{0, 0};
+  setsockopt(stream.fd(), SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
+  Upgraded connection(stream, buffer);
+  try {
+    res.upgrade(connection);
+  } catch (const std::exception& e) {
+    Logger(name)->error("upgrade handler: {}", e.what());
+  }
+}
+
 bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<char>& piece,
                   bool last, const HttpHandler& handler, const std::atomic<bool>& stopping,
                   const std::string& name, const std::string& client,
@@ -382,6 +432,10 @@ bool ServeRequest(SocketStream& stream, beast::flat_buffer& buffer, std::vector<
         absl::ToInt64Seconds(limits.body_rate_grace),
         absl::ToInt64Seconds(limits.body_idle_timeout));
     AnswerBodyTooSlow(res);
+  }
+  if (res.upgrade && res.status == 101) {
+    ServeUpgrade(stream, buffer, res, name);
+    return false;
   }
   // The unread rest of a body cannot be taken for the next request.
   auto connection = res.headers.find("Connection");

@@ -95,9 +95,10 @@ void RelayOutput(ExecProcess& proc, Writer& out, Ending& ending) {
     for (size_t i = open.size(); i-- > 0;) {
       std::optional<std::string> got = ReadSome(open[i].fd);
       while (got.has_value() && !got->empty()) {
-        pb::ExecResponse r;
+        pb::ExecWorkloadResponse w;
+        pb::ExecInstanceResponse& r = *w.mutable_response();
         open[i].errors ? r.set_stderr(*std::move(got)) : r.set_stdout(*std::move(got));
-        if (!out.Write(r)) {
+        if (!out.Write(w)) {
           ending.Set();
           return;
         }
@@ -117,14 +118,15 @@ void RelayConnection(int fd, Writer& out, Ending& ending) {
     if (poll(&p, 1, kSessionPollMillis) <= 0) continue;
     std::optional<std::string> got = ReadSome(fd);
     if (!got.has_value()) continue;
-    pb::PortForwardResponse r;
+    pb::ForwardWorkloadPortResponse w;
+    pb::ForwardInstancePortResponse& r = *w.mutable_response();
     if (got->empty()) {
       r.set_closed(true);
-      out.Write(r);
+      out.Write(w);
       return;
     }
     r.set_data(*std::move(got));
-    if (!out.Write(r)) {
+    if (!out.Write(w)) {
       ending.Set();
       return;
     }
@@ -171,23 +173,25 @@ absl::StatusOr<SlotLimiter::Slot> WorkloadSessionServiceImpl::Admit(
 }
 
 grpc::Status WorkloadSessionServiceImpl::ExecWorkload(
-    grpc::ServerContext* ctx, grpc::ServerReaderWriter<pb::ExecResponse, pb::ExecRequest>* stream) {
-  pb::ExecRequest first;
+    grpc::ServerContext* ctx,
+    grpc::ServerReaderWriter<pb::ExecWorkloadResponse, pb::ExecWorkloadRequest>* stream) {
+  pb::ExecWorkloadRequest first;
   if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no request");
-  if (!first.has_start()) {
-    return rpc::ToGrpcStatus(absl::InvalidArgumentError("start: the first request must be start"));
+  if (!first.request().has_start()) {
+    return rpc::ToGrpcStatus(
+        absl::InvalidArgumentError("request.start: the first request must be start"));
   }
-  const pb::ExecStart& start = first.start();
+  const pb::ExecStart& start = first.request().start();
   if (!ValidCommand(start)) {
     return rpc::ToGrpcStatus(absl::InvalidArgumentError("start.command: empty, or holds NUL"));
   }
   absl::StatusOr<SlotLimiter::Slot> slot =
-      Admit(*ctx, authz::kPurposeExecWorkload, start.workload_id());
+      Admit(*ctx, authz::kPurposeExecWorkload, first.workload_id());
   if (!slot.ok()) return rpc::ToGrpcStatus(slot.status());
   ExecCommand command{
       .runc_path = options_.runc_path,
       .runc_root = RuncRoot(options_.root),
-      .container_id = start.workload_id(),
+      .container_id = first.workload_id(),
       .argv = {start.command().begin(), start.command().end()},
       .tty = start.tty(),
       .rows = static_cast<unsigned short>(start.size().rows() > 0 ? start.size().rows() : 24),
@@ -203,23 +207,24 @@ grpc::Status WorkloadSessionServiceImpl::ExecWorkload(
     if (ending.now()) (*proc)->End();
     const int code = (*proc)->Wait();
     if (!ending.now()) {
-      pb::ExecResponse r;
-      r.set_exit_code(code);
-      stream->Write(r);
+      pb::ExecWorkloadResponse w;
+      w.mutable_response()->set_exit_code(code);
+      stream->Write(w);
     }
     if (!reads_done.WaitForNotificationWithTimeout(kCloseWait)) ctx->TryCancel();
   });
   if (start.tty()) (*proc)->WaitUntilSized();
-  pb::ExecRequest req;
-  while (stream->Read(&req)) {
+  pb::ExecWorkloadRequest next;
+  while (stream->Read(&next)) {
+    const pb::ExecInstanceRequest& req = next.request();
     if (req.has_resize()) {
       (*proc)
           ->Resize(static_cast<unsigned short>(req.resize().rows()),
                    static_cast<unsigned short>(req.resize().cols()))
           .IgnoreError();
-    } else if (req.kind_case() == pb::ExecRequest::kStdin) {
+    } else if (req.kind_case() == pb::ExecInstanceRequest::kStdin) {
       WriteAll((*proc)->input(), req.stdin(), ending);
-    } else if (req.kind_case() == pb::ExecRequest::kCloseStdin) {
+    } else if (req.kind_case() == pb::ExecInstanceRequest::kCloseStdin) {
       (*proc)->CloseInput();
     }
   }
@@ -236,29 +241,33 @@ grpc::Status WorkloadSessionServiceImpl::ExecWorkload(
 
 grpc::Status WorkloadSessionServiceImpl::ForwardWorkloadPort(
     grpc::ServerContext* ctx,
-    grpc::ServerReaderWriter<pb::PortForwardResponse, pb::PortForwardRequest>* stream) {
-  pb::PortForwardRequest first;
+    grpc::ServerReaderWriter<pb::ForwardWorkloadPortResponse, pb::ForwardWorkloadPortRequest>*
+        stream) {
+  pb::ForwardWorkloadPortRequest first;
   if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no request");
-  if (!first.has_start()) {
-    return rpc::ToGrpcStatus(absl::InvalidArgumentError("start: the first request must be start"));
+  if (!first.request().has_start()) {
+    return rpc::ToGrpcStatus(
+        absl::InvalidArgumentError("request.start: the first request must be start"));
   }
-  const pb::PortForwardStart& start = first.start();
+  const pb::PortForwardStart& start = first.request().start();
   if (start.port() < 1 || start.port() > 65535) {
     return rpc::ToGrpcStatus(absl::InvalidArgumentError("start.port: must be 1 to 65535"));
   }
   absl::StatusOr<SlotLimiter::Slot> slot =
-      Admit(*ctx, authz::kPurposeForwardWorkloadPort, start.workload_id());
+      Admit(*ctx, authz::kPurposeForwardWorkloadPort, first.workload_id());
   if (!slot.ok()) return rpc::ToGrpcStatus(slot.status());
   absl::StatusOr<int> fd =
-      DialInNamespace(NetnsPath(options_.root + "/" + start.workload_id()), start.port());
+      DialInNamespace(NetnsPath(options_.root + "/" + first.workload_id()), start.port());
   if (!fd.ok()) return rpc::ToGrpcStatus(fd.status());
   fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) | O_NONBLOCK);
 
   Ending ending(*ctx);
   std::thread pump([&] { RelayConnection(*fd, *stream, ending); });
-  pb::PortForwardRequest req;
-  while (stream->Read(&req)) {
-    if (req.kind_case() == pb::PortForwardRequest::kData && !WriteAll(*fd, req.data(), ending)) {
+  pb::ForwardWorkloadPortRequest next;
+  while (stream->Read(&next)) {
+    const pb::ForwardInstancePortRequest& req = next.request();
+    if (req.kind_case() == pb::ForwardInstancePortRequest::kData &&
+        !WriteAll(*fd, req.data(), ending)) {
       break;
     }
   }

@@ -38,13 +38,14 @@ class WorkloadSessionServiceImpl final : public instance::v1::WorkloadSessionSer
   // `handler` authenticates (this node's audience); it must outlive this object.
   WorkloadSessionServiceImpl(WorkloadSessionsOptions options, rpc::Handler& handler);
 
-  grpc::Status ExecWorkload(grpc::ServerContext* ctx,
-                            grpc::ServerReaderWriter<instance::v1::ExecResponse,
-                                                     instance::v1::ExecRequest>* stream) override;
+  grpc::Status ExecWorkload(
+      grpc::ServerContext* ctx,
+      grpc::ServerReaderWriter<instance::v1::ExecWorkloadResponse,
+                               instance::v1::ExecWorkloadRequest>* stream) override;
   grpc::Status ForwardWorkloadPort(
       grpc::ServerContext* ctx,
-      grpc::ServerReaderWriter<instance::v1::PortForwardResponse, instance::v1::PortForwardRequest>*
-          stream) override;
+      grpc::ServerReaderWriter<instance::v1::ForwardWorkloadPortResponse,
+                               instance::v1::ForwardWorkloadPortRequest>* stream) override;
 
  private:
   // The caller may open a session of `purpose` on `workload_id`: its token, the workload (a

@@ -82,4 +82,9 @@ absl::StatusOr<std::unique_ptr<Backends::Stream>> Backends::OpenStream(
   return std::make_unique<MessageStream>(*channel, method, request, ctx);
 }
 
+std::shared_ptr<grpc::Channel> Backends::Channel(const std::string& service) const {
+  auto it = channels_.find(service);
+  return it == channels_.end() ? nullptr : it->second;
+}
+
 }  // namespace gpuaas::gateway

@@ -21,6 +21,9 @@ class Backends final {
   // `service` ("gpuaas.stock.v1.StockService") is served over `channel`.
   void Add(const std::string& service, std::shared_ptr<grpc::Channel> channel);
 
+  // The channel serving `service`, or null (for what is not a generic call: the terminal).
+  std::shared_ptr<grpc::Channel> Channel(const std::string& service) const;
+
   // Calls unary `method` with `request` on `ctx` (deadline and credentials set by the caller);
   // the answer, or the service's status (UNAVAILABLE when no backend serves the service).
   grpc::Status Call(const google::protobuf::MethodDescriptor& method,

@@ -21,10 +21,14 @@ constexpr absl::string_view kAuthService = "gpuaas.auth.v1.AuthService";
 
 // The console's pages load only our own scripts and styles, talk only to us and to the S3
 // endpoint (the file browser), and no other site may frame them.
+// style-src allows inline styles because the terminal (xterm.js) sizes its cells with <style>
+// elements it writes; scripts stay 'self' only.
 std::string ConsoleCsp(const std::string& s3_endpoint) {
-  return absl::StrCat("default-src 'self'; img-src 'self' data:; connect-src 'self'",
-                      s3_endpoint.empty() ? "" : " ", s3_endpoint,
-                      "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+  return absl::StrCat(
+      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+      "connect-src 'self'",
+      s3_endpoint.empty() ? "" : " ", s3_endpoint,
+      "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
 }
 
 // Whether browsers reach us over https: our own TLS, or TLS ended in front of us. The
@@ -149,7 +153,8 @@ GatewayServer::GatewayServer(GatewayOptions options, const RouteTable& routes,
       routes_(routes),
       backends_(backends),
       auth_(auth),
-      sessions_(auth, CookieOptions{.secure = PagesAreHttps(options_)}, clock, options_.vouching) {
+      sessions_(auth, CookieOptions{.secure = PagesAreHttps(options_)}, clock, options_.vouching),
+      terminals_(backends.Channel("gpuaas.instance.v1.InstanceService")) {
   transport_ = std::make_unique<http::HttpTransport>(
       http::HttpTransportOptions{.host = options_.host,
                                  .port = options_.port,
@@ -263,6 +268,11 @@ void GatewayServer::Handle(const http::HttpRequest& req, http::HttpResponse& res
     Answer(res, 200, nlohmann::json{{"s3_endpoint", options_.s3_endpoint}}.dump());
   } else if (SessionEndpoints::Serves(path)) {
     sessions_.Handle(req, path, *body, PagesAreHttps(options_), res);
+  } else if (std::optional<std::string> terminal = TerminalSockets::InstanceOf(path)) {
+    if (absl::Status s = terminals_.Serve(req, *terminal, query, PagesAreHttps(options_), res);
+        !s.ok()) {
+      Fail(res, s);
+    }
   } else if (std::optional<RouteMatch> match = routes_.Find(req.method, path)) {
     ServeRest(req, *match, query, *body, res);
   } else if (routes_.HasPath(path)) {

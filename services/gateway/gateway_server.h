@@ -24,6 +24,7 @@
 #include "services/gateway/client_address.h"
 #include "services/gateway/route_table.h"
 #include "services/gateway/session_endpoints.h"
+#include "services/gateway/terminal_socket.h"
 
 namespace gpuaas::gateway {
 
@@ -85,6 +86,7 @@ class GatewayServer final {
   const Backends& backends_;
   const client::AuthClient& auth_;
   SessionEndpoints sessions_;
+  TerminalSockets terminals_;
   std::unique_ptr<http::HttpTransport> transport_;
 
   absl::Mutex streams_mu_;

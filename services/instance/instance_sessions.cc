@@ -156,12 +156,12 @@ absl::StatusOr<InstanceSessionServiceImpl::Admitted> InstanceSessionServiceImpl:
 
 // Relays one session between its caller and its agent until both are done: the caller's
 // requests up (first `start`), the agent's answers down. Returns how it ended.
-template <class Req, class Resp>
+template <class Req, class Resp, class AgentReq, class AgentResp>
 absl::Status InstanceSessionServiceImpl::Relay(
     grpc::ServerContext& ctx, grpc::ServerReaderWriter<Resp, Req>& caller, const Admitted& admitted,
     Purpose purpose,
-    std::unique_ptr<grpc::ClientReaderWriterInterface<Req, Resp>> (AgentSessions::Stub::*open)(
-        grpc::ClientContext*),
+    std::unique_ptr<grpc::ClientReaderWriterInterface<AgentReq, AgentResp>> (
+        AgentSessions::Stub::*open)(grpc::ClientContext*),
     const Req& start, const std::function<bool(const Req&)>& valid,
     const std::function<void(const Resp&)>& observe) {
   AgentSessions& agents = agents_;
@@ -174,9 +174,12 @@ absl::Status InstanceSessionServiceImpl::Relay(
   client::CallContext call = client::CallContext::FromIncoming(ctx);
   call.set_timeout(absl::InfiniteDuration()).set_bearer_token(*token);
   std::unique_ptr<grpc::ClientContext> agent_ctx = call.NewClientContext();
-  std::unique_ptr<grpc::ClientReaderWriterInterface<Req, Resp>> agent =
+  std::unique_ptr<grpc::ClientReaderWriterInterface<AgentReq, AgentResp>> agent =
       (stub->*open)(agent_ctx.get());
-  agent->Write(start);
+  AgentReq first;
+  first.set_workload_id(admitted.workload_id);  // the service's, never the caller's
+  *first.mutable_request() = start;
+  agent->Write(first);
 
   absl::Notification reads_done;
   absl::Notification ended;
@@ -193,10 +196,10 @@ absl::Status InstanceSessionServiceImpl::Relay(
     }
   });
   std::thread pump([&] {
-    Resp resp;
+    AgentResp resp;
     while (agent->Read(&resp)) {
-      observe(resp);
-      if (!caller.Write(resp)) {
+      observe(resp.response());
+      if (!caller.Write(resp.response())) {
         agent_ctx->TryCancel();
         break;
       }
@@ -210,7 +213,9 @@ absl::Status InstanceSessionServiceImpl::Relay(
       refused = absl::InvalidArgumentError("a request after start must carry at most 64 KiB");
       break;
     }
-    if (!agent->Write(req)) break;
+    AgentReq up;
+    *up.mutable_request() = std::move(req);
+    if (!agent->Write(up)) break;
   }
   if (ctx.IsCancelled() || !refused.ok()) {
     agent_ctx->TryCancel();
@@ -257,8 +262,9 @@ void InstanceSessionServiceImpl::Close(const std::string& session_id, const std:
 }
 
 grpc::Status InstanceSessionServiceImpl::ExecInstance(
-    grpc::ServerContext* ctx, grpc::ServerReaderWriter<pb::ExecResponse, pb::ExecRequest>* stream) {
-  pb::ExecRequest first;
+    grpc::ServerContext* ctx,
+    grpc::ServerReaderWriter<pb::ExecInstanceResponse, pb::ExecInstanceRequest>* stream) {
+  pb::ExecInstanceRequest first;
   if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no request");
   if (!first.has_start()) {
     return rpc::ToGrpcStatus(service::InvalidField("start", "the first request must be start"));
@@ -267,17 +273,17 @@ grpc::Status InstanceSessionServiceImpl::ExecInstance(
   absl::StatusOr<Admitted> admitted =
       Admit(*ctx, first.start().instance_id(), "exec", absl::StrJoin(first.start().command(), " "));
   if (!admitted.ok()) return rpc::ToGrpcStatus(admitted.status());
-  first.mutable_start()->set_workload_id(admitted->workload_id);
   std::optional<int32_t> exit_code;
-  const absl::Status status = Relay<pb::ExecRequest, pb::ExecResponse>(
+  const absl::Status status = Relay<pb::ExecInstanceRequest, pb::ExecInstanceResponse,
+                                    pb::ExecWorkloadRequest, pb::ExecWorkloadResponse>(
       *ctx, *stream, *admitted, client::NodeTokens::Purpose::AGENT_CALL_PURPOSE_EXEC_WORKLOAD,
       &AgentSessions::Stub::ExecWorkload, first,
-      [](const pb::ExecRequest& r) {
+      [](const pb::ExecInstanceRequest& r) {
         return r.stdin().size() <= kMaxMessageBytes && !r.has_start() &&
                (!r.has_resize() || ValidateSize("resize", r.resize()).ok());
       },
-      [&exit_code](const pb::ExecResponse& r) {
-        if (r.kind_case() == pb::ExecResponse::kExitCode) exit_code = r.exit_code();
+      [&exit_code](const pb::ExecInstanceResponse& r) {
+        if (r.kind_case() == pb::ExecInstanceResponse::kExitCode) exit_code = r.exit_code();
       });
   Close(admitted->session_id, exit_code ? absl::StrCat("exit ", *exit_code)
                                         : std::string(absl::StatusCodeToString(status.code())));
@@ -286,8 +292,9 @@ grpc::Status InstanceSessionServiceImpl::ExecInstance(
 
 grpc::Status InstanceSessionServiceImpl::ForwardInstancePort(
     grpc::ServerContext* ctx,
-    grpc::ServerReaderWriter<pb::PortForwardResponse, pb::PortForwardRequest>* stream) {
-  pb::PortForwardRequest first;
+    grpc::ServerReaderWriter<pb::ForwardInstancePortResponse, pb::ForwardInstancePortRequest>*
+        stream) {
+  pb::ForwardInstancePortRequest first;
   if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no request");
   if (!first.has_start()) {
     return rpc::ToGrpcStatus(service::InvalidField("start", "the first request must be start"));
@@ -303,15 +310,16 @@ grpc::Status InstanceSessionServiceImpl::ForwardInstancePort(
   absl::StatusOr<Admitted> admitted =
       Admit(*ctx, start.instance_id(), "port_forward", absl::StrCat(start.port()));
   if (!admitted.ok()) return rpc::ToGrpcStatus(admitted.status());
-  first.mutable_start()->set_workload_id(admitted->workload_id);
-  const absl::Status status = Relay<pb::PortForwardRequest, pb::PortForwardResponse>(
-      *ctx, *stream, *admitted,
-      client::NodeTokens::Purpose::AGENT_CALL_PURPOSE_FORWARD_WORKLOAD_PORT,
-      &AgentSessions::Stub::ForwardWorkloadPort, first,
-      [](const pb::PortForwardRequest& r) {
-        return r.data().size() <= kMaxMessageBytes && !r.has_start();
-      },
-      [](const pb::PortForwardResponse&) {});
+  const absl::Status status =
+      Relay<pb::ForwardInstancePortRequest, pb::ForwardInstancePortResponse,
+            pb::ForwardWorkloadPortRequest, pb::ForwardWorkloadPortResponse>(
+          *ctx, *stream, *admitted,
+          client::NodeTokens::Purpose::AGENT_CALL_PURPOSE_FORWARD_WORKLOAD_PORT,
+          &AgentSessions::Stub::ForwardWorkloadPort, first,
+          [](const pb::ForwardInstancePortRequest& r) {
+            return r.data().size() <= kMaxMessageBytes && !r.has_start();
+          },
+          [](const pb::ForwardInstancePortResponse&) {});
   Close(admitted->session_id, std::string(absl::StatusCodeToString(status.code())));
   return rpc::ToGrpcStatus(status);
 }

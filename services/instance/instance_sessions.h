@@ -67,10 +67,11 @@ class InstanceSessionServiceImpl final : public v1::InstanceSessionService::Serv
 
   grpc::Status ExecInstance(
       grpc::ServerContext* ctx,
-      grpc::ServerReaderWriter<v1::ExecResponse, v1::ExecRequest>* stream) override;
+      grpc::ServerReaderWriter<v1::ExecInstanceResponse, v1::ExecInstanceRequest>* stream) override;
   grpc::Status ForwardInstancePort(
       grpc::ServerContext* ctx,
-      grpc::ServerReaderWriter<v1::PortForwardResponse, v1::PortForwardRequest>* stream) override;
+      grpc::ServerReaderWriter<v1::ForwardInstancePortResponse, v1::ForwardInstancePortRequest>*
+          stream) override;
 
   // What a session needs once its caller is admitted; defined in the .cc.
   struct Admitted;
@@ -83,11 +84,12 @@ class InstanceSessionServiceImpl final : public v1::InstanceSessionService::Serv
   // OK while the session may stay open (see InstanceSessionsOptions::recheck); UNAVAILABLE
   // when that cannot be known now (it stays open).
   absl::Status StillHolds(const Admitted& admitted);
-  // Relays an admitted session until it ends; its status.
-  template <class Req, class Resp>
+  // Relays an admitted session until it ends; its status. The agent's messages wrap the
+  // caller's (the first naming the run).
+  template <class Req, class Resp, class AgentReq, class AgentResp>
   absl::Status Relay(grpc::ServerContext& ctx, grpc::ServerReaderWriter<Resp, Req>& caller,
                      const Admitted& admitted, client::NodeTokens::Purpose purpose,
-                     std::unique_ptr<grpc::ClientReaderWriterInterface<Req, Resp>> (
+                     std::unique_ptr<grpc::ClientReaderWriterInterface<AgentReq, AgentResp>> (
                          AgentSessions::Stub::*open)(grpc::ClientContext*),
                      const Req& start, const std::function<bool(const Req&)>& valid,
                      const std::function<void(const Resp&)>& observe);

@@ -4,7 +4,7 @@
 A tenant user logs in, creates a storage (first with a bad id: the error shows next to the
 field), an accessor (its secret shown once) and resizes the storage; creates a Jupyter instance,
 watches it reach RUNNING in the list, opens its detail page, clicks Open and sees Jupyter's page
-in the new tab, sees its logs and a metrics chart, stops it and sees its cost, deletes it, gets
+in the new tab, sees its logs and a metrics chart, runs a command in its Terminal tab, stops it and sees its cost, deletes it, gets
 "not found" for another tenant's instance id, creates an API key and sees the members; then a
 platform admin creates stock for a spec, cordons a node and sees the specs and tenants.
 Each page is saved as a PNG in --screenshots, and the paths are printed.
@@ -19,6 +19,7 @@ import sys
 from console_browser import ConsoleBrowser
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -177,6 +178,19 @@ class Journey(ConsoleBrowser):
         self.driver.find_element(By.CSS_SELECTOR, "[data-tab=logs]").click()
         self.until("log output", lambda: self.wait("pre.logs").text.strip(), 60)
         self.shot("instance-logs")
+
+        self.step("a terminal inside it: type a command, read its output")
+        self.driver.find_element(By.CSS_SELECTOR, "[data-tab=terminal]").click()
+        self.click_button("Open a shell")
+        self.until("the terminal connected",
+                   lambda: "Connected" in self.wait(".terminal-panel .logs-bar").text, 60)
+        keys = self.wait(".xterm-helper-textarea", visible=False)
+        keys.send_keys("echo $((6*7))x; id -un" + Keys.ENTER)
+        self.until("the command's output in the terminal",
+                   lambda: "42x" in self.wait(".xterm-rows").text, 60)
+        self.shot("instance-terminal")
+        keys.send_keys("exit 3" + Keys.ENTER)
+        self.until("the shell's exit status", lambda: "status 3" in self.wait(".xterm-rows").text, 30)
 
         self.step("stop it and see its cost")
         self.click_button("Stop")

@@ -293,19 +293,20 @@ TEST_F(InstancePermissionsTest, EveryRoleOnEveryRpc) {
       // one learns that.
       {"ExecInstance",
        [&](const std::string& t, int) {
-         instancepb::ExecRequest r;
+         instancepb::ExecInstanceRequest r;
          r.mutable_start()->set_instance_id("owned");
          r.mutable_start()->add_command("true");
-         return SessionEnd<instancepb::ExecRequest, instancepb::ExecResponse>(
+         return SessionEnd<instancepb::ExecInstanceRequest, instancepb::ExecInstanceResponse>(
              t, r, &instancepb::InstanceSessionService::Stub::ExecInstance);
        },
        PD, FP, NF, FP, FP},
       {"ForwardInstancePort",
        [&](const std::string& t, int) {
-         instancepb::PortForwardRequest r;
+         instancepb::ForwardInstancePortRequest r;
          r.mutable_start()->set_instance_id("owned");
          r.mutable_start()->set_port(22);
-         return SessionEnd<instancepb::PortForwardRequest, instancepb::PortForwardResponse>(
+         return SessionEnd<instancepb::ForwardInstancePortRequest,
+                           instancepb::ForwardInstancePortResponse>(
              t, r, &instancepb::InstanceSessionService::Stub::ForwardInstancePort);
        },
        PD, FP, NF, FP, FP},

@@ -105,24 +105,24 @@ class InstanceSessionsTest : public gpuaas::testing::PgTest {
                   std::vector<std::string> command, const std::string& input = "") {
     auto ctx = Ctx(token);
     auto stream = sessions_->ExecInstance(ctx.get());
-    instancepb::ExecRequest start;
+    instancepb::ExecInstanceRequest start;
     start.mutable_start()->set_instance_id(instance_id);
     for (std::string& arg : command) start.mutable_start()->add_command(std::move(arg));
     stream->Write(start);
     if (!input.empty()) {
-      instancepb::ExecRequest in;
+      instancepb::ExecInstanceRequest in;
       in.set_stdin(input);
       stream->Write(in);
     }
-    instancepb::ExecRequest eof;
+    instancepb::ExecInstanceRequest eof;
     eof.set_close_stdin(true);
     stream->Write(eof);
     ExecResult result;
-    instancepb::ExecResponse resp;
+    instancepb::ExecInstanceResponse resp;
     while (stream->Read(&resp)) {
       result.out += resp.stdout();
       result.err += resp.stderr();
-      if (resp.kind_case() == instancepb::ExecResponse::kExitCode) {
+      if (resp.kind_case() == instancepb::ExecInstanceResponse::kExitCode) {
         result.exit_code = resp.exit_code();
         stream->WritesDone();
       }
@@ -177,7 +177,7 @@ TEST_F(InstanceSessionsTest, ACommandRunsInsideAsTheWorkloadsUserWithItsExitStat
 TEST_F(InstanceSessionsTest, ATerminalTakesKeysAndResizes) {
   auto ctx = Ctx(token_);
   auto stream = sessions_->ExecInstance(ctx.get());
-  instancepb::ExecRequest start;
+  instancepb::ExecInstanceRequest start;
   start.mutable_start()->set_instance_id("nb-1");
   start.mutable_start()->add_command("sh");
   start.mutable_start()->set_tty(true);
@@ -185,9 +185,9 @@ TEST_F(InstanceSessionsTest, ATerminalTakesKeysAndResizes) {
   start.mutable_start()->mutable_size()->set_cols(100);
   ASSERT_TRUE(stream->Write(start));
   std::string screen;
-  instancepb::ExecResponse resp;
+  instancepb::ExecInstanceResponse resp;
   auto type = [&](const std::string& keys, const std::string& until) {
-    instancepb::ExecRequest in;
+    instancepb::ExecInstanceRequest in;
     in.set_stdin(keys);
     EXPECT_TRUE(stream->Write(in));
     while (screen.find(until) == std::string::npos && stream->Read(&resp)) {
@@ -198,7 +198,7 @@ TEST_F(InstanceSessionsTest, ATerminalTakesKeysAndResizes) {
   };
   EXPECT_TRUE(type("stty size; echo $((6*7))x\r", "42x")) << screen;
   EXPECT_NE(screen.find("30 100"), std::string::npos) << screen;
-  instancepb::ExecRequest resize;
+  instancepb::ExecInstanceRequest resize;
   resize.mutable_resize()->set_rows(50);
   resize.mutable_resize()->set_cols(132);
   ASSERT_TRUE(stream->Write(resize));
@@ -207,12 +207,12 @@ TEST_F(InstanceSessionsTest, ATerminalTakesKeysAndResizes) {
   EXPECT_TRUE(type("sleep 100\r", "sleep 100")) << screen;
   EXPECT_TRUE(type(std::string("\x03") + "echo back$((1+1))\r", "back2")) << screen;
 
-  instancepb::ExecRequest bye;
+  instancepb::ExecInstanceRequest bye;
   bye.set_stdin("exit 5\r");
   stream->Write(bye);
   int exit_code = -1;
   while (stream->Read(&resp)) {
-    if (resp.kind_case() == instancepb::ExecResponse::kExitCode) {
+    if (resp.kind_case() == instancepb::ExecInstanceResponse::kExitCode) {
       exit_code = resp.exit_code();
       stream->WritesDone();
     }
@@ -224,12 +224,12 @@ TEST_F(InstanceSessionsTest, ATerminalTakesKeysAndResizes) {
 TEST_F(InstanceSessionsTest, APortOnTheWorkloadsLoopbackIsForwarded) {
   auto ctx = Ctx(token_);
   auto stream = sessions_->ForwardInstancePort(ctx.get());
-  instancepb::PortForwardRequest start;
+  instancepb::ForwardInstancePortRequest start;
   start.mutable_start()->set_instance_id("nb-1");
   start.mutable_start()->set_port(7000);
   ASSERT_TRUE(stream->Write(start));
   const std::string big(200000, 'x');  // more than one message each way
-  instancepb::PortForwardRequest data;
+  instancepb::ForwardInstancePortRequest data;
   data.set_data("ping\n");
   ASSERT_TRUE(stream->Write(data));
   for (size_t at = 0; at < big.size(); at += 50000) {
@@ -237,7 +237,7 @@ TEST_F(InstanceSessionsTest, APortOnTheWorkloadsLoopbackIsForwarded) {
     ASSERT_TRUE(stream->Write(data));
   }
   std::string echoed;
-  instancepb::PortForwardResponse resp;
+  instancepb::ForwardInstancePortResponse resp;
   while (echoed.size() < big.size() + 5 && stream->Read(&resp)) echoed += resp.data();
   EXPECT_EQ(echoed, "ping\n" + big);
   // Our half-close reaches the workload as EOF; its close comes back as `closed`.

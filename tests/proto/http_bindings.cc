@@ -8,6 +8,7 @@
 #include "gpuaas/auth/v1/auth.pb.h"
 #include "gpuaas/instance/v1/instance.pb.h"
 #include "gpuaas/instance/v1/workload_logs.pb.h"
+#include "gpuaas/instance/v1/workload_sessions.pb.h"
 #include "gpuaas/stock/v1/stock.pb.h"
 #include "gpuaas/storage/v1/storage.pb.h"
 #include "gpuaas/testing/v1/echo.pb.h"
@@ -55,6 +56,7 @@ const google::protobuf::ServiceDescriptor* Service(std::string_view full_name) {
                               storage::v1::Storage::descriptor() != nullptr &&
                               instance::v1::Instance::descriptor() != nullptr &&
                               instance::v1::ReadWorkloadLogsRequest::descriptor() != nullptr &&
+                              instance::v1::ExecWorkloadRequest::descriptor() != nullptr &&
                               testing::v1::EchoRequest::descriptor() != nullptr};
   EXPECT_TRUE(linked);
   return google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(

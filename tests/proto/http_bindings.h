@@ -21,12 +21,17 @@ inline constexpr std::array<std::string_view, 5> kPublicServices = {
 // Called by node agents and the access proxy with machine credentials, or by the instance
 // service alone (NodeTokenService), never over the gateway
 // (and the testing protos): no RPC has a rule.
-inline constexpr std::array<std::string_view, 9> kMachineServices = {
+inline constexpr std::array<std::string_view, 10> kMachineServices = {
     "gpuaas.stock.v1.NodeAgentService",       "gpuaas.instance.v1.AccessService",
     "gpuaas.instance.v1.NodeWorkloadService", "gpuaas.instance.v1.WorkloadLogService",
     "gpuaas.auth.v1.NodeTokenService",        "gpuaas.storage.v1.NodeStorageService",
     "gpuaas.testing.v1.EchoService",          "gpuaas.testing.v1.EchoStreamService",
-    "gpuaas.testing.v1.EchoPushService"};
+    "gpuaas.testing.v1.EchoPushService",      "gpuaas.instance.v1.WorkloadSessionService"};
+// Public, but full-duplex streams, which HTTP/JSON cannot carry: gRPC for clients (gpuaasctl),
+// and the gateway's WebSocket for browsers (services/gateway/terminal_socket.h); no RPC has a
+// rule.
+inline constexpr std::array<std::string_view, 1> kDuplexServices = {
+    "gpuaas.instance.v1.InstanceSessionService"};
 
 struct Binding {
   const google::protobuf::MethodDescriptor* rpc = nullptr;

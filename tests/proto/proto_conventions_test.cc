@@ -163,9 +163,12 @@ TEST(RestConventions, EveryPublicRpcHasAnHttpRule) {
   }
 }
 
-// Machines call these with their own credentials, never through the gateway.
-TEST(RestConventions, MachineServicesHaveNoHttpRule) {
-  for (std::string_view name : rest::kMachineServices) {
+// Machines call these with their own credentials, never through the gateway; the duplex
+// services have no HTTP/JSON form.
+TEST(RestConventions, MachineAndDuplexServicesHaveNoHttpRule) {
+  std::vector<std::string_view> names(rest::kMachineServices.begin(), rest::kMachineServices.end());
+  names.insert(names.end(), rest::kDuplexServices.begin(), rest::kDuplexServices.end());
+  for (std::string_view name : names) {
     const google::protobuf::ServiceDescriptor* s = rest::Service(name);
     ASSERT_NE(s, nullptr) << name;
     for (int i = 0; i < s->method_count(); ++i) {
@@ -175,15 +178,17 @@ TEST(RestConventions, MachineServicesHaveNoHttpRule) {
   }
 }
 
-// A new service must say which kind it is (and so whether the gateway serves it).
+// A new service must say which kind it is (and so whether the gateway serves it, and how).
 TEST(RestConventions, EveryServiceIsPublicOrMachineOnly) {
   const FileDescriptorSet protos = LoadProtos();
   for (const FileDescriptorProto& f : protos.file()) {
     for (const auto& s : f.service()) {
       const std::string name = f.package() + "." + s.name();
-      EXPECT_TRUE(IsListed(name, rest::kPublicServices) || IsListed(name, rest::kMachineServices))
+      EXPECT_TRUE(IsListed(name, rest::kPublicServices) || IsListed(name, rest::kMachineServices) ||
+                  IsListed(name, rest::kDuplexServices))
           << name
-          << ": add it to kPublicServices or kMachineServices (tests/proto/http_bindings.h)";
+          << ": add it to kPublicServices, kMachineServices or kDuplexServices "
+             "(tests/proto/http_bindings.h)";
     }
   }
 }

@@ -72,6 +72,27 @@ expect 200 "alice still sees web-a"
 call GET /v1/storages/vault/accessors
 grep -q "$key" <<<"$body" || fail "bob's delete reached alice's accessor: $body"
 
+echo "== a terminal (WebSocket) into another tenant's instance, from another site, or anonymous"
+# tests/security/terminal_client.py opens /v1/instances/ID/exec as a client would.
+ws_url="ws://$host/v1/instances/web-a/exec"
+term() { /usr/bin/python3 "$src/tests/security/terminal_client.py" "$ws_url" "$@"; }
+out=$(term --keys $'echo inside$((1+1))\r')
+[ "$(jq -r .status <<<"$out")" = 401 ] || fail "an anonymous terminal opened: $out"
+out=$(term --token "$bob" --keys $'echo inside$((1+1))\r')
+[ "$(jq -r '.texts[0].code' <<<"$out")" = 5 ] || fail "bob's terminal into web-a was not NOT_FOUND: $out"
+[[ $(jq -r .output <<<"$out") != *inside2* ]] || fail "bob ran a command in web-a: $out"
+term_jar=$tmp/term-cookies
+curl -s --max-time 30 -c "$term_jar" -H 'Content-Type: application/json' -o /dev/null \
+  -d "{\"user_name\": \"alice\", \"password\": \"$alice_password\"}" "$api/api/session"
+session=$(awk '$6 == "gpuaas_session" { print $7 }' "$term_jar")
+out=$(term --cookie "gpuaas_session=$session" --origin http://evil.example \
+        --keys $'echo inside$((1+1))\r')
+[ "$(jq -r .status <<<"$out")" = 403 ] || fail "another site's page opened alice's terminal: $out"
+out=$(term --cookie "gpuaas_session=$session" --origin "http://$host" \
+        --keys $'echo inside$((1+1)); exit 7\r')
+[[ $(jq -r .output <<<"$out") == *inside2* ]] || fail "alice's own terminal showed nothing: $out"
+[ "$(jq -r '.texts[-1].exit_code' <<<"$out")" = 7 ] || fail "alice's terminal lost its exit status: $out"
+
 echo "== the console's cookie from another site, without its CSRF token, by a form"
 jar=$tmp/cookies
 out=$(curl -s --max-time 30 -c "$jar" -H 'Content-Type: application/json' \

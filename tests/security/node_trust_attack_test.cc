@@ -13,7 +13,6 @@
 #include <memory>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -151,6 +150,19 @@ class NodeTrustAttackTest : public ::testing::Test {
     return {reader->Finish(), data};
   }
 
+  // What one answer of a session carries: a command's output (and "exit N"), a connection's data.
+  static std::string Text(const instancepb::ExecInstanceResponse& r) {
+    return r.stdout() + r.stderr() +
+           (r.kind_case() == instancepb::ExecInstanceResponse::kExitCode
+                ? "exit " + std::to_string(r.exit_code())
+                : "");
+  }
+  static std::string Text(const instancepb::ForwardInstancePortResponse& r) { return r.data(); }
+  static std::string Text(const instancepb::ExecWorkloadResponse& r) { return Text(r.response()); }
+  static std::string Text(const instancepb::ForwardWorkloadPortResponse& r) {
+    return Text(r.response());
+  }
+
   // A session stream's output to its end, after `start` and a half-close: the status and the
   // bytes (stdout and stderr of a command, or a connection's data).
   template <typename Req, typename Resp, typename Stub>
@@ -162,16 +174,7 @@ class NodeTrustAttackTest : public ::testing::Test {
     stream->Write(start);
     stream->WritesDone();
     std::string data;
-    for (Resp r; stream->Read(&r);) {
-      if constexpr (std::is_same_v<Resp, instancepb::ExecResponse>) {
-        data += r.stdout() + r.stderr();
-        if (r.kind_case() == instancepb::ExecResponse::kExitCode) {
-          data += "exit " + std::to_string(r.exit_code());
-        }
-      } else {
-        data += r.data();
-      }
-    }
+    for (Resp r; stream->Read(&r);) data += Text(r);
     return {stream->Finish(), data};
   }
 
@@ -182,12 +185,13 @@ class NodeTrustAttackTest : public ::testing::Test {
                                                  const std::string& command) {
     auto agent = instancepb::WorkloadSessionService::NewStub(
         grpc::CreateChannel(stack_->agent(node_id).address(), grpc::InsecureChannelCredentials()));
-    instancepb::ExecRequest start;
-    start.mutable_start()->set_workload_id(workload_id);
-    start.mutable_start()->add_command("sh");
-    start.mutable_start()->add_command("-c");
-    start.mutable_start()->add_command(command);
-    return Session<instancepb::ExecRequest, instancepb::ExecResponse>(
+    instancepb::ExecWorkloadRequest start;
+    start.set_workload_id(workload_id);
+    instancepb::ExecStart& exec = *start.mutable_request()->mutable_start();
+    exec.add_command("sh");
+    exec.add_command("-c");
+    exec.add_command(command);
+    return Session<instancepb::ExecWorkloadRequest, instancepb::ExecWorkloadResponse>(
         *agent, token, start, &instancepb::WorkloadSessionService::Stub::ExecWorkload);
   }
   std::pair<grpc::Status, std::string> AgentForward(const std::string& node_id,
@@ -195,28 +199,28 @@ class NodeTrustAttackTest : public ::testing::Test {
                                                     const std::string& workload_id, int port) {
     auto agent = instancepb::WorkloadSessionService::NewStub(
         grpc::CreateChannel(stack_->agent(node_id).address(), grpc::InsecureChannelCredentials()));
-    instancepb::PortForwardRequest start;
-    start.mutable_start()->set_workload_id(workload_id);
-    start.mutable_start()->set_port(port);
-    return Session<instancepb::PortForwardRequest, instancepb::PortForwardResponse>(
+    instancepb::ForwardWorkloadPortRequest start;
+    start.set_workload_id(workload_id);
+    start.mutable_request()->mutable_start()->set_port(port);
+    return Session<instancepb::ForwardWorkloadPortRequest, instancepb::ForwardWorkloadPortResponse>(
         *agent, token, start, &instancepb::WorkloadSessionService::Stub::ForwardWorkloadPort);
   }
   // The same through the instance service, as a tenant opens them.
   std::pair<grpc::Status, std::string> Exec(const std::string& token,
-                                            instancepb::ExecRequest start) {
+                                            instancepb::ExecInstanceRequest start) {
     auto stub = instancepb::InstanceSessionService::NewStub(
         grpc::CreateChannel(stack_->instance().address(), grpc::InsecureChannelCredentials()));
-    return Session<instancepb::ExecRequest, instancepb::ExecResponse>(
+    return Session<instancepb::ExecInstanceRequest, instancepb::ExecInstanceResponse>(
         *stub, token, start, &instancepb::InstanceSessionService::Stub::ExecInstance);
   }
   std::pair<grpc::Status, std::string> Forward(const std::string& token, const std::string& id,
                                                int port) {
     auto stub = instancepb::InstanceSessionService::NewStub(
         grpc::CreateChannel(stack_->instance().address(), grpc::InsecureChannelCredentials()));
-    instancepb::PortForwardRequest start;
+    instancepb::ForwardInstancePortRequest start;
     start.mutable_start()->set_instance_id(id);
     start.mutable_start()->set_port(port);
-    return Session<instancepb::PortForwardRequest, instancepb::PortForwardResponse>(
+    return Session<instancepb::ForwardInstancePortRequest, instancepb::ForwardInstancePortResponse>(
         *stub, token, start, &instancepb::InstanceSessionService::Stub::ForwardInstancePort);
   }
   // Every platform credential a caller could hold, for the agents' permission matrices: a
@@ -473,14 +477,13 @@ TEST_F(NodeTrustAttackTest, AnAgentOpensSessionsOnlyForTokensMintedForThem) {
   EXPECT_EQ(out, "work\nexit 0");
 }
 
-// A tenant's session stays inside its own workload: naming another tenant's run is ignored (the
-// service picks the run), another tenant's instance is NOT_FOUND, a port-forward reaches the
-// workload's loopback and never the node's (where the services listen), and a command cannot
-// read the node's secrets nor gain what the workload lacks.
+// A tenant's session stays inside its own workload: the API names no run (the service picks the
+// instance's own, and only it names one to the agent), another tenant's instance is NOT_FOUND, a
+// port-forward reaches the workload's loopback and never the node's (where the services listen),
+// and a command cannot read the node's secrets nor gain what the workload lacks.
 TEST_F(NodeTrustAttackTest, ASessionStaysInsideItsOwnWorkload) {
-  instancepb::ExecRequest start;
+  instancepb::ExecInstanceRequest start;
   start.mutable_start()->set_instance_id("theirs");
-  start.mutable_start()->set_workload_id("work.1");  // the victim's run
   start.mutable_start()->add_command("sh");
   start.mutable_start()->add_command("-c");
   start.mutable_start()->add_command("echo $GPUAAS_INSTANCE_ID");

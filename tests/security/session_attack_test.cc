@@ -29,7 +29,7 @@ class Terminal final {
     ctx_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
     ctx_.AddMetadata("authorization", "Bearer " + token);
     stream_ = stub_->ExecInstance(&ctx_);
-    instancepb::ExecRequest start;
+    instancepb::ExecInstanceRequest start;
     start.mutable_start()->set_instance_id(instance_id);
     start.mutable_start()->add_command("sh");
     start.mutable_start()->set_tty(true);
@@ -38,10 +38,10 @@ class Terminal final {
 
   // Types `keys` and reads until `until` shows; false when the session ended first.
   bool Type(const std::string& keys, const std::string& until) {
-    instancepb::ExecRequest in;
+    instancepb::ExecInstanceRequest in;
     in.set_stdin(keys);
     if (!stream_->Write(in)) return false;
-    for (instancepb::ExecResponse r; screen_.find(until) == std::string::npos;) {
+    for (instancepb::ExecInstanceResponse r; screen_.find(until) == std::string::npos;) {
       if (!stream_->Read(&r)) return false;
       screen_ += r.stdout();
     }
@@ -51,7 +51,7 @@ class Terminal final {
 
   // Reads until the session ends; its status.
   grpc::Status End() {
-    for (instancepb::ExecResponse r; stream_->Read(&r);) {
+    for (instancepb::ExecInstanceResponse r; stream_->Read(&r);) {
     }
     return stream_->Finish();
   }
@@ -59,7 +59,8 @@ class Terminal final {
  private:
   std::unique_ptr<instancepb::InstanceSessionService::Stub> stub_;
   grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReaderWriter<instancepb::ExecRequest, instancepb::ExecResponse>>
+  std::unique_ptr<
+      grpc::ClientReaderWriter<instancepb::ExecInstanceRequest, instancepb::ExecInstanceResponse>>
       stream_;
   std::string screen_;
 };

@@ -101,7 +101,7 @@ struct ExecFlags {
 absl::StatusOr<int> Exec(Session& session, const ExecFlags& f) {
   const bool tty = !f.no_tty && (f.tty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
   GPUAAS_ASSIGN_OR_RETURN(client::ExecCall call, session.OpenExec());
-  instancepb::ExecRequest start;
+  instancepb::ExecInstanceRequest start;
   start.mutable_start()->set_instance_id(f.instance_id);
   for (const std::string& arg : f.command) start.mutable_start()->add_command(arg);
   start.mutable_start()->set_tty(tty);
@@ -119,7 +119,7 @@ absl::StatusOr<int> Exec(Session& session, const ExecFlags& f) {
     bool open = true;
     while (!stop) {
       if (window_changed.exchange(false)) {
-        instancepb::ExecRequest r;
+        instancepb::ExecInstanceRequest r;
         *r.mutable_resize() = OurSize();
         call.stream->Write(r);
       }
@@ -129,7 +129,7 @@ absl::StatusOr<int> Exec(Session& session, const ExecFlags& f) {
       }
       std::optional<std::string> got = ReadSome(STDIN_FILENO);
       if (!got.has_value()) continue;
-      instancepb::ExecRequest r;
+      instancepb::ExecInstanceRequest r;
       if (got->empty()) {
         r.set_close_stdin(true);
         open = false;
@@ -140,13 +140,13 @@ absl::StatusOr<int> Exec(Session& session, const ExecFlags& f) {
     }
   });
   std::optional<int> exit_code;
-  instancepb::ExecResponse resp;
+  instancepb::ExecInstanceResponse resp;
   while (call.stream->Read(&resp)) {
-    if (resp.kind_case() == instancepb::ExecResponse::kStdout) {
+    if (resp.kind_case() == instancepb::ExecInstanceResponse::kStdout) {
       WriteAll(STDOUT_FILENO, resp.stdout());
-    } else if (resp.kind_case() == instancepb::ExecResponse::kStderr) {
+    } else if (resp.kind_case() == instancepb::ExecInstanceResponse::kStderr) {
       WriteAll(STDERR_FILENO, resp.stderr());
-    } else if (resp.kind_case() == instancepb::ExecResponse::kExitCode) {
+    } else if (resp.kind_case() == instancepb::ExecInstanceResponse::kExitCode) {
       exit_code = resp.exit_code();
       stop = true;
       input.join();
@@ -168,7 +168,7 @@ absl::StatusOr<int> Exec(Session& session, const ExecFlags& f) {
 // both sides closed. Returns the stream's end.
 absl::Status Carry(client::PortForwardCall call, const std::string& instance_id, int port, int in,
                    int out, bool sockets) {
-  instancepb::PortForwardRequest start;
+  instancepb::ForwardInstancePortRequest start;
   start.mutable_start()->set_instance_id(instance_id);
   start.mutable_start()->set_port(port);
   call.stream->Write(start);
@@ -181,12 +181,12 @@ absl::Status Carry(client::PortForwardCall call, const std::string& instance_id,
         call.stream->WritesDone();
         return;
       }
-      instancepb::PortForwardRequest r;
+      instancepb::ForwardInstancePortRequest r;
       r.set_data(*std::move(got));
       if (!call.stream->Write(r)) return;
     }
   });
-  instancepb::PortForwardResponse resp;
+  instancepb::ForwardInstancePortResponse resp;
   while (call.stream->Read(&resp)) {
     if (!resp.data().empty() && !WriteAll(out, resp.data())) call.ctx->TryCancel();
     if (resp.closed()) sockets ? shutdown(out, SHUT_WR) : close(out);

@@ -1,5 +1,6 @@
 // One instance: its state and reason, Open (a one-time link in a new tab), Stop, Start,
-// Delete, cost so far, GPU metrics as charts, live logs and its events. Another tenant's id,
+// Delete, cost so far, GPU metrics as charts, live logs, its events and (MEMBER and above) a
+// terminal. Another tenant's id,
 // or a missing one, shows "not found".
 import { h, mount } from '../dom.js';
 import * as api from '../api.js';
@@ -9,6 +10,7 @@ import { header, button, card, facts, notFound, perform, toast, loading, tabs } 
 import { badge, label, time, money, duration } from '../format.js';
 import { metricsPanel } from './instance_metrics.js';
 import { logsPanel } from './instance_logs.js';
+import { terminalPanel } from './instance_terminal.js';
 
 const RUNNING = ['STATE_READY', 'STATE_RUNNING'];
 const POLL_MS = 3000;
@@ -30,12 +32,14 @@ export default async function instancePage(root, { instance_id: id }, signal) {
   const events = h('div');
   const metrics = metricsPanel(id, signal);
   const logs = logsPanel(id, signal);
+  const terminal = terminalPanel(id, signal);
   mount(root, head,
     h('div.split', card('Details', summary), card('Cost so far', cost)),
     tabs([
       { id: 'metrics', label: 'GPU metrics', render: (panel) => panel.append(metrics.el) },
       { id: 'logs', label: 'Logs', render: (panel) => panel.append(logs.el) },
       { id: 'events', label: 'Events', render: (panel) => panel.append(events) },
+      ...(canDrive ? [{ id: 'terminal', label: 'Terminal', render: (panel) => panel.append(terminal.el) }] : []),
     ]));
 
   async function act(verb, done) {
