@@ -75,6 +75,7 @@ echo "== gpuaas-auth: no secret in its argv; a password in --db-dsn is refused"
 (umask 077 && head -c 18 /dev/urandom | base64 >"$tmp/admin-password")
 admin_password=$(cat "$tmp/admin-password")
 port=$((20000 + RANDOM % 40000))
+while ss -Hltn "sport = :$port" | grep -q .; do port=$((20000 + RANDOM % 40000)); done
 "$auth_bin" --listen "127.0.0.1:$port" --metrics-listen 127.0.0.1:0 --db-dsn "$auth_dsn" \
   --bootstrap-admin-password-file "$tmp/admin-password" >"$tmp/auth.log" 2>&1 &
 pids+=($!)
@@ -112,18 +113,28 @@ private creds-service "$tmp/node-agents-password"
 echo "== tools/registry: a registry behind a login"
 (umask 077 && echo "tenant:$(openssl rand -hex 16)" >"$tmp/registry-login")
 registry_password=$(cut -d: -f2 "$tmp/registry-login")
-reg_port=$((20000 + RANDOM % 40000))
-# The registry runs on after `start` returns, traced: strace ends when `stop` ends it.
-traced registry "$src/tools/registry" start "$tmp/registry" "$reg_port" \
-  --htpasswd-file "$tmp/registry-login" >"$tmp/registry-start.log" 2>&1 &
-tracer=$!
-pids+=($tracer)
-for i in $(seq 1 300); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$reg_port/v2/")" = 401 ] && break
-  kill -0 "$tracer" 2>/dev/null || { cat "$tmp/registry-start.log" >&2; fail "registry start"; }
-  [ "$i" -lt 300 ] || { cat "$tmp/registry-start.log" >&2; fail "the registry did not answer"; }
-  sleep 0.1
+# The registry runs on after `start` returns, traced: strace ends when `stop` ends it. A port
+# another test took between our look and the registry's bind: another port, a few times.
+for attempt in 1 2 3 4 5; do
+  reg_port=$((20000 + RANDOM % 40000))
+  ss -Hltn "sport = :$reg_port" | grep -q . && continue
+  traced registry "$src/tools/registry" start "$tmp/registry" "$reg_port" \
+    --htpasswd-file "$tmp/registry-login" >"$tmp/registry-start.log" 2>&1 &
+  tracer=$!
+  pids+=($tracer)
+  for i in $(seq 1 300); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$reg_port/v2/")" = 401 ] && break 2
+    if ! kill -0 "$tracer" 2>/dev/null; then
+      grep -q "address already in use" "$tmp/registry-start.log" && continue 2
+      cat "$tmp/registry-start.log" >&2
+      fail "registry start"
+    fi
+    [ "$i" -lt 300 ] || { cat "$tmp/registry-start.log" >&2; fail "the registry did not answer"; }
+    sleep 0.1
+  done
 done
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$reg_port/v2/")" = 401 ] \
+  || { cat "$tmp/registry-start.log" >&2; fail "no free port for the registry in 5 tries"; }
 "$src/tools/registry" stop "$tmp/registry" >/dev/null 2>&1
 wait "$tracer" || true
 no_secret registry "$registry_password" "registry password"
