@@ -74,7 +74,9 @@ for alert in GpuaasNodeNotReady GpuaasGpuXidError GpuaasPostgresFailover GpuaasR
   grep -qx "$alert" "$tmp/rules.txt" || fail "rule $alert is not loaded"
 done
 # The new series, as the services serve them.
-wait_for "the nodes' readiness" 60 test "$(query 'gpuaas:node_ready:max{node="sim-t4-1"}')" = 1
+# A function, so each try queries again (a $(query) argument would be read once, at the call).
+t4_ready() { [ "$(query 'gpuaas:node_ready:max{node="sim-t4-1"}')" = 1 ]; }
+wait_for "the nodes' readiness" 120 t4_ready
 [ "$(query 'count(DCGM_FI_DEV_GPU_UTIL)')" = 20 ] || fail "not 20 GPUs' DCGM series"
 [ "$(query 'sum(gpuaas_instance_instances)')" != "" ] || fail "no gpuaas_instance_instances"
 status=$("$gpuaas" status) || { echo "$status"; fail "status exited non-zero"; }
