@@ -88,6 +88,10 @@ session=$(awk '$6 == "gpuaas_session" { print $7 }' "$term_jar")
 out=$(term --cookie "gpuaas_session=$session" --origin http://evil.example \
         --keys $'echo inside$((1+1))\r')
 [ "$(jq -r .status <<<"$out")" = 403 ] || fail "another site's page opened alice's terminal: $out"
+# A page on an instance's own host (what a tenant's workload serves through the proxy).
+out=$(term --cookie "gpuaas_session=$session" --origin http://web-a-8080.gpuaas.localhost:8080 \
+        --keys $'echo inside$((1+1))\r')
+[ "$(jq -r .status <<<"$out")" = 403 ] || fail "a page on an instance's host opened alice's terminal: $out"
 out=$(term --cookie "gpuaas_session=$session" --origin "http://$host" \
         --keys $'echo inside$((1+1)); exit 7\r')
 [[ $(jq -r .output <<<"$out") == *inside2* ]] || fail "alice's own terminal showed nothing: $out"
