@@ -82,6 +82,11 @@ absl::StatusOr<authpb::RemoveMemberResponse> AuthClient::RemoveMember(
   return internal::UnaryCall(*stub_, &Stub::RemoveMember, req, call, default_timeout_);
 }
 
+absl::StatusOr<authpb::ListAuthorizedKeysResponse> AuthClient::ListAuthorizedKeys(
+    const authpb::ListAuthorizedKeysRequest& req, const CallContext& call) const {
+  return internal::UnaryCall(*stub_, &Stub::ListAuthorizedKeys, req, call, default_timeout_);
+}
+
 absl::StatusOr<authpb::ListMembersResponse> AuthClient::ListMembers(
     const authpb::ListMembersRequest& req, const CallContext& call) const {
   return internal::UnaryCall(*stub_, &Stub::ListMembers, req, call, default_timeout_);

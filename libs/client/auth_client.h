@@ -68,6 +68,8 @@ class AuthClient final {
                                                   const CallContext& call = {}) const;
   absl::StatusOr<authpb::RemoveMemberResponse> RemoveMember(const authpb::RemoveMemberRequest& req,
                                                             const CallContext& call = {}) const;
+  absl::StatusOr<authpb::ListAuthorizedKeysResponse> ListAuthorizedKeys(
+      const authpb::ListAuthorizedKeysRequest& req, const CallContext& call = {}) const;
   absl::StatusOr<authpb::ListMembersResponse> ListMembers(const authpb::ListMembersRequest& req,
                                                           const CallContext& call = {}) const;
 

@@ -67,6 +67,8 @@ class Auth final {
   absl::Status RemoveMember(const Principal& p, const pb::RemoveMemberRequest& req);
   absl::Status ListMembers(const Principal& p, const pb::ListMembersRequest& req,
                            pb::ListMembersResponse& out);
+  absl::Status ListAuthorizedKeys(const Principal& p, const pb::ListAuthorizedKeysRequest& req,
+                                  pb::ListAuthorizedKeysResponse& out);
 
   // Login and ExchangeApiKey take the client's address (ClientAddresses::Resolve) and throttle
   // guessing by it (login_guard.h): RESOURCE_EXHAUSTED "... retry in Ns" while it is locked.

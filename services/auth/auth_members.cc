@@ -94,4 +94,25 @@ absl::Status Auth::ListMembers(const Principal& p, const pb::ListMembersRequest&
   });
 }
 
+absl::Status Auth::ListAuthorizedKeys(const Principal& p, const pb::ListAuthorizedKeysRequest& req,
+                                      pb::ListAuthorizedKeysResponse& out) {
+  GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
+  GPUAAS_RETURN_IF_ERROR(authz::RequireTenant(p, req.tenant_id(), "tenant"));
+  GPUAAS_RETURN_IF_ERROR(authz::RequirePower(p, authz::Power::kRead, "listing authorized keys"));
+  return pool_.RunInTransaction("auth.list_authorized_keys", [&](db::Tx& tx) -> absl::Status {
+    if (!repo_.GetTenant(tx, req.tenant_id())) return absl::NotFoundError("tenant not found");
+    // Only who may open a session on an instance: a viewer's key would give it a shell.
+    for (const MemberKeys& m : repo_.MembersWithKeys(tx, req.tenant_id())) {
+      if (m.disabled || !authz::Holds(m.member.role(), authz::Power::kUse)) continue;
+      for (const std::string& key : m.ssh_public_keys) {
+        pb::AuthorizedKey* k = out.add_keys();
+        k->set_user_id(m.member.user_id());
+        k->set_user_name(m.member.user_name());
+        k->set_public_key(key);
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace gpuaas::auth

@@ -8,6 +8,7 @@
 #include "services/auth/auth.h"
 #include "services/auth/credentials/password.h"
 #include "services/auth/policy.h"
+#include "services/auth/ssh_public_key.h"
 #include "services/auth/validate.h"
 
 namespace gpuaas::auth {
@@ -70,6 +71,8 @@ absl::Status Auth::CreateUser(const Principal& p, const pb::CreateUserRequest& r
   GPUAAS_RETURN_IF_ERROR(ValidatePassword("password", req.password()));
   GPUAAS_RETURN_IF_ERROR(ValidateGlobalRole("user.global_role", in.global_role()));
   GPUAAS_RETURN_IF_ERROR(service::ValidateRequestId("request_id", req.request_id()));
+  GPUAAS_ASSIGN_OR_RETURN(std::vector<std::string> ssh_keys,
+                          CanonicalSshPublicKeys("user.ssh_public_keys", in.ssh_public_keys()));
   if (!req.tenant_id().empty()) {
     GPUAAS_RETURN_IF_ERROR(service::ValidateSlug("tenant_id", req.tenant_id()));
     GPUAAS_RETURN_IF_ERROR(ValidateTenantRole("role", req.role()));
@@ -92,6 +95,7 @@ absl::Status Auth::CreateUser(const Principal& p, const pb::CreateUserRequest& r
   rec.user.set_user_id(NewId("usr_"));
   rec.user.clear_create_time();
   rec.user.clear_update_time();
+  rec.user.mutable_ssh_public_keys()->Assign(ssh_keys.begin(), ssh_keys.end());
   rec.password_hash = HashPassword(req.password());  // scrypt: outside the transaction
 
   // The fingerprint must not hold the password (see RequestLog::Create).
@@ -146,8 +150,8 @@ absl::Status Auth::UpdateUser(const Principal& p, const pb::UpdateUserRequest& r
   GPUAAS_RETURN_IF_ERROR(service::ValidateServerId("user.user_id", in.user_id()));
   GPUAAS_ASSIGN_OR_RETURN(
       service::UpdateMask mask,
-      service::UpdateMask::Parse(req.update_mask(),
-                                 {"display_name", "disabled", "password", "global_role"}));
+      service::UpdateMask::Parse(req.update_mask(), {"display_name", "disabled", "password",
+                                                     "global_role", "ssh_public_keys"}));
   // An empty mask changes the password only when one is given.
   const bool password =
       mask.Touches("password") && (req.update_mask().paths_size() > 0 || !req.password().empty());
@@ -157,6 +161,11 @@ absl::Status Auth::UpdateUser(const Principal& p, const pb::UpdateUserRequest& r
   if (password) GPUAAS_RETURN_IF_ERROR(ValidatePassword("password", req.password()));
   if (mask.Touches("global_role")) {
     GPUAAS_RETURN_IF_ERROR(ValidateGlobalRole("user.global_role", in.global_role()));
+  }
+  std::vector<std::string> ssh_keys;
+  if (mask.Touches("ssh_public_keys")) {
+    GPUAAS_ASSIGN_OR_RETURN(ssh_keys,
+                            CanonicalSshPublicKeys("user.ssh_public_keys", in.ssh_public_keys()));
   }
   const bool self = HasSelfRights(p, in.user_id());
   const std::string new_hash = password ? HashPassword(req.password()) : std::string();
@@ -173,6 +182,9 @@ absl::Status Auth::UpdateUser(const Principal& p, const pb::UpdateUserRequest& r
           "only PLATFORM_ADMIN may change other users, disable users or set global roles");
     }
     mask.Apply(in, u->user);
+    if (mask.Touches("ssh_public_keys")) {
+      u->user.mutable_ssh_public_keys()->Assign(ssh_keys.begin(), ssh_keys.end());
+    }
     if (password) u->password_hash = new_hash;
     repo_.UpdateUser(tx, *u);
     // A disabled user or a new password ends every session.

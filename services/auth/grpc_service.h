@@ -34,6 +34,7 @@ class AuthServiceImpl final : public pb::AuthService::CallbackService {
   GPUAAS_AUTH_RPC(UpdateMember, pb::UpdateMemberRequest, pb::Membership)
   GPUAAS_AUTH_RPC(RemoveMember, pb::RemoveMemberRequest, pb::RemoveMemberResponse)
   GPUAAS_AUTH_RPC(ListMembers, pb::ListMembersRequest, pb::ListMembersResponse)
+  GPUAAS_AUTH_RPC(ListAuthorizedKeys, pb::ListAuthorizedKeysRequest, pb::ListAuthorizedKeysResponse)
   GPUAAS_AUTH_RPC(Login, pb::LoginRequest, pb::LoginResponse)
   GPUAAS_AUTH_RPC(Refresh, pb::RefreshRequest, pb::RefreshResponse)
   GPUAAS_AUTH_RPC(Logout, pb::LogoutRequest, pb::LogoutResponse)

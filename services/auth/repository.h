@@ -18,6 +18,13 @@ namespace gpuaas::auth {
 
 namespace pb = ::gpuaas::auth::v1;
 
+// A member with its user's state and SSH public keys (ListAuthorizedKeys).
+struct MemberKeys {
+  pb::Membership member;
+  bool disabled = false;
+  std::vector<std::string> ssh_public_keys;
+};
+
 struct UserRecord {
   pb::User user;
   std::string password_hash;
@@ -87,6 +94,8 @@ class Repository final {
   // Every membership of a user, oldest first.
   std::vector<pb::Membership> MembershipsOf(db::Tx& tx, const std::string& user_id);
   int64_t CountTenantAdmins(db::Tx& tx, const std::string& tenant_id);
+  // The tenant's members who have SSH public keys, by user_id.
+  std::vector<MemberKeys> MembersWithKeys(db::Tx& tx, const std::string& tenant_id);
 
   // API keys.
   void InsertApiKey(db::Tx& tx, const ApiKeyRecord& k);

@@ -1,4 +1,5 @@
 // Tenants and memberships.
+#include "absl/strings/str_split.h"
 #include "libs/common/proto_time.h"
 #include "services/auth/repository.h"
 
@@ -129,6 +130,23 @@ std::vector<pb::Membership> Repository::MembershipsOf(db::Tx& tx, const std::str
   constexpr std::string_view kMembershipsOf =
       GPUAAS_MEMBER_FROM "WHERE m.user_id = $1 ORDER BY m.create_time, m.tenant_id";
   return tx.Exec(kMembershipsOf, user_id).Map(MemberFromRow);
+}
+
+std::vector<MemberKeys> Repository::MembersWithKeys(db::Tx& tx, const std::string& tenant_id) {
+  constexpr std::string_view kMembersWithKeys =
+      "SELECT m.user_id, u.user_name, m.role, u.disabled, u.ssh_public_keys "
+      "FROM auth.memberships m JOIN auth.users u USING (user_id) "
+      "WHERE m.tenant_id = $1 AND u.ssh_public_keys <> '' ORDER BY m.user_id";
+  return tx.Exec(kMembersWithKeys, tenant_id).Map([&](const db::Row& r) {
+    MemberKeys k;
+    k.member.set_tenant_id(tenant_id);
+    k.member.set_user_id(r.Get<std::string>(0));
+    k.member.set_user_name(r.Get<std::string>(1));
+    k.member.set_role(r.GetEnum<common::v1::Role>(2));
+    k.disabled = r.Get<bool>(3);
+    k.ssh_public_keys = absl::StrSplit(r.Get<std::string>(4), '\n', absl::SkipEmpty());
+    return k;
+  });
 }
 
 int64_t Repository::CountTenantAdmins(db::Tx& tx, const std::string& tenant_id) {

@@ -1,4 +1,6 @@
 // Users.
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "libs/common/proto_time.h"
 #include "services/auth/repository.h"
 
@@ -10,7 +12,7 @@ namespace {
 #define GPUAAS_USER_FROM                                                       \
   "SELECT u.user_id, u.user_name, u.display_name, u.disabled, u.global_role, " \
   GPUAAS_SQL_MICROS("u.create_time") ", " GPUAAS_SQL_MICROS("u.update_time")   \
-  ", u.password_hash FROM auth.users u "
+  ", u.password_hash, u.ssh_public_keys FROM auth.users u "
 // clang-format on
 
 UserRecord UserFromRow(const db::Row& r) {
@@ -24,6 +26,9 @@ UserRecord UserFromRow(const db::Row& r) {
   *u.mutable_create_time() = ToProtoTime(r.GetTime(5));
   *u.mutable_update_time() = ToProtoTime(r.GetTime(6));
   rec.password_hash = r.Get<std::string>(7);
+  for (absl::string_view key : absl::StrSplit(r.Get<std::string>(8), '\n', absl::SkipEmpty())) {
+    u.add_ssh_public_keys(std::string(key));
+  }
   return rec;
 }
 
@@ -40,10 +45,10 @@ pb::User UserOnly(const db::Row& r) { return UserFromRow(r).user; }
 void Repository::InsertUser(db::Tx& tx, const UserRecord& rec) {
   constexpr std::string_view kInsertUser =
       "INSERT INTO auth.users (user_id, user_name, display_name, password_hash, disabled, "
-      "global_role) VALUES ($1, $2, $3, $4, $5, $6)";
+      "global_role, ssh_public_keys) VALUES ($1, $2, $3, $4, $5, $6, $7)";
   const pb::User& u = rec.user;
   tx.Exec(kInsertUser, u.user_id(), u.user_name(), u.display_name(), rec.password_hash,
-          u.disabled(), u.global_role());
+          u.disabled(), u.global_role(), absl::StrJoin(u.ssh_public_keys(), "\n"));
 }
 
 std::optional<UserRecord> Repository::GetUser(db::Tx& tx, const std::string& user_id) {
@@ -72,10 +77,10 @@ std::vector<pb::User> Repository::ListUsers(db::Tx& tx, const std::optional<std:
 bool Repository::UpdateUser(db::Tx& tx, const UserRecord& rec) {
   constexpr std::string_view kUpdateUser =
       "UPDATE auth.users SET display_name = $2, password_hash = $3, disabled = $4, "
-      "global_role = $5, update_time = now() WHERE user_id = $1";
+      "global_role = $5, ssh_public_keys = $6, update_time = now() WHERE user_id = $1";
   const pb::User& u = rec.user;
   return tx.Exec(kUpdateUser, u.user_id(), u.display_name(), rec.password_hash, u.disabled(),
-                 u.global_role())
+                 u.global_role(), absl::StrJoin(u.ssh_public_keys(), "\n"))
              .affected_rows() == 1;
 }
 

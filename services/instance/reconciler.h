@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "libs/client/access_tokens.h"
+#include "libs/client/auth_client.h"
 #include "libs/client/stock_client.h"
 #include "libs/client/storage_client.h"
 #include "libs/common/periodic_task.h"
@@ -66,6 +67,8 @@ struct ReconcilerDeps {
   db::Pool& pool;
   client::StockClient& stock;
   client::StorageClient& storage;
+  // The tenant's SSH keys for each run (ListAuthorizedKeys).
+  client::AuthClient& auth;
   // A ROLE_SERVICE API key's tokens.
   client::AccessTokens& tokens;
   // Optional test hook (step_hook.h).
@@ -109,6 +112,7 @@ class Reconciler final {
   Outcome RunStep(db::Tx& tx, const WorkRow& row, Step step, absl::Status& why);
   Outcome Claim(db::Tx& tx, const WorkRow& row, absl::Status& why);
   Outcome Attach(db::Tx& tx, const WorkRow& row, absl::Status& why);
+  Outcome Publish(db::Tx& tx, const WorkRow& row, absl::Status& why);
   Outcome Meter(db::Tx& tx, const WorkRow& row, absl::Status& why);
   Outcome Unpublish(db::Tx& tx, const WorkRow& row);
   Outcome Detach(db::Tx& tx, const WorkRow& row, absl::Status& why);

@@ -90,10 +90,15 @@ pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period,
   w.set_tenant_id(row.tenant_id);
   w.set_cmd(row.tmpl.cmd());
   *w.mutable_envs() = row.tmpl.envs();
-  // Templates may not name GPUAAS_* variables (instance_rules.cc), so this one is the only one.
+  // Templates may not name GPUAAS_* variables (instance_rules.cc), so these are the only ones.
   pb::Env* token = w.add_envs();
   token->set_name(std::string(kProxyTokenEnv));
   token->set_value(row.proxy_token);
+  if (!row.authorized_keys.empty()) {
+    pb::Env* keys = w.add_envs();
+    keys->set_name(std::string(kAuthorizedKeysEnv));
+    keys->set_value(row.authorized_keys);
+  }
   *w.mutable_ports() = row.tmpl.ports();
   for (const pb::Volume& v : row.tmpl.volumes()) {
     pb::Mount* m = w.add_mounts();

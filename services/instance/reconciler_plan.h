@@ -75,6 +75,8 @@ struct WorkRow {
   // cpu, memory and disk from the spec at create.
   pb::WorkloadLimits limits;
   bool deny_egress = false;
+  // The run's GPUAAS_SSH_AUTHORIZED_KEYS, read at kPublish (0012_authorized_keys.sql).
+  std::string authorized_keys;
 };
 
 enum class Step {
@@ -106,6 +108,8 @@ Step NextStep(const WorkRow& row);
 // The environment variable that hands a workload its instance's proxy token
 // (AccessService.GetProxyToken): catalog images require it of every request.
 constexpr std::string_view kProxyTokenEnv = "GPUAAS_PROXY_TOKEN";
+// The one that hands it its tenant's SSH public keys, one per line (set when there are any).
+constexpr std::string_view kAuthorizedKeysEnv = "GPUAAS_SSH_AUTHORIZED_KEYS";
 
 // The limits every workload gets from the service's flags beside its spec's.
 struct WorkloadDefaults {
@@ -116,9 +120,10 @@ struct WorkloadDefaults {
 };
 
 // The workload an agent runs for `row` (published rows only): "<instance_id>.<held_run>",
-// the template's cmd, envs (and kProxyTokenEnv) and ports, the volumes bound under host_path,
-// the devices, the pinned image, the limits (the spec's, `defaults`' pids and open files) and
-// the egress policy. Not the registry login: the caller opens it (it is sealed in the row).
+// the template's cmd, envs (and kProxyTokenEnv, kAuthorizedKeysEnv) and ports, the volumes bound
+// under host_path, the devices, the pinned image, the limits (the spec's, `defaults`' pids and open
+// files) and the egress policy. Not the registry login: the caller opens it (it is sealed in the
+// row).
 pb::Workload BuildWorkload(const WorkRow& row, absl::Duration stop_grace_period,
                            const WorkloadDefaults& defaults = {});
 

@@ -11,6 +11,10 @@ namespace {
 
 namespace stockpb = ::gpuaas::stock::v1;
 namespace storagepb = ::gpuaas::storage::v1;
+namespace authpb = ::gpuaas::auth::v1;
+
+// One environment value is at most 128 KiB (MAX_ARG_STRLEN); the keys take half of that.
+constexpr size_t kMaxAuthorizedKeysBytes = 64 << 10;
 
 // Codes that say the request cannot succeed as it is: retrying would not help.
 bool IsPermanent(const absl::Status& s) {
@@ -42,8 +46,7 @@ Reconciler::Outcome Reconciler::RunStep(db::Tx& tx, const WorkRow& row, Step ste
     case Step::kAttach:
       return Attach(tx, row, why);
     case Step::kPublish:
-      repo_.Publish(tx, row.instance_id, row.node_id);
-      return Outcome::kDone;
+      return Publish(tx, row, why);
     case Step::kMeter:
       return Meter(tx, row, why);
     case Step::kUnpublish:
@@ -154,6 +157,43 @@ Reconciler::Outcome Reconciler::Attach(db::Tx& tx, const WorkRow& row, absl::Sta
   NoteCallError(attached.status());
   why = attached.status();
   return Outcome::kRetry;
+}
+
+Reconciler::Outcome Reconciler::Publish(db::Tx& tx, const WorkRow& row, absl::Status& why) {
+  absl::StatusOr<client::CallContext> call = Call();
+  if (!call.ok()) {
+    why = call.status();
+    return Outcome::kRetry;
+  }
+  authpb::ListAuthorizedKeysRequest req;
+  req.set_tenant_id(row.tenant_id);
+  absl::StatusOr<authpb::ListAuthorizedKeysResponse> keys =
+      deps_.auth.ListAuthorizedKeys(req, *call);
+  if (!keys.ok() && !absl::IsNotFound(keys.status())) {
+    // Not started without them: a member would find its key refused with no reason given.
+    NoteCallError(keys.status());
+    why = keys.status();
+    return Outcome::kRetry;
+  }
+  // A tenant gone (NOT_FOUND) has no keys; its instances are on their way out.
+  const authpb::ListAuthorizedKeysResponse listed =
+      keys.ok() ? *keys : authpb::ListAuthorizedKeysResponse();
+  std::string lines;
+  int left_out = 0;
+  for (const authpb::AuthorizedKey& k : listed.keys()) {
+    if (lines.size() + k.public_key().size() + 1 > kMaxAuthorizedKeysBytes) {
+      ++left_out;
+      continue;
+    }
+    absl::StrAppend(&lines, k.public_key(), "\n");
+  }
+  if (left_out > 0) {
+    Logger("instance")
+        ->warn("instance {}: {} of its tenant's SSH keys left out (over {} bytes)", row.instance_id,
+               left_out, kMaxAuthorizedKeysBytes);
+  }
+  repo_.Publish(tx, row.instance_id, row.node_id, lines);
+  return Outcome::kDone;
 }
 
 Reconciler::Outcome Reconciler::Meter(db::Tx& tx, const WorkRow& row, absl::Status& why) {

@@ -134,6 +134,7 @@ absl::StatusOr<std::unique_ptr<BackHalf>> BackHalf::Create(
       ReconcilerDeps{.pool = pool,
                      .stock = *b->stock_,
                      .storage = *b->storage_,
+                     .auth = *b->auth_,
                      .tokens = *b->tokens_,
                      .hook = b->hook_.get()},
       ReconcilerOptions{.workers = f.reconciler_workers,

@@ -55,6 +55,7 @@ WorkRow WorkRowFromRow(const db::Row& r) {
   (void)w.limits.ParseFromString(r.GetBytes(35));
   w.deny_egress = r.Get<bool>(36);
   (void)w.ceph_mount.ParseFromString(r.GetBytes(37));
+  w.authorized_keys = r.Get<std::string>(38);
   return w;
 }
 
@@ -123,13 +124,14 @@ void ReconcileRepository::SetAttached(db::Tx& tx, const std::string& instance_id
 }
 
 void ReconcileRepository::Publish(db::Tx& tx, const std::string& instance_id,
-                                  const std::string& node_id) {
+                                  const std::string& node_id, const std::string& authorized_keys) {
   constexpr std::string_view kEnsureNode =
       "INSERT INTO instance.nodes (node_id) VALUES ($1) ON CONFLICT (node_id) DO NOTHING";
   constexpr std::string_view kPublish =
-      "UPDATE instance.instances SET published = true WHERE instance_id = $1";
+      "UPDATE instance.instances SET published = true, authorized_keys = $2 "
+      "WHERE instance_id = $1";
   tx.Exec(kEnsureNode, node_id);
-  tx.Exec(kPublish, instance_id);
+  tx.Exec(kPublish, instance_id, authorized_keys);
 }
 
 void ReconcileRepository::Fail(db::Tx& tx, const std::string& instance_id, pb::Reason reason,

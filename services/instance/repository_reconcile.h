@@ -46,9 +46,10 @@ class ReconcileRepository final {
   // the subvolume the agent mounts instead of host_path; it names no secret.
   void SetAttached(db::Tx& tx, const std::string& instance_id, const std::string& host_path,
                    const std::string& storage_uid, const pb::CephVolume* ceph = nullptr);
-  // kPublish: the workload joins its node's set; the node gets a row so that a node which never
-  // shows up is lost like one that went away.
-  void Publish(db::Tx& tx, const std::string& instance_id, const std::string& node_id);
+  // kPublish: the workload joins its node's set with the SSH keys its run trusts; the node gets
+  // a row so that a node which never shows up is lost like one that went away.
+  void Publish(db::Tx& tx, const std::string& instance_id, const std::string& node_id,
+               const std::string& authorized_keys);
   // FAILED with `reason` and `message`, out of its node's set.
   void Fail(db::Tx& tx, const std::string& instance_id, pb::Reason reason,
             const std::string& message);

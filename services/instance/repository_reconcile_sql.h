@@ -16,7 +16,7 @@ namespace gpuaas::instance {
   GPUAAS_SQL_MICROS("unpublish_time") ", metered, attempts, " GPUAAS_SQL_MICROS("delete_time")   \
   ", message, exit_code, " GPUAAS_SQL_MICROS("start_time") ", " GPUAAS_SQL_MICROS("stop_time")   \
   ", ports, " GPUAAS_SQL_MICROS("last_active_time") ", proxy_token, storage_uid, "           \
-  "image_reference, registry_secret, limits, deny_egress, ceph_mount"
+  "image_reference, registry_secret, limits, deny_egress, ceph_mount, authorized_keys"
 #define GPUAAS_WORK_FROM "SELECT " GPUAAS_WORK_COLUMNS " FROM instance.instances "
 // clang-format on
 

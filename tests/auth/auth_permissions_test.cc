@@ -210,6 +210,24 @@ std::vector<Case> AuthPermissionsTest::Cases() {
          pb::ListMembersResponse out;
          return stub().ListMembers(Ctx(t).get(), r, &out);
        }},
+      {"ListAuthorizedKeys", everyone, none, true,
+       [this](const std::string& t, const std::string& tenant) {
+         pb::ListAuthorizedKeysRequest r;
+         r.set_tenant_id(tenant);
+         pb::ListAuthorizedKeysResponse out;
+         return stub().ListAuthorizedKeys(Ctx(t).get(), r, &out);
+       }},
+      // A key is a way into every instance of the user's tenants: a credential like a password.
+      {"UpdateUser(other member's ssh_public_keys)", platform, members, true,
+       [this](const std::string& t, const std::string& tenant) {
+         pb::UpdateUserRequest r;
+         r.mutable_user()->set_user_id(target_[tenant]);
+         r.mutable_user()->add_ssh_public_keys(
+             "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFiZJpML3nAyVZErME87CmA912oq/vHdMd3cpR4zjQtb");
+         r.mutable_update_mask()->add_paths("ssh_public_keys");
+         pb::User out;
+         return stub().UpdateUser(Ctx(t).get(), r, &out);
+       }},
       {"WhoAmI", everyone, none, false,
        [this](const std::string& t, const std::string&) {
          pb::WhoAmIResponse out;

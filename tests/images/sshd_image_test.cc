@@ -1,7 +1,8 @@
 // The catalog's `sshd` image through gpuaasctl's tunnels, as a user's own OpenSSH client takes
-// them: `ssh` with `ProxyCommand gpuaasctl instances tunnel %h 22` (what VS Code's Remote-SSH
-// runs) with the command's exit status, `scp` to the instance through `port-forward`, and a key
-// the instance was not given refused.
+// them: the member's key stored with `gpuaasctl users set-ssh-keys me`, then `ssh` with
+// `ProxyCommand gpuaasctl instances tunnel %h 22` (what VS Code's Remote-SSH runs) with the
+// command's exit status, `scp` to the instance through `port-forward`; a key the template adds
+// trusted too, a viewer's stored key refused, a removed key refused from the next start.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -34,14 +35,15 @@ class SshdImageTest : public gpuaas::testing::PgTest {
     token_ = stack_->platform().CreateTenant("studio");
     stack_->platform().CreateSpecWithStocks("a100.1x", "A100-80GB", 1, 0, 1);
     stack_->platform().CreateStorage(token_, "home");
-    for (const char* key : {"id", "stranger"}) {
+    for (const char* key : {"id", "viewer", "extra"}) {
       const CommandOutput made =
           RunCommand({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", Key(key)}, {});
       ASSERT_EQ(made.exit_code, 0) << made.err;
     }
     // The tenant's gpuaasctl: its token in the environment, never on a command line.
     ctl_env_ = {"HOME=" + dir_.path().string(), "GPUAAS_TOKEN=" + token_,
-                "GPUAAS_INSTANCE_ADDR=" + stack_->platform().instance().address()};
+                "GPUAAS_INSTANCE_ADDR=" + stack_->platform().instance().address(),
+                "GPUAAS_AUTH_ADDR=" + stack_->platform().auth().address()};
   }
   void TearDown() override {
     stack_.reset();
@@ -78,11 +80,26 @@ class SshdImageTest : public gpuaas::testing::PgTest {
   std::vector<std::string> ctl_env_;
 };
 
-TEST_F(SshdImageTest, SshScpAndAStrangersKeyThroughGpuaasctl) {
+TEST_F(SshdImageTest, SshScpWithStoredKeysThroughGpuaasctl) {
+  // The member stores its key as a user would; a viewer of the tenant stores one too.
+  CommandOutput r =
+      RunCommand({GPUAAS_CTL_BINARY, "users", "set-ssh-keys", "me", Key("id") + ".pub"}, ctl_env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 1 "), std::string::npos) << r.out;  // the SSH KEYS column
+  auth::testing::AuthStack& auth = stack_->platform().auth();
+  auth.CreateUser("vic", "studio", common::v1::ROLE_VIEWER);
+  const std::vector<std::string> viewer_env = {
+      "HOME=" + dir_.path().string(),
+      "GPUAAS_TOKEN=" + auth.Login("vic", auth::testing::AuthStack::PasswordOf("vic"), "studio"),
+      "GPUAAS_AUTH_ADDR=" + auth.address()};
+  r = RunCommand({GPUAAS_CTL_BINARY, "users", "set-ssh-keys", "me", Key("viewer") + ".pub"},
+                 viewer_env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
   instancepb::Template tmpl;
   instancepb::Env* keys = tmpl.add_envs();
   keys->set_name("SSH_AUTHORIZED_KEYS");
-  keys->set_value(ReadFile(Key("id") + ".pub"));
+  keys->set_value(ReadFile(Key("extra") + ".pub"));
   const instancepb::Instance box = stack_->RunImage(token_, "box", "sshd", "home", tmpl);
   ASSERT_EQ(box.state(), instancepb::STATE_RUNNING);
 
@@ -90,7 +107,6 @@ TEST_F(SshdImageTest, SshScpAndAStrangersKeyThroughGpuaasctl) {
   // its host key when the instance turns RUNNING (no probe): retried until it answers.
   const std::string proxy =
       absl::StrCat("ProxyCommand=", GPUAAS_CTL_BINARY, " instances tunnel %h 22");
-  CommandOutput r;
   ASSERT_TRUE(gpuaas::testing::Eventually([&] {
     r = RunCommand(Ssh("/usr/bin/ssh", "id", {"-o", proxy, "dev@box", "id -un; exit 3"}), ctl_env_);
     return r.exit_code != 255;
@@ -98,8 +114,11 @@ TEST_F(SshdImageTest, SshScpAndAStrangersKeyThroughGpuaasctl) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(r.out, "dev\n");
 
-  // A key the instance was not given: refused.
-  r = RunCommand(Ssh("/usr/bin/ssh", "stranger", {"-o", proxy, "dev@box", "true"}), ctl_env_);
+  // The template's own key works beside the members'.
+  r = RunCommand(Ssh("/usr/bin/ssh", "extra", {"-o", proxy, "dev@box", "true"}), ctl_env_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // A viewer's stored key: refused (a viewer may read instances, not run commands in them).
+  r = RunCommand(Ssh("/usr/bin/ssh", "viewer", {"-o", proxy, "dev@box", "true"}), ctl_env_);
   EXPECT_EQ(r.exit_code, 255);
   EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
 
@@ -126,6 +145,19 @@ TEST_F(SshdImageTest, SshScpAndAStrangersKeyThroughGpuaasctl) {
                  {});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "copied with scp\n");
+
+  // Keys are read at each start: the member's key removed, the next run no longer trusts it.
+  r = RunCommand({GPUAAS_CTL_BINARY, "users", "set-ssh-keys", "me", "--clear"}, ctl_env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  stack_->Stop(token_, "box");
+  stack_->Start(token_, "box");
+  ASSERT_TRUE(gpuaas::testing::Eventually([&] {
+    r = RunCommand(Ssh("/usr/bin/ssh", "extra", {"-o", proxy, "dev@box", "true"}), ctl_env_);
+    return r.exit_code == 0;
+  })) << r.err;
+  r = RunCommand(Ssh("/usr/bin/ssh", "id", {"-o", proxy, "dev@box", "true"}), ctl_env_);
+  EXPECT_EQ(r.exit_code, 255);
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -148,6 +148,7 @@ Reconciler& ReconcilerTest::StartReconciler(StepHook* hook) {
   reconcilers_.push_back(std::make_unique<Reconciler>(ReconcilerDeps{.pool = *pool_,
                                                                      .stock = *stock_client_,
                                                                      .storage = *storage_client_,
+                                                                     .auth = *auth_client_,
                                                                      .tokens = *tokens_,
                                                                      .hook = hook},
                                                       Options()));

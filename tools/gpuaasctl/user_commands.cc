@@ -1,7 +1,12 @@
-// users list|get|create|update|delete
+// users list|get|create|update|set-ssh-keys|delete
+#include <iostream>
+#include <iterator>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "libs/common/files.h"
 #include "tools/gpuaasctl/commands.h"
 #include "tools/gpuaasctl/roles.h"
 #include "tools/gpuaasctl/secret_input.h"
@@ -21,15 +26,19 @@ struct UserFlags {
   std::string request_id;
   bool disable = false;
   bool enable = false;
+  std::vector<std::string> key_files;
+  bool clear_keys = false;
   PageFlags page;
   CLI::Option* display_name_opt = nullptr;
 };
 
 std::string UserTable(const google::protobuf::RepeatedPtrField<authpb::User>& users) {
-  Table t({"USER ID", "USER NAME", "DISPLAY NAME", "GLOBAL ROLE", "DISABLED", "CREATED"});
+  Table t(
+      {"USER ID", "USER NAME", "DISPLAY NAME", "GLOBAL ROLE", "DISABLED", "SSH KEYS", "CREATED"});
   for (const auto& u : users) {
     t.AddRow({u.user_id(), u.user_name(), u.display_name(), RoleDisplayName(u.global_role()),
-              u.disabled() ? "yes" : "no", FormatTimestamp(u.create_time())});
+              u.disabled() ? "yes" : "no", std::to_string(u.ssh_public_keys_size()),
+              FormatTimestamp(u.create_time())});
   }
   return t.Render();
 }
@@ -115,6 +124,42 @@ absl::Status Update(Context& ctx, Session& s, const UserFlags& f) {
   return PrintUser(ctx, resp);
 }
 
+// The keys of `files` (`-` is stdin), one per line as in an authorized_keys file: blank lines
+// and # comments are skipped; the server checks each key.
+absl::Status ReadKeys(const std::vector<std::string>& files, authpb::User& user) {
+  for (const std::string& file : files) {
+    std::string text;
+    if (file == "-") {
+      text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    } else {
+      GPUAAS_ASSIGN_OR_RETURN(text, ReadFile(file));
+    }
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      line = absl::StripAsciiWhitespace(line);
+      if (!line.empty() && line.front() != '#') user.add_ssh_public_keys(std::string(line));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetSshKeys(Context& ctx, Session& s, const UserFlags& f) {
+  if (f.key_files.empty() != f.clear_keys) {
+    return absl::InvalidArgumentError("give the key files (- for stdin), or --clear");
+  }
+  authpb::UpdateUserRequest req;
+  authpb::User& user = *req.mutable_user();
+  user.set_user_id(f.user_id);
+  if (f.user_id == "me") {
+    GPUAAS_ASSIGN_OR_RETURN(authpb::WhoAmIResponse me,
+                            s.Call(&AuthClient::WhoAmI, authpb::WhoAmIRequest()));
+    user.set_user_id(me.user_id());
+  }
+  GPUAAS_RETURN_IF_ERROR(ReadKeys(f.key_files, user));
+  req.mutable_update_mask()->add_paths("ssh_public_keys");
+  GPUAAS_ASSIGN_OR_RETURN(authpb::User resp, s.Call(&AuthClient::UpdateUser, req));
+  return PrintUser(ctx, resp);
+}
+
 }  // namespace
 
 void AddUserCommands(CLI::App& root, Context& ctx) {
@@ -162,6 +207,15 @@ void AddUserCommands(CLI::App& root, Context& ctx) {
   AddPasswordFlags(sub, *update);
   AddRoleOption(sub, "--global-role", update->global_role, "global role, or none");
   OnRun(sub, ctx, [&ctx, update](Session& s) { return Update(ctx, s, *update); });
+
+  auto keys = std::make_shared<UserFlags>();
+  sub = group->add_subcommand(
+      "set-ssh-keys",
+      "replace a user's SSH public keys (what its tenants' instances trust from their next start)");
+  sub->add_option("user", keys->user_id, "user id, or me")->required();
+  sub->add_option("files", keys->key_files, "files of public keys, one per line (- for stdin)");
+  sub->add_flag("--clear", keys->clear_keys, "remove every key");
+  OnRun(sub, ctx, [&ctx, keys](Session& s) { return SetSshKeys(ctx, s, *keys); });
 
   auto del = std::make_shared<UserFlags>();
   sub = group->add_subcommand("delete", "delete a user");
