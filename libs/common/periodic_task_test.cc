@@ -6,6 +6,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 
 namespace gpuaas {
 namespace {
@@ -23,16 +24,32 @@ TEST(PeriodicTaskTest, RunsImmediatelyWhenAsked) {
   EXPECT_EQ(runs, 1);
 }
 
-TEST(PeriodicTaskTest, RunsEveryInterval) {
+TEST(PeriodicTaskTest, RunsEveryIntervalAndNotBefore) {
   absl::Mutex mu;
   int runs = 0;
-  PeriodicTask task({.interval = absl::Milliseconds(1)}, [&] {
+  const auto count = [&] {
     absl::MutexLock lock(&mu);
     ++runs;
-  });
+  };
+  {
+    PeriodicTask task({.interval = absl::Milliseconds(1)}, count);
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(
+                                        +[](int* n) { return *n >= 3; }, &runs),
+                                    absl::Seconds(30)))
+        << runs << " runs";
+  }
+  // An hour's interval: nothing runs before it, and Stop (the destructor) does not run it.
+  {
+    absl::MutexLock lock(&mu);
+    runs = 0;
+  }
+  {
+    PeriodicTask task({.interval = absl::Hours(1)}, count);
+    absl::SleepFor(absl::Milliseconds(50));
+  }
   absl::MutexLock lock(&mu);
-  mu.Await(absl::Condition(
-      +[](int* n) { return *n >= 3; }, &runs));
+  EXPECT_EQ(runs, 0);
 }
 
 TEST(PeriodicTaskTest, StopEndsTheWaitAtOnceAndJoinWaits) {

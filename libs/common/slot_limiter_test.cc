@@ -52,9 +52,18 @@ TEST(SlotLimiterTest, ASlotMayOutliveItsLimiter) {
   std::optional<SlotLimiter::Slot> slot;
   {
     SlotLimiter limiter(1, 1, "log streams", "tenant");
-    slot.emplace(*limiter.Acquire("a"));
+    absl::StatusOr<SlotLimiter::Slot> taken = limiter.Acquire("a");
+    ASSERT_TRUE(taken.ok()) << taken.status();
+    slot.emplace(*std::move(taken));
+    EXPECT_EQ(limiter.taken("a"), 1);
   }
-  slot.reset();  // no use after free (ASan in the sanitized pass)
+  // The slot keeps its limiter's counts alive, and only those: a new limiter is not full.
+  SlotLimiter next(1, 1, "log streams", "tenant");
+  absl::StatusOr<SlotLimiter::Slot> again = next.Acquire("a");
+  EXPECT_TRUE(again.ok()) << again.status();
+  slot.reset();  // releases into the dead limiter's state: no use after free (ASan)
+  EXPECT_EQ(next.taken("a"), 1);
+  EXPECT_EQ(next.taken(), 1);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // A serving certificate's expiry, for the operator's alert before it lapses
-// (tools/monitoring/rules/gpuaas.rules.yml, GpuaasCertificateExpiresSoon). Server::Start sets
+// (tools/monitoring/rules.yml, GpuaasCertificateExpiresSoon). Server::Start sets
 //
 //   gpuaas_tls_certificate_not_after_seconds   gauge, the serving certificate's notAfter in
 //                                              seconds since the epoch (TLS servers only)

@@ -19,15 +19,13 @@
 
 #include "absl/status/statusor.h"
 #include "libs/db/db.h"
+#include "libs/testing/ci_skip.h"
 
 namespace gpuaas::testing {
 
 // The superuser DSN: env GPUAAS_TEST_PG_DSN, else the first line of the file named by
 // GPUAAS_TEST_PG_DSN_FILE (written by the fixture). Empty when neither gives one.
 std::string GetDsnFromEnv();
-
-// True when CI=true (or 1) in the environment.
-bool RunningUnderCi();
 
 // Returns `dsn` pointed at database `dbname`. Does not block.
 std::string DsnForDatabase(const std::string& dsn, const std::string& dbname);

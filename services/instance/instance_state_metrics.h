@@ -1,5 +1,5 @@
 // The instances' states as Prometheus series, for the operator's alert on a queue of instances
-// that do not start (tools/monitoring/rules/gpuaas.rules.yml, GpuaasInstancesPendingTooLong):
+// that do not start (tools/monitoring/rules.yml, GpuaasInstancesPendingTooLong):
 //
 //   gpuaas_instance_instances{state}                gauge, live instances by state (PENDING,
 //                                                   READY, RUNNING, STOPPING, STOPPED, FAILED,

@@ -9,8 +9,9 @@
 // is idempotent, so a crash anywhere resumes at the same step.
 //
 // Workers wake on NOTIFY instance_work (any replica's or the API's commits), on Kick(), and
-// every poll_interval for retries. A sweeper thread marks instances on lost nodes FAILED
-// NODE_LOST and auto-stops runs past max_run_time or idle_timeout, every poll_interval.
+// every poll_interval for retries. A sweeper thread, every poll_interval, starts the runs a lost
+// node had started again elsewhere (PENDING NODE_LOST; one it never started fails), and
+// auto-stops runs past max_run_time or idle_timeout.
 //
 // Database connections: one per worker while it works, one for the sweeper, plus the
 // listener's own (outside the pool).

@@ -34,7 +34,7 @@ void AddBackHalfFlags(CLI::App& app, std::string_view service_name, BackHalfFlag
       ->capture_default_str();
   app.add_option("--node-timeout-seconds", f.node_timeout_seconds,
                  "a node whose agent neither reports nor watches for this long is lost: its "
-                 "instances fail NODE_LOST")
+                 "instances it ran start again elsewhere (NODE_LOST)")
       ->envname(env("NODE_TIMEOUT_SECONDS"))
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();

@@ -1,5 +1,5 @@
 // The nodes' readiness as Prometheus series, so that an operator's alert sees a node that died
-// (tools/monitoring/rules/gpuaas.rules.yml, GpuaasNodeNotReady):
+// (tools/monitoring/rules.yml, GpuaasNodeNotReady):
 //
 //   gpuaas_stock_node_ready{node}   gauge, 1 while the node is READY, 0 while NOT_READY
 //   gpuaas_stock_nodes{state}       gauge, how many nodes are READY and NOT_READY (0 included)

@@ -19,6 +19,7 @@
 #include <fstream>
 
 #include "libs/common/files.h"
+#include "libs/testing/ci_skip.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/probe.h"
@@ -347,7 +348,7 @@ TEST_F(ProcessRuntimeTest, AShimKilledOutrightTakesItsWorkloadAlongAndIsReported
 // Each workload runs as a uid of its own from the range, kept across a new runtime's adoption;
 // when the range is spent a start fails saying so, and a removed workload's uid is free again.
 TEST_F(ProcessRuntimeTest, EachWorkloadRunsAsAUidOfItsOwnUntilItsDirectoryIsRemoved) {
-  if (geteuid() != 0) GTEST_SKIP() << "only a root runtime hands out uids";
+  if (geteuid() != 0) GPUAAS_SKIP_OR_FAIL_IN_CI() << "only a root runtime hands out uids";
   runtime_ = New(300000, 300001);
   ASSERT_NE(runtime_, nullptr);
   const std::string cmd = "id -u > \"$HOME/uid\"; exec sleep 600";
@@ -382,7 +383,8 @@ TEST_F(ProcessRuntimeTest, EachWorkloadRunsAsAUidOfItsOwnUntilItsDirectoryIsRemo
 // included, whatever umask they run with. Another tenant's workload, on the host as its uid and
 // gid, reads nothing of the storage.
 TEST_F(ProcessRuntimeTest, WorkloadsOfOneTenantShareAStorageThatNoOtherTenantReads) {
-  if (geteuid() != 0) GTEST_SKIP() << "only a root runtime hands out uids and groups";
+  if (geteuid() != 0)
+    GPUAAS_SKIP_OR_FAIL_IN_CI() << "only a root runtime hands out uids and groups";
   runtime_ = New(300000, 300009, 310000, 310009);
   ASSERT_NE(runtime_, nullptr);
   const fs::path storage = private_ / "storage" / "shared";

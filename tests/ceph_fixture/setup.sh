@@ -33,6 +33,8 @@ for _ in $(seq 1 5); do
   if conf=$("$ceph_cluster" start "$out/cluster" --port-base "$base"); then
     echo "$conf" >"$out/conf"
     echo "$out/cluster/ceph.client.admin.keyring" >"$out/keyring"
+    "$(dirname "$0")/../common/reap_after_run.sh" "$PPID" "$out/cluster" \
+      "$ceph_cluster" purge "$out/cluster"
     echo "ceph fixture: $conf (ports $base-$((base + 19))), ready in $((SECONDS - started)) s"
     exit 0
   fi

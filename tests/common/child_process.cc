@@ -5,12 +5,15 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -33,6 +36,60 @@ bool Bindable(int port) {
   close(fd);
   return ok;
 }
+
+// A test that starts servers dies with whatever runs it (ctest killed, a cancelled run), and
+// the servers with it (their own PR_SET_PDEATHSIG, below). Set on the main thread, which
+// lives as long as the test.
+[[maybe_unused]] const bool kDiesWithItsRunner = [] {
+  return prctl(PR_SET_PDEATHSIG, SIGKILL) == 0;
+}();
+
+// Forks on one thread that never ends, so that the children's PR_SET_PDEATHSIG fires when the
+// process dies and not when a short-lived test thread that started one (a drill's restart) ends.
+class Spawner {
+ public:
+  static Spawner& Get() {
+    static Spawner* spawner = new Spawner();  // never destroyed: its thread outlives main
+    return *spawner;
+  }
+
+  // Runs `fork_child` (which forks and returns the pid) on the spawner's thread.
+  pid_t Run(std::function<pid_t()> fork_child) {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t ticket = ++submitted_;
+    jobs_.emplace(ticket, std::move(fork_child));
+    wake_.notify_all();
+    done_.wait(lock, [&] { return results_.count(ticket) > 0; });
+    const pid_t pid = results_[ticket];
+    results_.erase(ticket);
+    return pid;
+  }
+
+ private:
+  Spawner() {
+    std::thread([this] { Loop(); }).detach();
+  }
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return !jobs_.empty(); });
+      auto job = jobs_.extract(jobs_.begin());
+      lock.unlock();
+      const pid_t pid = job.mapped()();
+      lock.lock();
+      results_[job.key()] = pid;
+      done_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  uint64_t submitted_ = 0;
+  std::map<uint64_t, std::function<pid_t()>> jobs_;
+  std::map<uint64_t, pid_t> results_;
+};
 
 }  // namespace
 
@@ -94,16 +151,22 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, const std::string& log
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
-  pid_ = fork();
-  if (pid_ == 0) {
-    int fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
+  const pid_t parent = getpid();
+  pid_ = Spawner::Get().Run([&] {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the test died before the line above
+      int fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+      }
+      execv(args[0], args.data());
+      _exit(127);
     }
-    execv(args[0], args.data());
-    _exit(127);
-  }
+    return pid;
+  });
 }
 
 ChildProcess::~ChildProcess() {

@@ -21,7 +21,10 @@ int ReservePortBlock(int slot);
 
 class ChildProcess final {
  public:
-  // Starts `argv[0]` with `argv`; stdout and stderr go to `log_file` (appended).
+  // Starts `argv[0]` with `argv`; stdout and stderr go to `log_file` (appended). The child is
+  // killed when this test process dies, however it dies (ctest's timeout, a cancelled run):
+  // PR_SET_PDEATHSIG, armed from a thread that lives as long as the process, since the kernel
+  // sends it when the forking thread ends, not the process.
   ChildProcess(std::vector<std::string> argv, const std::string& log_file);
   // Kills the process if it still runs.
   ~ChildProcess();

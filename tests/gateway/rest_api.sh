@@ -31,10 +31,11 @@ while IFS=$'\t' read -r method path; do
   [ "$m" = POST ] || [ "$m" = PATCH ] || [ "$m" = PUT ] && data='{}'
   # No token: a service answers (401 for most, something of its own for login and the JWKS);
   # a path the gateway does not serve would be its own 404 or 405, a method the service lacks
-  # a 501 (UNIMPLEMENTED).
+  # a 501 (UNIMPLEMENTED), a service the gateway cannot reach its 503 (UNAVAILABLE) or 504:
+  # no service answers an unauthenticated call with a 5xx.
   call "$m" "$concrete" "$data" --max-time 5
   case $status in
-    405 | 501) fail "$m $path: $status $body" ;;
+    405 | 5??) fail "$m $path: $status $body" ;;
     404) grep -q "no such page or API path" <<<"$body" && fail "$m $path: not routed: $body" ;;
   esac
   jq -e '.code != null or (type == "object")' <<<"$body" >/dev/null 2>&1 \

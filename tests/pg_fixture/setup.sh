@@ -26,6 +26,7 @@ for _ in $(seq 1 20); do
   fi
   if dsn=$("$pg_cluster" --fast start "$dir" "$port"); then
     echo "$dsn" >"$out/dsn"
+    "$(dirname "$0")/../common/reap_after_run.sh" "$PPID" "$dir" "$pg_cluster" stop "$dir"
     echo "postgres fixture: $dsn (cluster in $dir)"
     exit 0
   fi

@@ -45,12 +45,14 @@ auth_dir=$(mktemp -d /tmp/gpuaas-test-registry.XXXXXX)
 printf '%s\n' "$open_dir" "$auth_dir" >"$out/dirs"
 
 start_on_free_port "$open_dir"
+"$(dirname "$0")/../common/reap_after_run.sh" "$PPID" "$open_dir" "$registry" stop "$open_dir"
 echo "127.0.0.1:$port" >"$out/address"
 "$registry" push "$open_dir" "$port" >"$out/images" &
 open_push=$!
 
 (umask 077 && echo "tenant:$(openssl rand -hex 16)" >"$out/credentials")
 start_on_free_port "$auth_dir" --htpasswd-file "$out/credentials"
+"$(dirname "$0")/../common/reap_after_run.sh" "$PPID" "$auth_dir" "$registry" stop "$auth_dir"
 echo "127.0.0.1:$port" >"$out/auth-address"
 "$registry" push "$auth_dir" "$port" >"$out/auth-images"
 wait "$open_push"

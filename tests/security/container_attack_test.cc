@@ -28,6 +28,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "libs/db/dsn.h"
+#include "libs/testing/ci_skip.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
@@ -149,7 +150,7 @@ class ContainerAttackTest : public gpuaas::testing::PgTest {
   void SetUp() override {
     PgTest::SetUp();
     if (IsSkipped()) return;
-    if (geteuid() != 0) GTEST_SKIP() << "the agent runs containers only as root";
+    if (geteuid() != 0) GPUAAS_SKIP_OR_FAIL_IN_CI() << "the agent runs containers only as root";
     PlatformOptions options;
     options.agents = {{"node-a", "4xA100-80GB"}};
     options.instance_flags = {absl::StrCat("--workload-pids=", kPids)};

@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "libs/common/held_port.h"
+#include "libs/testing/ci_skip.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/testing/network_probe.h"
@@ -86,7 +87,7 @@ bool UdpArrives(const std::string& netns, const std::string& address) {
 class NetworkAttackTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "network namespaces and nftables need root";
+    if (geteuid() != 0) GPUAAS_SKIP_OR_FAIL_IN_CI() << "network namespaces and nftables need root";
     ASSERT_OK(PrepareNodeNetwork());
     ASSERT_OK_AND_ASSIGN(auto outside, testing::Outside::Make());
     outside_ = std::make_unique<testing::Outside>(std::move(outside));

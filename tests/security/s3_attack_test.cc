@@ -25,6 +25,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "libs/testing/ci_skip.h"
 #include "libs/testing/pg_test.h"
 #include "libs/testing/temp_dir.h"
 #include "services/storage/s3/testing/client_tools.h"
@@ -565,7 +566,7 @@ TEST_F(S3AttackTest, SlowBodyClientsDoNotStarveTheEndpoint) {
 TEST_P(S3StorageAttackTest, AwsCliCopyStillWorks) {
   std::optional<std::string> aws = storage::s3::testing::FindClient("aws");
   if (!aws) {
-    GTEST_SKIP() << "the AWS CLI is not installed (tools/install-deps installs it)";
+    GPUAAS_SKIP_OR_FAIL_IN_CI() << "the AWS CLI is not installed (tools/install-deps installs it)";
   }
   ASSERT_EQ(Put("/alpha-data/cli-source.txt", "copied by the cli", key_).status, 200);
   auto r = storage::s3::testing::RunCommand(

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "libs/testing/ci_skip.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 #include "services/agent/runtime/simulated_gpu_driver.h"
@@ -47,7 +48,7 @@ class GpuInjectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) {
-      GTEST_SKIP() << "the simulated driver's device nodes need CAP_MKNOD";
+      GPUAAS_SKIP_OR_FAIL_IN_CI() << "the simulated driver's device nodes need CAP_MKNOD";
     }
     gpus_ = {{.minor = 4, .uuid = kGpuA}, {.index = 1, .minor = 7, .uuid = kGpuB}};
     ASSERT_OK_AND_ASSIGN(host_, PrepareSimulatedDriver(dir_.path().string(), gpus_,

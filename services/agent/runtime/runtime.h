@@ -1,8 +1,9 @@
 // The agent's workload runtime: runs the workloads of the node's desired set and reports what
-// they do. The process runtime (process_runtime.h) runs each as a bubblewrap-sandboxed host
-// process; container (crun/OCI) and Kubernetes (Pods with nvidia.com/gpu or MIG resources)
-// runtimes implement the same interface later. Workloads outlive the agent: a runtime made
-// again after an agent restart adopts those still running instead of starting them twice.
+// they do. The container runtime (container_launch.h, the default) runs each as an OCI
+// container under runc; the process runtime (process_runtime.h) runs image-less ones as
+// bubblewrap-sandboxed host processes (--runtime=process, or --image-less=process). Workloads
+// outlive the agent: a runtime made again after an agent restart adopts those still running instead
+// of starting them twice.
 #pragma once
 
 #include <functional>

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libs/testing/ci_skip.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 
@@ -75,7 +76,7 @@ class SimulatedGpuDriverTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) {
-      GTEST_SKIP() << "the simulated driver's device nodes need CAP_MKNOD";
+      GPUAAS_SKIP_OR_FAIL_IN_CI() << "the simulated driver's device nodes need CAP_MKNOD";
     }
   }
 

@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libs/common/held_port.h"
+#include "libs/testing/ci_skip.h"
 #include "libs/testing/eventually.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
@@ -57,7 +58,7 @@ bool LinkExists(const std::string& name) { return fs::exists("/sys/class/net/" +
 class WorkloadNetworkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "network namespaces and nftables need root";
+    if (geteuid() != 0) GPUAAS_SKIP_OR_FAIL_IN_CI() << "network namespaces and nftables need root";
     ASSERT_OK(PrepareNodeNetwork());
   }
   void TearDown() override {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "libs/testing/ci_skip.h"
 #include "services/storage/s3/testing/client_tools.h"
 #include "services/storage/s3/testing/test_stack.h"
 
@@ -17,10 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define REQUIRE_CLIENT(var, name)                                                 \
-  auto var = FindClient(name);                                                    \
-  if (!var) {                                                                     \
-    GTEST_SKIP() << name << " is not installed (tools/install-deps installs it)"; \
+#define REQUIRE_CLIENT(var, name)                                                                \
+  auto var = FindClient(name);                                                                   \
+  if (!var) {                                                                                    \
+    GPUAAS_SKIP_OR_FAIL_IN_CI() << name << " is not installed (tools/install-deps installs it)"; \
   }
 
 class S3ClientsTest : public ::testing::Test {
@@ -282,7 +283,8 @@ TEST_F(S3ClientsTest, S3cmdPutListGetDelete) {
 TEST_F(S3ClientsTest, Boto3) {
   REQUIRE_CLIENT(python, "python3");
   if (RunCommand({*python, "-c", "import boto3"}, {}).exit_code != 0) {
-    GTEST_SKIP() << "python3-boto3 is not installed (tools/install-deps installs it)";
+    GPUAAS_SKIP_OR_FAIL_IN_CI()
+        << "python3-boto3 is not installed (tools/install-deps installs it)";
   }
   std::string script = R"PY(
 import sys, boto3, botocore

@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "libs/testing/ci_skip.h"
 #include "services/storage/s3/testing/client_tools.h"
 #include "services/storage/s3/testing/test_stack.h"
 
@@ -32,7 +33,7 @@ class S3VolumeTest : public ::testing::Test {
   void SetUp() override {
     aws_ = FindClient("aws");
     if (!aws_) {
-      GTEST_SKIP() << "aws is not installed (tools/install-deps installs awscli)";
+      GPUAAS_SKIP_OR_FAIL_IN_CI() << "aws is not installed (tools/install-deps installs awscli)";
     }
   }
   CommandResult Aws(std::vector<std::string> args) {
