@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "libs/common/errno_status.h"
 
 namespace gpuaas::ctl {
 namespace {
@@ -19,9 +20,8 @@ namespace {
 constexpr mode_t kFileMode = 0600;
 constexpr mode_t kDirMode = 0700;
 
-absl::Status ErrnoStatus(std::string_view what, const std::filesystem::path& p) {
-  return absl::UnavailableError(
-      absl::StrCat(std::string(what), " ", p.string(), ": ", std::strerror(errno)));
+absl::Status PathErrno(std::string_view what, const std::filesystem::path& p) {
+  return ErrnoStatus(errno, absl::StrCat(std::string(what), " ", p.string()));
 }
 
 // Creates `dir` and missing parents; only the last component gets 0700, the parents are the
@@ -36,7 +36,7 @@ absl::Status MakePrivateDir(const std::filesystem::path& dir) {
     }
   }
   if (::mkdir(dir.c_str(), kDirMode) != 0 && errno != EEXIST) {
-    return ErrnoStatus("mkdir", dir);
+    return PathErrno("mkdir", dir);
   }
   return absl::OkStatus();
 }
@@ -48,7 +48,7 @@ absl::Status WriteAll(int fd, std::string_view data, const std::filesystem::path
       if (errno == EINTR) {
         continue;
       }
-      return ErrnoStatus("write", p);
+      return PathErrno("write", p);
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
@@ -64,7 +64,7 @@ absl::StatusOr<std::optional<StoredToken>> TokenStore::Load() const {
   }
   std::ifstream in(path_);
   if (!in) {
-    return ErrnoStatus("read", path_);
+    return PathErrno("read", path_);
   }
   std::stringstream text;
   text << in.rdbuf();
@@ -108,21 +108,21 @@ absl::Status TokenStore::Save(const StoredToken& t) const {
   // O_EXCL: never write through a file (or symlink) someone else placed at the temp name.
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC, kFileMode);
   if (fd < 0) {
-    return ErrnoStatus("create", tmp);
+    return PathErrno("create", tmp);
   }
   absl::Status s = WriteAll(fd, data, tmp);
   // The umask may have narrowed the mode further but never widens it; fchmod makes it exact.
   if (s.ok() && ::fchmod(fd, kFileMode) != 0) {
-    s = ErrnoStatus("chmod", tmp);
+    s = PathErrno("chmod", tmp);
   }
   if (s.ok() && ::fsync(fd) != 0) {
-    s = ErrnoStatus("fsync", tmp);
+    s = PathErrno("fsync", tmp);
   }
   if (::close(fd) != 0 && s.ok()) {
-    s = ErrnoStatus("close", tmp);
+    s = PathErrno("close", tmp);
   }
   if (s.ok() && ::rename(tmp.c_str(), path_.c_str()) != 0) {
-    s = ErrnoStatus("rename", path_);
+    s = PathErrno("rename", path_);
   }
   if (!s.ok()) {
     ::unlink(tmp.c_str());
@@ -132,7 +132,7 @@ absl::Status TokenStore::Save(const StoredToken& t) const {
 
 absl::Status TokenStore::Clear() const {
   if (::unlink(path_.c_str()) != 0 && errno != ENOENT) {
-    return ErrnoStatus("remove", path_);
+    return PathErrno("remove", path_);
   }
   return absl::OkStatus();
 }

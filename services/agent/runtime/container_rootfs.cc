@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libs/common/errno_status.h"
 #include "libs/common/status_macros.h"
 
 namespace gpuaas::agent {
@@ -25,9 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-absl::Status SysError(const std::string& what) {
-  return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
-}
+absl::Status SysError(const std::string& what) { return ErrnoStatus(errno, what); }
 
 // A user namespace that maps [0, count) to [base, base + count), held by a descriptor: what an
 // idmapped mount is made with. Its process (a child that only waits to be killed) goes at once;

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "libs/common/errno_status.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
 #include "services/storage/ceph/fuse_mount.h"
@@ -30,7 +31,6 @@ namespace gpuaas::storage::ceph {
 namespace {
 
 using local::LocalVolume;
-using local::UniqueFd;
 
 constexpr char kDataDir[] = "data";
 constexpr char kStagingDir[] = ".staging";
@@ -60,10 +60,10 @@ absl::Status NoSuchSnapshot(std::string_view id, std::string_view snapshot_id) {
 
 absl::Status MakeDirIn(int parent_fd, const char* name, mode_t mode, std::string_view id) {
   if (::mkdirat(parent_fd, name, mode) != 0 && errno != EEXIST) {
-    return local::ErrnoStatus(errno, absl::StrCat("create volume ", std::string(id), "'s ", name));
+    return ErrnoStatus(errno, absl::StrCat("create volume ", std::string(id), "'s ", name));
   }
   if (::fchmodat(parent_fd, name, mode, AT_SYMLINK_NOFOLLOW) != 0 && errno != EOPNOTSUPP) {
-    return local::ErrnoStatus(errno, absl::StrCat("chmod volume ", std::string(id), "'s ", name));
+    return ErrnoStatus(errno, absl::StrCat("chmod volume ", std::string(id), "'s ", name));
   }
   return absl::OkStatus();
 }
@@ -314,7 +314,7 @@ class CephBackend final : public Backend {
     const UniqueFd mark(
         ::openat(top.get(), kRestoredMark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!mark.valid() || ::fsync(top.get()) != 0) {
-      return local::ErrnoStatus(errno, absl::StrCat("restore into ", std::string(new_volume_id)));
+      return ErrnoStatus(errno, absl::StrCat("restore into ", std::string(new_volume_id)));
     }
     return absl::OkStatus();
   }
@@ -539,7 +539,7 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCephBackend(const CephBackendOptions
                           FuseMount::Mount(options.cluster, options.fs_name, options.mount_point));
   UniqueFd mount_fd(::open(mount->path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!mount_fd.valid()) {
-    return local::ErrnoStatus(errno, absl::StrCat("ceph mount ", mount->path()));
+    return ErrnoStatus(errno, absl::StrCat("ceph mount ", mount->path()));
   }
   auto root = std::make_shared<local::DataRoot>();
   root->path = mount->path();

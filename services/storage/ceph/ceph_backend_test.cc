@@ -13,13 +13,14 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "libs/common/errno_status.h"
 #include "libs/common/files.h"
+#include "libs/common/unique_fd.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 #include "services/storage/ceph/rstats.h"
 #include "services/storage/ceph/test_cluster.h"
 #include "services/storage/local/staged_file.h"
-#include "services/storage/local/unique_fd.h"
 
 namespace gpuaas::storage::ceph {
 namespace {
@@ -151,7 +152,7 @@ TEST_F(CephBackendTest, CreatesWritesReadsListsAndCounts) {
   const fs::path top_dir = VolumeTop();
   EXPECT_EQ(Entries(top_dir / "data").size(), 2u);
   // The quota is the size; usage comes from CephFS's recursive counters (propagated lazily).
-  local::UniqueFd fd(::open(top_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd fd(::open(top_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   ASSERT_OK_AND_ASSIGN(int64_t quota, ReadQuota(fd.get(), "max_bytes"));
   EXPECT_EQ(quota, 64 * kMiB);
   ASSERT_OK_AND_ASSIGN(int64_t max_files, ReadQuota(fd.get(), "max_files"));
@@ -219,7 +220,7 @@ TEST_F(CephBackendTest, AWritePastTheSizeIsRefusedAndLeavesNoPartialObject) {
   // Once CephFS's counters have it (the MDS propagates them within about a second) and a's are
   // old enough to be read again, a refuses 4 MiB more, which its own counters would admit.
   const fs::path top = VolumeTop();
-  local::UniqueFd fd(::open(top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd fd(::open(top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   VolumeUsage counted;
   for (int i = 0; i < 100 && counted.bytes < 6 * kMiB; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -250,7 +251,7 @@ TEST_F(CephBackendTest, ALargerSizeGrowsTheVolumeOnline) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Volume> grown, a_->OpenVolume(volume_id_, limits));
   EXPECT_EQ(grown, volume);  // the same volume, never unmounted
   ASSERT_OK(Put(*volume, "second", Bytes(3 * kMiB, 's')).status());
-  local::UniqueFd fd(::open(VolumeTop().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd fd(::open(VolumeTop().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   ASSERT_OK_AND_ASSIGN(int64_t quota, ReadQuota(fd.get(), "max_bytes"));
   EXPECT_EQ(quota, 16 * kMiB);
   // Another replica opening it later sees the grown quota too.
@@ -335,7 +336,7 @@ TEST_F(CephBackendTest, ARestoredSnapshotHoldsTheDataOfItsMoment) {
   fs::create_symlink("/etc/passwd", VolumeTop() / "data" / "planted");
   // CephFS's counters of the subvolume (what a snapshot's size is) trail the write.
   {
-    local::UniqueFd top(::open(VolumeTop().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd top(::open(VolumeTop().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     VolumeUsage counted;
     for (int i = 0; i < 100 && counted.bytes < 3; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -7,7 +7,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "services/storage/local/unique_fd.h"
+#include "libs/common/errno_status.h"
+#include "libs/common/unique_fd.h"
 
 namespace gpuaas::storage::ceph {
 namespace {
@@ -20,7 +21,7 @@ absl::StatusOr<int64_t> ReadNumber(int dir_fd, const std::string& xattr) {
     if (errno == ENODATA && xattr.starts_with("ceph.quota.")) {
       return 0;
     }
-    return local::ErrnoStatus(errno, xattr);
+    return ErrnoStatus(errno, xattr);
   }
   int64_t value = 0;
   if (!absl::SimpleAtoi(absl::string_view(buf, static_cast<size_t>(n)), &value)) {
@@ -51,7 +52,7 @@ absl::Status WriteQuota(int dir_fd, std::string_view name, int64_t value) {
   const std::string xattr = absl::StrCat("ceph.quota.", std::string(name));
   const std::string text = absl::StrCat(value);
   if (::fsetxattr(dir_fd, xattr.c_str(), text.data(), text.size(), 0) != 0) {
-    return local::ErrnoStatus(errno, xattr);
+    return ErrnoStatus(errno, xattr);
   }
   return absl::OkStatus();
 }

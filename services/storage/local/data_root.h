@@ -19,8 +19,9 @@
 #include <memory>
 #include <string>
 
+#include "libs/common/errno_status.h"
 #include "libs/common/thread_pool.h"
-#include "services/storage/local/unique_fd.h"
+#include "libs/common/unique_fd.h"
 
 namespace gpuaas::storage::local {
 

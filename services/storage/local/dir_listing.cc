@@ -5,8 +5,9 @@
 
 #include <algorithm>
 
+#include "libs/common/errno_status.h"
+#include "libs/common/unique_fd.h"
 #include "services/storage/local/dir_reader.h"
-#include "services/storage/local/unique_fd.h"
 
 namespace gpuaas::storage::local {
 namespace {

@@ -7,10 +7,11 @@
 
 #include <filesystem>
 
+#include "libs/common/errno_status.h"
+#include "libs/common/unique_fd.h"
 #include "libs/testing/status_matchers.h"
 #include "libs/testing/temp_dir.h"
 #include "services/storage/local/local_test_util.h"
-#include "services/storage/local/unique_fd.h"
 
 namespace gpuaas::storage::local {
 namespace {

@@ -7,7 +7,8 @@
 
 #include <memory>
 
-#include "services/storage/local/unique_fd.h"
+#include "libs/common/errno_status.h"
+#include "libs/common/unique_fd.h"
 
 namespace gpuaas::storage::local {
 namespace {

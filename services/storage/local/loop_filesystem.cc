@@ -21,9 +21,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "libs/common/errno_status.h"
 #include "libs/common/logging.h"
 #include "libs/common/status_macros.h"
-#include "services/storage/local/unique_fd.h"
+#include "libs/common/unique_fd.h"
 
 extern char** environ;
 

@@ -8,8 +8,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "libs/common/errno_status.h"
+#include "libs/common/unique_fd.h"
 #include "services/storage/local/md5.h"
-#include "services/storage/local/unique_fd.h"
 #include "services/storage/local/upload_store.h"
 
 namespace gpuaas::storage::local {

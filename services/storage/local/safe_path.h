@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "services/storage/local/unique_fd.h"
+#include "libs/common/errno_status.h"
+#include "libs/common/unique_fd.h"
 
 namespace gpuaas::storage::local {
 

@@ -12,9 +12,10 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "libs/common/errno_status.h"
 #include "libs/common/thread_pool.h"
+#include "libs/common/unique_fd.h"
 #include "services/storage/local/md5.h"
-#include "services/storage/local/unique_fd.h"
 
 namespace gpuaas::storage::local {
 

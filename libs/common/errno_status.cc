@@ -1,4 +1,4 @@
-#include "services/storage/local/unique_fd.h"
+#include "libs/common/errno_status.h"
 
 #include <errno.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace gpuaas::storage::local {
+namespace gpuaas {
 
 absl::Status ErrnoStatus(int err, std::string_view what) {
   char buf[128];
@@ -46,4 +46,4 @@ absl::Status ErrnoStatus(int err, std::string_view what) {
   }
 }
 
-}  // namespace gpuaas::storage::local
+}  // namespace gpuaas
