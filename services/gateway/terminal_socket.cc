@@ -200,8 +200,11 @@ void TerminalSockets::RunSession(http::UpgradedConnection& connection,
       stream_over = ended;
     }
     for (const pb::ExecInstanceResponse& r : ready) {
-      if (r.kind_case() == pb::ExecInstanceResponse::kExitCode) {
-        send(WsOpcode::kText, nlohmann::json{{"exit_code", r.exit_code()}}.dump());
+      if (r.kind_case() == pb::ExecInstanceResponse::kExitCode || r.aborted()) {
+        // Aborted: the stream's error follows, once half-closed.
+        if (!r.aborted()) {
+          send(WsOpcode::kText, nlohmann::json{{"exit_code", r.exit_code()}}.dump());
+        }
         if (!half_closed) stream->WritesDone();
         half_closed = true;
       } else if (!send(WsOpcode::kBinary, r.stdout() + r.stderr())) {

@@ -42,6 +42,18 @@ constexpr size_t kMaxDetail = 1000;
 // call itself.
 constexpr absl::Duration kCloseWait = absl::Seconds(10);
 
+// What a caller gets when the node ends its session without the last answer.
+pb::ExecInstanceResponse Aborted() {
+  pb::ExecInstanceResponse r;
+  r.set_aborted(true);
+  return r;
+}
+pb::ForwardInstancePortResponse Closed() {
+  pb::ForwardInstancePortResponse r;
+  r.set_closed(true);
+  return r;
+}
+
 absl::Status ValidateSize(std::string_view field, const pb::TerminalSize& size) {
   if (size.rows() > kMaxTerminalCells || size.cols() > kMaxTerminalCells) {
     return service::InvalidField(field,
@@ -163,7 +175,7 @@ absl::Status InstanceSessionServiceImpl::Relay(
     std::unique_ptr<grpc::ClientReaderWriterInterface<AgentReq, AgentResp>> (
         AgentSessions::Stub::*open)(grpc::ClientContext*),
     const Req& start, const std::function<bool(const Req&)>& valid,
-    const std::function<void(const Resp&)>& observe) {
+    const std::function<bool(const Resp&)>& observe, const Resp& broken_off) {
   AgentSessions& agents = agents_;
   GPUAAS_ASSIGN_OR_RETURN(AgentSessions::Stub * stub, agents.StubFor(admitted.agent_address));
   absl::StatusOr<std::string> token = agents.tokens().Get(admitted.node_id, purpose);
@@ -197,13 +209,19 @@ absl::Status InstanceSessionServiceImpl::Relay(
   });
   std::thread pump([&] {
     AgentResp resp;
+    bool last = false;
+    bool writing = true;
     while (agent->Read(&resp)) {
-      observe(resp.response());
+      last = observe(resp.response()) || last;
       if (!caller.Write(resp.response())) {
+        writing = false;
         agent_ctx->TryCancel();
         break;
       }
     }
+    // The caller, still sending, would otherwise wait for an answer that never comes, and
+    // then be cancelled after kCloseWait without the agent's error.
+    if (!last && writing && !ctx.IsCancelled()) caller.Write(broken_off);
     if (!reads_done.WaitForNotificationWithTimeout(kCloseWait)) ctx.TryCancel();
   });
   absl::Status refused;
@@ -283,8 +301,11 @@ grpc::Status InstanceSessionServiceImpl::ExecInstance(
                (!r.has_resize() || ValidateSize("resize", r.resize()).ok());
       },
       [&exit_code](const pb::ExecInstanceResponse& r) {
-        if (r.kind_case() == pb::ExecInstanceResponse::kExitCode) exit_code = r.exit_code();
-      });
+        if (r.kind_case() != pb::ExecInstanceResponse::kExitCode) return false;
+        exit_code = r.exit_code();
+        return true;
+      },
+      Aborted());
   Close(admitted->session_id, exit_code ? absl::StrCat("exit ", *exit_code)
                                         : std::string(absl::StatusCodeToString(status.code())));
   return rpc::ToGrpcStatus(status);
@@ -319,7 +340,7 @@ grpc::Status InstanceSessionServiceImpl::ForwardInstancePort(
           [](const pb::ForwardInstancePortRequest& r) {
             return r.data().size() <= kMaxMessageBytes && !r.has_start();
           },
-          [](const pb::ForwardInstancePortResponse&) {});
+          [](const pb::ForwardInstancePortResponse& r) { return r.closed(); }, Closed());
   Close(admitted->session_id, std::string(absl::StatusCodeToString(status.code())));
   return rpc::ToGrpcStatus(status);
 }

@@ -85,14 +85,16 @@ class InstanceSessionServiceImpl final : public v1::InstanceSessionService::Serv
   // when that cannot be known now (it stays open).
   absl::Status StillHolds(const Admitted& admitted);
   // Relays an admitted session until it ends; its status. The agent's messages wrap the
-  // caller's (the first naming the run).
+  // caller's (the first naming the run). `observe` sees each answer and says whether it was the
+  // last one; when the agent's stream ends without it, the caller gets `broken_off`, so that it
+  // half-closes and hears the agent's error now rather than waiting on its own input.
   template <class Req, class Resp, class AgentReq, class AgentResp>
   absl::Status Relay(grpc::ServerContext& ctx, grpc::ServerReaderWriter<Resp, Req>& caller,
                      const Admitted& admitted, client::NodeTokens::Purpose purpose,
                      std::unique_ptr<grpc::ClientReaderWriterInterface<AgentReq, AgentResp>> (
                          AgentSessions::Stub::*open)(grpc::ClientContext*),
                      const Req& start, const std::function<bool(const Req&)>& valid,
-                     const std::function<void(const Resp&)>& observe);
+                     const std::function<bool(const Resp&)>& observe, const Resp& broken_off);
   // Records how the session ended. Never fails the session.
   void Close(const std::string& session_id, const std::string& outcome);
 

@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,21 @@
 namespace gpuaas::testing {
 
 namespace {
+
+// Claims `port` for this test process's life among every test process on the machine: a lock
+// on /tmp/gpuaas-test-ports/PORT, held until the process exits (the kernel drops it then). Two
+// tests running side by side (ctest -j) otherwise both saw one port free and both started a
+// server on it; the second failed with "Address already in use".
+bool ClaimForThisProcess(int port) {
+  constexpr const char* kDir = "/tmp/gpuaas-test-ports";
+  mkdir(kDir, 01777);
+  const std::string path = std::string(kDir) + "/" + std::to_string(port);
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return true;  // no lock to be had: the bind check alone, as before
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;  // fd stays open: the claim stays
+  close(fd);
+  return false;
+}
 
 // Whether nothing on loopback holds `port` now.
 bool Bindable(int port) {
@@ -110,7 +126,7 @@ int FreePort() {
     std::uniform_int_distribution<int> pick(23000, low - 1);
     for (int i = 0; i < 200; ++i) {
       const int port = pick(random);
-      if (Bindable(port)) return port;
+      if (Bindable(port) && ClaimForThisProcess(port)) return port;
     }
   }
   // No room below the range (or all taken): one the kernel picks.

@@ -9,7 +9,8 @@
 namespace gpuaas::testing {
 
 // A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range (where
-// no outgoing connection can take it before the child listens).
+// no outgoing connection can take it before the child listens), and that no other test process
+// on the machine has had from FreePort (a lock held for this process's life).
 int FreePort();
 
 // The first of 100 host ports for agent `slot` of this process's stack (its --port-range), in

@@ -125,6 +125,8 @@ class InstanceSessionsTest : public gpuaas::testing::PgTest {
       if (resp.kind_case() == instancepb::ExecInstanceResponse::kExitCode) {
         result.exit_code = resp.exit_code();
         stream->WritesDone();
+      } else if (resp.aborted()) {
+        stream->WritesDone();  // the node broke it off; Finish says why
       }
     }
     result.status = stream->Finish();
@@ -259,6 +261,33 @@ TEST_F(InstanceSessionsTest, APortOnTheWorkloadsLoopbackIsForwarded) {
   const grpc::Status s = refused->Finish();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
   EXPECT_NE(s.error_message().find("connection refused"), std::string::npos) << s.error_message();
+}
+
+// The node breaks a session off (its agent dies mid-command): the caller, still sending, hears
+// the node's error at once (`aborted`, then the status) instead of a cancel after a wait.
+TEST_F(InstanceSessionsTest, ASessionTheNodeBreaksOffEndsWithTheNodesError) {
+  auto ctx = Ctx(token_);
+  auto stream = sessions_->ExecInstance(ctx.get());
+  instancepb::ExecInstanceRequest start;
+  start.mutable_start()->set_instance_id("nb-1");
+  for (const char* arg : {"sh", "-c", "echo started; exec cat"}) {
+    start.mutable_start()->add_command(arg);
+  }
+  ASSERT_TRUE(stream->Write(start));
+  instancepb::ExecInstanceResponse resp;
+  ASSERT_TRUE(stream->Read(&resp));
+  EXPECT_EQ(resp.stdout(), "started\n");
+  stack_->agent("node-a").Kill();
+  bool aborted = false;
+  while (stream->Read(&resp)) {
+    if (resp.aborted()) {
+      aborted = true;
+      stream->WritesDone();
+    }
+  }
+  EXPECT_TRUE(aborted);
+  const grpc::Status s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
 }
 
 TEST_F(InstanceSessionsTest, EachSessionIsRecorded) {

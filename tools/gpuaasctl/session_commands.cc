@@ -146,8 +146,9 @@ absl::StatusOr<int> Exec(Session& session, const ExecFlags& f) {
       WriteAll(STDOUT_FILENO, resp.stdout());
     } else if (resp.kind_case() == instancepb::ExecInstanceResponse::kStderr) {
       WriteAll(STDERR_FILENO, resp.stderr());
-    } else if (resp.kind_case() == instancepb::ExecInstanceResponse::kExitCode) {
-      exit_code = resp.exit_code();
+    } else if (resp.kind_case() == instancepb::ExecInstanceResponse::kExitCode ||
+               resp.aborted()) {  // then Finish says why
+      if (!resp.aborted()) exit_code = resp.exit_code();
       stop = true;
       input.join();
       call.stream->WritesDone();
